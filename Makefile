@@ -1,0 +1,108 @@
+# treefarm — one non-recursive Makefile.
+#
+#   make            build bin/treefarm and bin/treefarm-node under $(BUILD)
+#   make check      build and run every unit and integration test
+#   make demo       run the reference 7-node fork in emulation
+#   make SANITIZE=address,undefined check    the same under sanitizers
+#   make install PREFIX=/usr/local DESTDIR=  install the two commands
+#
+# Targets that need the Debian packages first run scripts/install-deps.sh,
+# which installs what is missing and says nothing when nothing is.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+SHELL := /bin/bash
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SANITIZE ?=
+
+ifeq ($(SANITIZE),)
+BUILD ?= build
+else
+BUILD ?= build/san-$(subst $(comma),-,$(SANITIZE))
+endif
+comma := ,
+
+PKGS     := libczmq libzmq jansson
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
+CPPFLAGS += -I. -MMD -MP -D_GNU_SOURCE
+WERROR   ?= $(if $(CI),-Werror,)
+CFLAGS   += $(WERROR)
+ifneq ($(SANITIZE),)
+CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+DEPS_STAMP := $(BUILD)/.deps-ok
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lglpk -lpthread -lm
+CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null)
+
+# Library: everything but the two mains.
+LIB_SRC  := $(wildcard overlay/*.c policies/*.c) \
+            $(filter-out node/main.c,$(wildcard node/*.c)) \
+            $(filter-out controller/main.c,$(wildcard controller/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB      := $(BUILD)/libtreefarm.a
+
+BINS     := $(BUILD)/bin/treefarm $(BUILD)/bin/treefarm-node
+TEST_SRC := $(wildcard tests/test_*.c)
+TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
+            $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all deps check unit integration demo install uninstall clean
+
+all: $(BINS)
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/install-deps.sh
+	@bash scripts/install-deps.sh
+	@mkdir -p $(@D) && touch $@
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/bin/treefarm: $(BUILD)/obj/controller/main.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/bin/treefarm-node: $(BUILD)/obj/node/main.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
+
+check: $(BINS) $(TESTS)
+	@BUILD=$(BUILD) bash tests/run.sh $(TESTS)
+
+unit: $(TESTS)
+	@BUILD=$(BUILD) bash tests/run.sh --unit-only $(TESTS)
+
+demo: $(BINS)
+	@$(BUILD)/bin/treefarm run configs/fork7.json --out $(BUILD)/demo
+
+install: $(BINS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/treefarm/configs
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 configs/*.json $(DESTDIR)$(PREFIX)/share/treefarm/configs/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/treefarm $(DESTDIR)$(PREFIX)/bin/treefarm-node
+	rm -rf $(DESTDIR)$(PREFIX)/share/treefarm
+
+clean:
+	rm -rf build
+
+-include $(ALL_OBJ:.o=.d)

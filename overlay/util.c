@@ -1,0 +1,83 @@
+/*  util — see util.h. */
+#include "overlay/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void *
+oom (size_t size)
+{
+    fprintf (stderr, "treefarm: out of memory (allocating %zu bytes)\n", size);
+    abort ();
+}
+
+void *
+xmalloc (size_t size)
+{
+    void *p = malloc (size ? size : 1);
+    return p ? p : oom (size);
+}
+
+void *
+xcalloc (size_t count, size_t size)
+{
+    void *p = calloc (count ? count : 1, size ? size : 1);
+    return p ? p : oom (count * size);
+}
+
+void *
+xrealloc (void *ptr, size_t size)
+{
+    void *p = realloc (ptr, size ? size : 1);
+    return p ? p : oom (size);
+}
+
+char *
+xstrdup (const char *text)
+{
+    size_t len = strlen (text) + 1;
+    return memcpy (xmalloc (len), text, len);
+}
+
+char *
+xasprintf (const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    char *out = NULL;
+    int rc = vasprintf (&out, fmt, ap);
+    va_end (ap);
+    if (rc < 0)
+        oom (strlen (fmt));
+    return out;
+}
+
+int
+tf_error (char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen > 0) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (err, errlen, fmt, ap);
+        va_end (ap);
+    }
+    return -1;
+}
+
+double
+tf_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double
+tf_wall (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}

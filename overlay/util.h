@@ -1,0 +1,37 @@
+/*  util — allocation that aborts on exhaustion, error-buffer helpers and
+ *  the monotonic clock. Every other module builds on these; none of them
+ *  touches a socket.
+ */
+#ifndef TF_UTIL_H
+#define TF_UTIL_H
+
+#include <stddef.h>
+#include <stdarg.h>
+
+/*  Size of the error buffers passed down by callers. A message longer than
+ *  this is truncated, never overflowed. */
+#define TF_ERRLEN 512
+
+/*  Allocate, or print "out of memory" and abort. They never return NULL, so
+ *  callers carry no dead NULL checks. xcalloc zeroes the block. */
+void *xmalloc (size_t size);
+void *xcalloc (size_t count, size_t size);
+void *xrealloc (void *ptr, size_t size);
+char *xstrdup (const char *text);
+
+/*  Return a newly allocated string formatted like printf; the caller frees. */
+char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/*  Write a formatted message into err (errlen bytes, may be NULL) and return
+ *  -1, so error paths read `return tf_error (err, errlen, "...", ...);`. */
+int tf_error (char *err, size_t errlen, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+/*  Seconds on the monotonic clock. Only runtimes call this: the node's
+ *  decision core and the policies are given time, they never read it. */
+double tf_now (void);
+
+/*  Seconds since the epoch, wall clock, for timestamps in results. */
+double tf_wall (void);
+
+#endif

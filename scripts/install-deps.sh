@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install the Debian packages treefarm builds and runs with, if any is
+# missing. Idempotent; prints nothing when everything is already there.
+set -euo pipefail
+
+PACKAGES=(build-essential pkg-config libzmq3-dev libczmq-dev libjansson-dev
+          libcmocka-dev libglpk-dev gnuplot-nox iproute2 procps)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    [ "$status" = installed ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing Debian packages: ${missing[*]}" >&2
+    echo "install-deps: run as root, or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
