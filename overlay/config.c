@@ -1,0 +1,822 @@
+/*  config — load, validate and print an experiment (see config.h and
+ *  docs/config.md).
+ *
+ *  The loader walks the JSON document itself rather than unpacking it with
+ *  a format string, so that every message names the exact place
+ *  ("tree[2] (node "Lab4"): compute"), an unknown key comes with a
+ *  suggestion, and the first error found is the one reported.
+ */
+#include "overlay/config.h"
+#include "overlay/util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_LEN 63
+#define NAME_CHARS   "[A-Za-z0-9_.-]"
+#define LABEL_LEN    128
+#define QUOTE_LEN    80
+
+static inline int
+streq (const char *a, const char *b)
+{
+    return strcmp (a, b) == 0;
+}
+
+/*  Where a message goes and what it is prefixed with. */
+typedef struct {
+    const char *origin;
+    char *err;
+    size_t errlen;
+} loader_t;
+
+/*  One JSON object being read: its label in messages ("" at the top,
+ *  "tasks", "tree[2] (node "Lab4")") and the separator put between the
+ *  label and a key to name a field ("tasks.count", "tree[2]: compute"). */
+typedef struct {
+    loader_t *ld;
+    json_t *obj;
+    char label[LABEL_LEN];
+    const char *sep;
+} section_t;
+
+typedef enum {
+    RULE_POSITIVE,      /* > 0 */
+    RULE_NONNEGATIVE,   /* >= 0 */
+    RULE_FRACTION,      /* in (0, 1] */
+} rule_t;
+
+static const char *const top_keys[] = {
+    "name", "tasks", "policy", "platform", "tree", NULL
+};
+static const char *const task_keys[] = {
+    "count", "input_mb", "units", NULL
+};
+static const char *const platform_keys[] = {
+    "mode", "time_scale", "payload_scale", "chunk_kib", "window", "buffer",
+    "matrix_n", NULL
+};
+static const char *const node_keys[] = {
+    "name", "parent", "host", "compute", "link_mbps", "link_idle_mbps",
+    "send_limit_mbps", "ir_send", "ir_recv", NULL
+};
+/*  Keys that describe the link from the parent: an error on the root. */
+static const char *const link_keys[] = {
+    "link_mbps", "link_idle_mbps", "ir_send", "ir_recv", NULL
+};
+
+const char *
+platform_mode_str (platform_mode_t mode)
+{
+    switch (mode) {
+    case PLATFORM_EMULATED:
+        return "emulated";
+    case PLATFORM_REAL:
+        return "real";
+    }
+    return "unknown";
+}
+
+/*  Write "origin: where: message" (or "origin: message" when where is
+ *  empty) into the caller's buffer and return -1. */
+static int
+fail (loader_t *ld, const char *where, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static int
+fail (loader_t *ld, const char *where, const char *fmt, ...)
+{
+    char msg[TF_ERRLEN];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (msg, sizeof msg, fmt, ap);
+    va_end (ap);
+    if (where && *where)
+        return tf_error (ld->err, ld->errlen, "%s: %s: %s", ld->origin, where, msg);
+    return tf_error (ld->err, ld->errlen, "%s: %s", ld->origin, msg);
+}
+
+/*  Quote text from the document for a message: escape quotes, backslashes
+ *  and control bytes, and cut it short, so a message stays on one line. */
+static const char *
+quote (char *buf, size_t size, const char *text)
+{
+    size_t n = 0;
+    buf[n++] = '"';
+    for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
+        if (n + 8 >= size) {
+            n += snprintf (buf + n, size - n, "...");
+            break;
+        }
+        if (*p == '"' || *p == '\\')
+            n += snprintf (buf + n, size - n, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            n += snprintf (buf + n, size - n, "\\x%02x", *p);
+        else
+            buf[n++] = (char) *p;
+    }
+    snprintf (buf + n, size - n, "\"");
+    return buf;
+}
+
+/*  Name a JSON value's type the way messages say "got string". */
+static const char *
+type_name (const json_t *json)
+{
+    switch (json_typeof (json)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL:
+        return "real";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "boolean";
+    case JSON_NULL:
+        return "null";
+    }
+    return "value";
+}
+
+/*  Return 1 if name is 1..63 characters from [A-Za-z0-9_.-], else 0. */
+static int
+valid_name (const char *name)
+{
+    size_t len = strlen (name);
+    if (len < 1 || len > NAME_MAX_LEN)
+        return 0;
+    return strspn (name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                         "0123456789_.-") == len;
+}
+
+/*  Levenshtein distance between two short strings; keys longer than 63
+ *  characters are never close to anything. */
+static size_t
+edit_distance (const char *a, const char *b)
+{
+    size_t la = strlen (a), lb = strlen (b);
+    if (la > 63 || lb > 63)
+        return SIZE_MAX;
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/*  Fail on the first key of the section that is not in allowed, suggesting
+ *  the closest allowed key or listing them all. */
+static int
+check_keys (section_t *s, const char *const *allowed)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach (s->obj, key, value) {
+        const char *near = NULL;
+        size_t near_dist = SIZE_MAX;
+        int known = 0;
+        for (int i = 0; allowed[i]; i++) {
+            if (streq (key, allowed[i]))
+                known = 1;
+            size_t d = edit_distance (key, allowed[i]);
+            if (d < near_dist) {
+                near_dist = d;
+                near = allowed[i];
+            }
+        }
+        if (known)
+            continue;
+        char q[QUOTE_LEN];
+        if (near_dist <= 2 && near_dist < strlen (key))
+            return fail (s->ld, s->label, "unknown key %s (did you mean \"%s\"?)",
+                         quote (q, sizeof q, key), near);
+        char list[256] = "";
+        for (int i = 0; allowed[i]; i++)
+            snprintf (list + strlen (list), sizeof list - strlen (list), "%s%s",
+                      i ? ", " : "", allowed[i]);
+        return fail (s->ld, s->label, "unknown key %s (expected one of: %s)",
+                     quote (q, sizeof q, key), list);
+    }
+    return 0;
+}
+
+/*  Name a field of the section for messages: "tasks.count". */
+static const char *
+field (const section_t *s, const char *key, char *buf, size_t size)
+{
+    if (*s->label)
+        snprintf (buf, size, "%s%s%s", s->label, s->sep, key);
+    else
+        snprintf (buf, size, "%s", key);
+    return buf;
+}
+
+/*  Look a key up. Return the value, or NULL when it is absent; a required
+ *  key that is absent is an error (-1 in *rc). */
+static json_t *
+lookup (section_t *s, const char *key, int required, int *rc)
+{
+    json_t *value = json_object_get (s->obj, key);
+    *rc = 0;
+    if (!value && required)
+        *rc = fail (s->ld, s->label, "missing required key \"%s\"", key);
+    return value;
+}
+
+/*  Read a number (integer or real JSON) obeying rule into *out. Return 1
+ *  when read, 0 when absent and optional (*out untouched), -1 on error. */
+static int
+get_number (section_t *s, const char *key, int required, rule_t rule, double *out)
+{
+    int rc;
+    json_t *value = lookup (s, key, required, &rc);
+    if (!value)
+        return rc;
+    char where[LABEL_LEN + 32];
+    field (s, key, where, sizeof where);
+    if (!json_is_number (value))
+        return fail (s->ld, where, "expected a number, got %s", type_name (value));
+    double v = json_number_value (value);
+    if (!isfinite (v))
+        return fail (s->ld, where, "must be finite, got %g", v);
+    if (rule == RULE_POSITIVE && !(v > 0))
+        return fail (s->ld, where, "must be > 0, got %g", v);
+    if (rule == RULE_NONNEGATIVE && !(v >= 0))
+        return fail (s->ld, where, "must be >= 0, got %g", v);
+    if (rule == RULE_FRACTION && !(v > 0 && v <= 1))
+        return fail (s->ld, where, "must be in (0, 1], got %g", v);
+    *out = v;
+    return 1;
+}
+
+/*  Read an integer JSON value in [min, max] into *out; returns like
+ *  get_number. A real, even 3.0, is not an integer. */
+static int
+get_integer (section_t *s, const char *key, int required, long long min,
+             long long max, long long *out)
+{
+    int rc;
+    json_t *value = lookup (s, key, required, &rc);
+    if (!value)
+        return rc;
+    char where[LABEL_LEN + 32], want[64];
+    field (s, key, where, sizeof where);
+    if (min == 1 && max == LLONG_MAX)
+        snprintf (want, sizeof want, "a positive integer");
+    else
+        snprintf (want, sizeof want, "an integer in %lld..%lld", min, max);
+    if (!json_is_integer (value))
+        return fail (s->ld, where, "expected %s, got %s", want, type_name (value));
+    long long v = json_integer_value (value);
+    if (v < min || v > max)
+        return fail (s->ld, where, "expected %s, got %lld", want, v);
+    *out = v;
+    return 1;
+}
+
+/*  Read a non-empty string into *out (borrowed from the document); returns
+ *  like get_number. */
+static int
+get_string (section_t *s, const char *key, int required, const char **out)
+{
+    int rc;
+    json_t *value = lookup (s, key, required, &rc);
+    if (!value)
+        return rc;
+    char where[LABEL_LEN + 32];
+    field (s, key, where, sizeof where);
+    if (!json_is_string (value))
+        return fail (s->ld, where, "expected a string, got %s", type_name (value));
+    if (json_string_length (value) == 0)
+        return fail (s->ld, where, "must not be empty");
+    *out = json_string_value (value);
+    return 1;
+}
+
+/*  Open the object at key of the parent section as a new section; returns
+ *  like get_number. */
+static int
+get_section (section_t *parent, const char *key, int required, section_t *s)
+{
+    int rc;
+    json_t *value = lookup (parent, key, required, &rc);
+    if (!value)
+        return rc;
+    field (parent, key, s->label, sizeof s->label);
+    if (!json_is_object (value))
+        return fail (parent->ld, s->label, "expected an object, got %s",
+                     type_name (value));
+    s->ld = parent->ld;
+    s->obj = value;
+    s->sep = ".";
+    return 1;
+}
+
+static int
+parse_tasks (config_t *self, section_t *top)
+{
+    section_t s;
+    long long count = 0;
+    if (get_section (top, "tasks", 1, &s) < 0
+        || check_keys (&s, task_keys) < 0
+        || get_integer (&s, "count", 1, 1, LLONG_MAX, &count) < 0
+        || get_number (&s, "input_mb", 1, RULE_NONNEGATIVE, &self->tasks.input_mb) < 0
+        || get_number (&s, "units", 1, RULE_POSITIVE, &self->tasks.units) < 0)
+        return -1;
+    self->tasks.count = (uint64_t) count;
+    return 0;
+}
+
+/*  Read a bounded integer platform key into a uint32_t field. */
+static int
+get_u32 (section_t *s, const char *key, long long min, long long max, uint32_t *out)
+{
+    long long v = *out;
+    int rc = get_integer (s, key, 0, min, max, &v);
+    *out = (uint32_t) v;
+    return rc;
+}
+
+static int
+parse_platform (config_t *self, section_t *top)
+{
+    self->platform.mode = PLATFORM_EMULATED;
+    self->platform.time_scale = 1;
+    self->platform.payload_scale = 1;
+    self->platform.chunk_kib = 512;
+    self->platform.window = 4;
+    self->platform.buffer = 3;
+    self->platform.matrix_n = 1024;
+
+    section_t s;
+    int rc = get_section (top, "platform", 0, &s);
+    if (rc <= 0)
+        return rc;
+    const char *mode = NULL;
+    if (check_keys (&s, platform_keys) < 0 || get_string (&s, "mode", 0, &mode) < 0)
+        return -1;
+    if (mode && streq (mode, "real"))
+        self->platform.mode = PLATFORM_REAL;
+    else if (mode && !streq (mode, "emulated")) {
+        char q[QUOTE_LEN];
+        return fail (s.ld, "platform.mode",
+                     "unknown mode %s (expected \"emulated\" or \"real\")",
+                     quote (q, sizeof q, mode));
+    }
+    if (get_number (&s, "time_scale", 0, RULE_POSITIVE, &self->platform.time_scale) < 0
+        || get_number (&s, "payload_scale", 0, RULE_FRACTION,
+                       &self->platform.payload_scale) < 0
+        || get_u32 (&s, "chunk_kib", 1, 65536, &self->platform.chunk_kib) < 0
+        || get_u32 (&s, "window", 1, 1024, &self->platform.window) < 0
+        || get_u32 (&s, "buffer", 1, 1000, &self->platform.buffer) < 0
+        || get_u32 (&s, "matrix_n", 2, 16384, &self->platform.matrix_n) < 0)
+        return -1;
+    return 0;
+}
+
+/*  Read tree[i] into node. Its own keys only: parents, roots and cycles
+ *  are checked once every node is known. */
+static int
+parse_node (loader_t *ld, json_t *entry, int i, config_node_t *node)
+{
+    section_t s = {.ld = ld, .obj = entry, .sep = ": "};
+    snprintf (s.label, sizeof s.label, "tree[%d]", i);
+    if (!json_is_object (entry))
+        return fail (ld, s.label, "expected an object, got %s", type_name (entry));
+
+    /* Label with the name as soon as we know it is one. */
+    const char *name = json_string_value (json_object_get (entry, "name"));
+    if (name && valid_name (name))
+        snprintf (s.label, sizeof s.label, "tree[%d] (node \"%s\")", i, name);
+    if (check_keys (&s, node_keys) < 0 || get_string (&s, "name", 1, &name) < 0)
+        return -1;
+    if (!valid_name (name)) {
+        char q[QUOTE_LEN];
+        return fail (ld, s.label, "name: must be 1..%d characters from %s, got %s",
+                     NAME_MAX_LEN, NAME_CHARS, quote (q, sizeof q, name));
+    }
+    node->name = xstrdup (name);
+    node->index = i;
+    node->parent = -1;
+
+    const char *parent = NULL, *host = "127.0.0.1";
+    if (get_string (&s, "parent", 0, &parent) < 0
+        || get_string (&s, "host", 0, &host) < 0
+        || get_number (&s, "compute", 1, RULE_POSITIVE, &node->compute_rate) < 0)
+        return -1;
+    node->parent_name = parent ? xstrdup (parent) : NULL;
+    node->host = xstrdup (host);
+
+    if (!parent) {
+        for (int k = 0; link_keys[k]; k++)
+            if (json_object_get (entry, link_keys[k]))
+                return fail (ld, s.label, "%s: the root has no parent link",
+                             link_keys[k]);
+    }
+    else {
+        if (get_number (&s, "link_mbps", 1, RULE_POSITIVE, &node->link_mbps) < 0)
+            return -1;
+        node->link_idle_mbps = node->link_mbps;
+        if (get_number (&s, "link_idle_mbps", 0, RULE_POSITIVE,
+                        &node->link_idle_mbps) < 0
+            || get_number (&s, "ir_send", 0, RULE_NONNEGATIVE, &node->ir_send) < 0
+            || get_number (&s, "ir_recv", 0, RULE_NONNEGATIVE, &node->ir_recv) < 0)
+            return -1;
+    }
+    if (get_number (&s, "send_limit_mbps", 0, RULE_POSITIVE, &node->send_limit_mbps) < 0)
+        return -1;
+    return 0;
+}
+
+/*  Resolve parent names to indices and find the one root. names maps each
+ *  node name to its index. */
+static int
+find_parents (config_t *self, loader_t *ld, json_t *names)
+{
+    char label[LABEL_LEN], q[QUOTE_LEN];
+    self->root = -1;
+    for (int i = 0; i < self->nnodes; i++) {
+        config_node_t *node = &self->nodes[i];
+        if (!node->parent_name) {
+            if (self->root >= 0)
+                return fail (ld, "tree",
+                             "two roots, \"%s\" (tree[%d]) and \"%s\" (tree[%d])",
+                             self->nodes[self->root].name, self->root, node->name, i);
+            self->root = i;
+            continue;
+        }
+        snprintf (label, sizeof label, "tree[%d] (node \"%s\")", i, node->name);
+        json_t *idx = json_object_get (names, node->parent_name);
+        if (!idx)
+            return fail (ld, label, "parent %s is not a node",
+                         quote (q, sizeof q, node->parent_name));
+        node->parent = (int) json_integer_value (idx);
+        if (node->parent == i)
+            return fail (ld, label, "is its own parent");
+    }
+    if (self->root < 0)
+        return fail (ld, "tree", "no root (every node has a parent)");
+    return 0;
+}
+
+/*  Report the cycle through node j that ends the walk walk[0..len-1]. The
+ *  walk ends j, parent (j), ..., the child of j: print it backwards, each
+ *  arrow from a parent to its child. */
+static int
+fail_cycle (const config_t *self, loader_t *ld, int j, const int *walk, int len)
+{
+    char path[TF_ERRLEN];
+    size_t used = snprintf (path, sizeof path, "%s", self->nodes[j].name);
+    for (int k = len - 1; k >= 0 && used < sizeof path; k--) {
+        used += snprintf (path + used, sizeof path - used, " -> %s",
+                          self->nodes[walk[k]].name);
+        if (walk[k] == j)
+            break;
+    }
+    return fail (ld, "tree", "cycle: %s", path);
+}
+
+/*  Set every node's depth by walking up from it to a node of known depth;
+ *  meeting a node of the current walk again means a cycle. Linear time,
+ *  no recursion, so a long chain is fine. */
+static int
+set_depths (config_t *self, loader_t *ld)
+{
+    int rc = 0, n = self->nnodes;
+    int *state = xcalloc ((size_t) n, sizeof *state);   /* 0 new, 1 walking, 2 done */
+    int *walk = xmalloc ((size_t) n * sizeof *walk);
+    state[self->root] = 2;
+    for (int i = 0; i < n; i++) {
+        int len = 0, j = i;
+        while (state[j] == 0) {
+            state[j] = 1;
+            walk[len++] = j;
+            j = self->nodes[j].parent;
+        }
+        if (state[j] == 1) {
+            rc = fail_cycle (self, ld, j, walk, len);
+            goto out;
+        }
+        while (len > 0) {
+            config_node_t *node = &self->nodes[walk[--len]];
+            node->depth = self->nodes[node->parent].depth + 1;
+            state[node->index] = 2;
+        }
+    }
+out:
+    free (walk);
+    free (state);
+    return rc;
+}
+
+/*  Fill every node's children, in tree[] order. */
+static void
+set_children (config_t *self)
+{
+    int n = self->nnodes;
+    for (int i = 0; i < n; i++)
+        if (self->nodes[i].parent >= 0)
+            self->nodes[self->nodes[i].parent].nchildren++;
+    for (int i = 0; i < n; i++)
+        if (self->nodes[i].nchildren > 0)
+            self->nodes[i].children = xmalloc ((size_t) self->nodes[i].nchildren
+                                               * sizeof (int));
+    int *fill = xcalloc ((size_t) n, sizeof *fill);
+    for (int i = 0; i < n; i++) {
+        int p = self->nodes[i].parent;
+        if (p >= 0)
+            self->nodes[p].children[fill[p]++] = i;
+    }
+    free (fill);
+}
+
+static int
+parse_tree (config_t *self, section_t *top)
+{
+    loader_t *ld = top->ld;
+    int rc;
+    json_t *tree = lookup (top, "tree", 1, &rc);
+    if (!tree)
+        return rc;
+    if (!json_is_array (tree))
+        return fail (ld, "tree", "expected an array, got %s", type_name (tree));
+    size_t n = json_array_size (tree);
+    if (n == 0)
+        return fail (ld, "tree", "is empty (it needs at least the root)");
+    if (n > CONFIG_MAX_NODES)
+        return fail (ld, "tree", "has %zu nodes, at most %d are allowed", n,
+                     CONFIG_MAX_NODES);
+
+    self->nodes = xcalloc (n, sizeof *self->nodes);
+    self->nnodes = (int) n;
+    json_t *names = json_object ();   /* node name -> index */
+    for (int i = 0; i < (int) n; i++) {
+        config_node_t *node = &self->nodes[i];
+        rc = parse_node (ld, json_array_get (tree, (size_t) i), i, node);
+        if (rc < 0)
+            goto out_free_names;
+        json_t *first = json_object_get (names, node->name);
+        if (first) {
+            char label[32];
+            snprintf (label, sizeof label, "tree[%d]", i);
+            rc = fail (ld, label, "duplicate node name \"%s\" (first at tree[%d])",
+                       node->name, (int) json_integer_value (first));
+            goto out_free_names;
+        }
+        json_object_set_new (names, node->name, json_integer (i));
+    }
+    rc = find_parents (self, ld, names);
+out_free_names:
+    json_decref (names);
+    if (rc < 0 || set_depths (self, ld) < 0)
+        return -1;
+    set_children (self);
+    return 0;
+}
+
+/*  The file name without its directory and a ".json" suffix. */
+static char *
+default_name (const char *origin)
+{
+    const char *base = strrchr (origin, '/');
+    base = base ? base + 1 : origin;
+    size_t len = strlen (base);
+    if (len >= 5 && streq (base + len - 5, ".json"))
+        len -= 5;
+    if (len == 0)
+        return xstrdup ("experiment");
+    return xasprintf ("%.*s", (int) len, base);
+}
+
+static int
+parse_top (config_t *self, loader_t *ld, json_t *json)
+{
+    if (!json_is_object (json))
+        return fail (ld, NULL, "expected an object at the top level, got %s",
+                     type_name (json));
+    section_t top = {.ld = ld, .obj = json, .label = "", .sep = ""};
+    const char *name = NULL, *policy = "fcfs";
+    if (check_keys (&top, top_keys) < 0
+        || get_string (&top, "name", 0, &name) < 0
+        || parse_tasks (self, &top) < 0
+        || get_string (&top, "policy", 0, &policy) < 0)
+        return -1;
+    /*  The name becomes part of a results directory's name. */
+    if (name && !valid_name (name)) {
+        char q[QUOTE_LEN];
+        return fail (ld, "name", "must be 1..%d characters from %s, got %s",
+                     NAME_MAX_LEN, NAME_CHARS, quote (q, sizeof q, name));
+    }
+    self->name = name ? xstrdup (name) : default_name (ld->origin);
+    self->policy = xstrdup (policy);
+    if (parse_platform (self, &top) < 0 || parse_tree (self, &top) < 0)
+        return -1;
+    return 0;
+}
+
+/*  Build a config from a parsed document, or report why json is NULL.
+ *  Takes ownership of json. */
+static config_t *
+load_json (json_t *json, const json_error_t *jerr, const char *origin, char *err,
+           size_t errlen)
+{
+    if (!json) {
+        tf_error (err, errlen, "%s:%d:%d: %s", origin, jerr->line, jerr->column,
+                  jerr->text);
+        return NULL;
+    }
+    loader_t ld = {.origin = origin, .err = err, .errlen = errlen};
+    config_t *self = xcalloc (1, sizeof *self);
+    self->path = xstrdup (origin);
+    if (parse_top (self, &ld, json) < 0)
+        config_destroy (&self);
+    json_decref (json);
+    return self;
+}
+
+config_t *
+config_load_file (const char *path, char *err, size_t errlen)
+{
+    FILE *file = fopen (path, "r");
+    if (!file) {
+        tf_error (err, errlen, "%s: cannot open: %s", path, strerror (errno));
+        return NULL;
+    }
+    json_error_t jerr;
+    errno = 0;
+    json_t *json = json_loadf (file, JSON_REJECT_DUPLICATES, &jerr);
+    int read_errno = ferror (file) ? (errno ? errno : EIO) : 0;
+    fclose (file);
+    if (read_errno) {
+        json_decref (json);
+        tf_error (err, errlen, "%s: cannot read: %s", path, strerror (read_errno));
+        return NULL;
+    }
+    return load_json (json, &jerr, path, err, errlen);
+}
+
+config_t *
+config_load_string (const char *text, const char *origin, char *err, size_t errlen)
+{
+    if (!origin)
+        origin = "<config>";
+    json_error_t jerr;
+    json_t *json = json_loads (text, JSON_REJECT_DUPLICATES, &jerr);
+    return load_json (json, &jerr, origin, err, errlen);
+}
+
+void
+config_destroy (config_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    config_t *self = *self_p;
+    for (int i = 0; i < self->nnodes; i++) {
+        free (self->nodes[i].name);
+        free (self->nodes[i].parent_name);
+        free (self->nodes[i].host);
+        free (self->nodes[i].children);
+    }
+    free (self->nodes);
+    free (self->policy);
+    free (self->name);
+    free (self->path);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+config_find_node (const config_t *self, const char *name)
+{
+    if (!self || !name)
+        return -1;
+    for (int i = 0; i < self->nnodes; i++)
+        if (streq (self->nodes[i].name, name))
+            return i;
+    return -1;
+}
+
+void
+config_set_policy (config_t *self, const char *policy)
+{
+    char *copy = xstrdup (policy);
+    free (self->policy);
+    self->policy = copy;
+}
+
+/*  Raise digits (at most 17 significant digits) until every real in json
+ *  printed with that many reads back to the same double, so canonical
+ *  output says 9.06 rather than 9.0600000000000005 and still round-trips
+ *  exactly. Returns digits unchanged iff every real already fits. */
+static int
+real_digits (const json_t *json, int digits)
+{
+    if (json_is_real (json)) {
+        double v = json_real_value (json);
+        char buf[40];
+        for (; digits < 17; digits++) {
+            snprintf (buf, sizeof buf, "%.*g", digits, v);
+            if (strtod (buf, NULL) == v)
+                break;
+        }
+    }
+    else if (json_is_object (json)) {
+        const char *key;
+        json_t *value;
+        json_object_foreach ((json_t *) json, key, value)
+            digits = real_digits (value, digits);
+    }
+    else if (json_is_array (json)) {
+        size_t i;
+        json_t *value;
+        json_array_foreach (json, i, value)
+            digits = real_digits (value, digits);
+    }
+    return digits;
+}
+
+char *
+config_to_json (const config_t *self)
+{
+    json_t *tree = json_array ();
+    for (int i = 0; i < self->nnodes; i++) {
+        const config_node_t *node = &self->nodes[i];
+        json_t *entry = json_pack ("{s:s}", "name", node->name);
+        if (node->parent_name)
+            json_object_set_new (entry, "parent", json_string (node->parent_name));
+        json_object_set_new (entry, "host", json_string (node->host));
+        json_object_set_new (entry, "compute", json_real (node->compute_rate));
+        /* 0 (unlimited) is the absence of the key: the loader wants > 0. */
+        if (node->send_limit_mbps > 0)
+            json_object_set_new (entry, "send_limit_mbps",
+                                 json_real (node->send_limit_mbps));
+        if (node->parent_name) {
+            json_object_set_new (entry, "link_mbps", json_real (node->link_mbps));
+            json_object_set_new (entry, "link_idle_mbps",
+                                 json_real (node->link_idle_mbps));
+            json_object_set_new (entry, "ir_send", json_real (node->ir_send));
+            json_object_set_new (entry, "ir_recv", json_real (node->ir_recv));
+        }
+        json_array_append_new (tree, entry);
+    }
+    json_t *json = json_pack (
+        "{s:s, s:{s:I, s:f, s:f}, s:s, s:{s:s, s:f, s:f, s:i, s:i, s:i, s:i}, s:o}",
+        "name", self->name,
+        "tasks", "count", (json_int_t) self->tasks.count, "input_mb",
+        self->tasks.input_mb, "units", self->tasks.units,
+        "policy", self->policy,
+        "platform", "mode", platform_mode_str (self->platform.mode),
+        "time_scale", self->platform.time_scale,
+        "payload_scale", self->platform.payload_scale,
+        "chunk_kib", (int) self->platform.chunk_kib,
+        "window", (int) self->platform.window,
+        "buffer", (int) self->platform.buffer,
+        "matrix_n", (int) self->platform.matrix_n,
+        "tree", tree);
+    int digits = 1, more;
+    while (json && (more = real_digits (json, digits)) != digits)
+        digits = more;
+    char *text = json_dumps (json, JSON_INDENT (2) | JSON_REAL_PRECISION (digits));
+    json_decref (json);
+    /* Only exhausted memory, or a policy name that is not UTF-8 (the caller
+     * checks it against the policy table), can get here: programmer
+     * errors, so abort like xmalloc does. */
+    if (!text) {
+        fprintf (stderr, "treefarm: config_to_json: cannot encode the config\n");
+        abort ();
+    }
+    return text;
+}
+
+uint64_t
+config_task_bytes (const config_t *self)
+{
+    double bytes = self->tasks.input_mb * CONFIG_MB * self->platform.payload_scale;
+    if (bytes >= 0x1p63)
+        return UINT64_MAX;
+    return (uint64_t) llround (bytes);
+}

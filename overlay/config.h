@@ -1,0 +1,106 @@
+/*  config — the experiment: tasks, policy, platform mode and the tree.
+ *
+ *  One JSON document describes a whole experiment (docs/config.md has an
+ *  annotated example). It is loaded strictly: duplicate keys, unknown keys,
+ *  wrong types, non-positive rates and sizes, duplicate node names, a
+ *  missing parent, a cycle, no root or two roots are all errors whose
+ *  message names the place — "path:line:col: ..." for syntax, and
+ *  "path: tree[3] (node "Lab3"): ..." or "path: platform.time_scale: ..."
+ *  for content. The controller ships the same document to every node, so
+ *  both sides parse with this one loader.
+ *
+ *  Units: sizes in MB, rates in MB/s, where 1 MB = 2^20 bytes throughout;
+ *  compute rates in compute units per second (a unit is one diagonal of the
+ *  synthetic kernel, DESIGN.md §6); interference rates in fraction of
+ *  compute lost per MB/s.
+ */
+#ifndef TF_CONFIG_H
+#define TF_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_MAX_NODES 65536
+#define CONFIG_MB 1048576.0
+
+typedef enum {
+    PLATFORM_EMULATED = 0,   /* compute sleeps w/C; rates as configured */
+    PLATFORM_REAL,           /* compute runs the diagonal kernel */
+} platform_mode_t;
+
+const char *platform_mode_str (platform_mode_t mode);
+
+typedef struct {
+    char *name;              /* unique, [A-Za-z0-9_.-]+, at most 63 chars */
+    char *parent_name;       /* NULL for the root */
+    char *host;              /* address the node binds; default "127.0.0.1" */
+    int index;               /* position in config_t.nodes (= tree[] order) */
+    int parent;              /* index of the parent, -1 for the root */
+    int depth;               /* 0 for the root */
+    int *children;           /* indices of the children, in tree[] order */
+    int nchildren;
+    double compute_rate;     /* units/s with no communication, > 0 */
+    double link_mbps;        /* MB/s from the parent while both compute
+                                (MR); > 0, absent on the root */
+    double link_idle_mbps;   /* MB/s from the parent when idle; defaults to
+                                link_mbps */
+    double send_limit_mbps;  /* total outgoing MB/s (B_s * Z); 0 = none */
+    double ir_send;          /* IR_s at the parent of sending to this node;
+                                >= 0, default 0 */
+    double ir_recv;          /* IR_r at this node of receiving from its
+                                parent; >= 0, default 0 */
+} config_node_t;
+
+typedef struct {
+    char *path;              /* where it was loaded from, for messages */
+    char *name;              /* experiment name; default: file's basename */
+    struct {
+        uint64_t count;      /* tasks in the bag, > 0 */
+        double input_mb;     /* Z: input size of one task, MB, >= 0 */
+        double units;        /* w: compute units per task, > 0 */
+    } tasks;
+    char *policy;            /* policy name, checked by the caller against
+                                the policy table; default "fcfs" */
+    struct {
+        platform_mode_t mode;     /* default emulated */
+        double time_scale;        /* s > 0: all rates x s; default 1 */
+        double payload_scale;     /* physical bytes moved per platform byte,
+                                     in (0, 1]; default 1 */
+        uint32_t chunk_kib;       /* transfer chunk size; default 512 */
+        uint32_t window;          /* chunks in flight per child; default 4 */
+        uint32_t buffer;          /* tasks a node keeps; default 3 */
+        uint32_t matrix_n;        /* kernel size N (real mode); default 1024 */
+    } platform;
+    config_node_t *nodes;    /* nnodes entries, tree[] order */
+    int nnodes;
+    int root;                /* index of the root */
+} config_t;
+
+/*  Load and validate an experiment from a file. Returns a new config the
+ *  caller destroys, or NULL with a message naming the place in err. */
+config_t *config_load_file (const char *path, char *err, size_t errlen);
+
+/*  The same from text; origin names the text in messages (a path, or
+ *  "<controller>" when a node parses what the controller shipped). */
+config_t *config_load_string (const char *text, const char *origin,
+                              char *err, size_t errlen);
+
+/*  Destroy a config and null the caller's pointer. Safe on NULL. */
+void config_destroy (config_t **self_p);
+
+/*  Return the index of the node with this name, or -1. */
+int config_find_node (const config_t *self, const char *name);
+
+/*  Replace the policy name (e.g. from --policy). The caller checks the
+ *  name against the policy table. */
+void config_set_policy (config_t *self, const char *policy);
+
+/*  Return the experiment as canonical JSON text with every default made
+ *  explicit; loading it gives an equal config. The caller frees. */
+char *config_to_json (const config_t *self);
+
+/*  Physical bytes one task's payload occupies on the wire:
+ *  input_mb * 2^20 * payload_scale, rounded to the nearest byte. */
+uint64_t config_task_bytes (const config_t *self);
+
+#endif
