@@ -1,0 +1,96 @@
+/*  proto — the wire protocol, named once.
+ *
+ *  Every message is a ZeroMQ multipart message:
+ *    frame 0: 2 bytes, {PROTO_VERSION, command}
+ *    frame 1: a JSON object, the command's fields (at most PROTO_MAX_BODY)
+ *    frame 2: the payload, CHUNK only
+ *  A ROUTER socket adds the peer's identity in front; the runtime pops it
+ *  before decoding. Decoding checks the version, the command, the frame
+ *  count and sizes, and the body's fields strictly (a missing, extra or
+ *  mistyped field is an error). A message that fails is counted and
+ *  dropped by the caller, never trusted. docs/protocol.md lists the
+ *  sequence of a run.
+ *
+ *  Two conversations use it:
+ *  - node <-> controller (node DEALER -> controller ROUTER, identity = the
+ *    node's name): HELLO, CONFIG, BOUND, START, STATS, FINISHED, STOP,
+ *    REPORT, FAIL;
+ *  - child <-> parent (child DEALER -> parent ROUTER, identity = the
+ *    child's name): REQUEST, CHUNK, ACK, DONE.
+ */
+#ifndef TF_PROTO_H
+#define TF_PROTO_H
+
+#include <czmq.h>
+#include <jansson.h>
+#include <stdint.h>
+
+#define PROTO_VERSION 1
+#define PROTO_MAX_BODY (64u << 20)   /* a body larger than this is refused */
+#define PROTO_MAX_DONE 4096          /* completions in one DONE */
+
+typedef enum {
+    PROTO_HELLO = 1,    /* node -> ctl  {name, pid, version}              */
+    PROTO_CONFIG,       /* ctl -> node  {config: <experiment object>}     */
+    PROTO_BOUND,        /* node -> ctl  {endpoint: "tcp://..."|""}        */
+    PROTO_START,        /* ctl -> node  {parent: "tcp://..."|""}          */
+    PROTO_STATS,        /* node -> ctl  {stats: {...}}      periodic      */
+    PROTO_FINISHED,     /* root -> ctl  {}                  bag complete  */
+    PROTO_STOP,         /* ctl -> node  {}                                */
+    PROTO_REPORT,       /* node -> ctl  {stats: {...}}      final         */
+    PROTO_FAIL,         /* node -> ctl  {error: "..."}      before exit   */
+    PROTO_REQUEST,      /* child -> parent {n}                            */
+    PROTO_CHUNK,        /* parent -> child {task, units, bytes, index,
+                                            count} + payload frame        */
+    PROTO_ACK,          /* child -> parent {task, index}                  */
+    PROTO_DONE,         /* child -> parent {done: [[task, node], ...]}    */
+    PROTO_COMMAND_END
+} proto_command_t;
+
+/*  Return the command's name ("HELLO", ...), or "?" if unknown. */
+const char *proto_command_str (int command);
+
+/*  A decoded message. Fields are filled according to the command; body
+ *  and payload are owned by the message. */
+typedef struct {
+    proto_command_t command;
+    json_t *body;            /* the whole body, for control messages */
+    zframe_t *payload;       /* CHUNK */
+    const char *text;        /* HELLO name, BOUND endpoint, START parent,
+                                FAIL error: borrowed from body */
+    int64_t pid;             /* HELLO */
+    uint64_t task;           /* CHUNK, ACK */
+    uint32_t n;              /* REQUEST */
+    double units;            /* CHUNK */
+    uint64_t bytes;          /* CHUNK: total bytes of the task */
+    uint32_t index, count;   /* CHUNK, ACK */
+    json_t *object;          /* CONFIG config, STATS/REPORT stats:
+                                borrowed from body */
+    json_t *done;            /* DONE: the array, borrowed from body,
+                                entries checked to be [int>=0, int>=0] */
+} proto_msg_t;
+
+/*  Decode msg (identity already popped), taking ownership of it and
+ *  nulling the caller's pointer. Returns 0 and fills out, which the caller
+ *  then clears with proto_msg_clear; or -1 with a message in err and out
+ *  left clear. */
+int proto_decode (zmsg_t **msg_p, proto_msg_t *out, char *err, size_t errlen);
+
+/*  Release what a decoded message owns. Safe on a cleared message. */
+void proto_msg_clear (proto_msg_t *msg);
+
+/*  Encoders. Each returns a new message the caller sends or destroys.
+ *  proto_encode takes ownership of body (and payload, may be NULL) and
+ *  nulls the caller's pointers. */
+zmsg_t *proto_encode (proto_command_t command, json_t **body_p, zframe_t **payload_p);
+zmsg_t *proto_hello (const char *name, int64_t pid);
+zmsg_t *proto_bound (const char *endpoint);
+zmsg_t *proto_start (const char *parent_endpoint);
+zmsg_t *proto_request (uint32_t n);
+zmsg_t *proto_chunk (uint64_t task, double units, uint64_t bytes, uint32_t index,
+                     uint32_t count, zframe_t **payload_p);
+zmsg_t *proto_ack (uint64_t task, uint32_t index);
+zmsg_t *proto_fail (const char *error);
+zmsg_t *proto_empty (proto_command_t command);   /* FINISHED, STOP */
+
+#endif

@@ -1,0 +1,184 @@
+/*  test_proto — every message round-trips through its encoder and the
+ *  strict decoder, and every kind of malformed message is refused with a
+ *  reason instead of being trusted. No sockets: messages are built in
+ *  memory.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "overlay/proto.h"
+#include "overlay/util.h"
+
+static void
+decode_ok (zmsg_t *msg, proto_msg_t *out)
+{
+    char err[TF_ERRLEN] = "";
+    if (proto_decode (&msg, out, err, sizeof err) < 0)
+        fail_msg ("refused: %s", err);
+    assert_null (msg);
+}
+
+/*  A raw message: version, command, body text, optional payload. */
+static zmsg_t *
+raw (int version, int command, const char *body, const char *payload)
+{
+    zmsg_t *msg = zmsg_new ();
+    byte head[2] = {(byte) version, (byte) command};
+    zmsg_addmem (msg, head, 2);
+    if (body)
+        zmsg_addstr (msg, body);
+    if (payload)
+        zmsg_addstr (msg, payload);
+    return msg;
+}
+
+static void
+refused (zmsg_t *msg, const char *why)
+{
+    char err[TF_ERRLEN] = "";
+    proto_msg_t m;
+    assert_int_equal (proto_decode (&msg, &m, err, sizeof err), -1);
+    assert_null (msg);
+    assert_null (m.body);
+    assert_null (m.payload);
+    if (!strstr (err, why))
+        fail_msg ("error \"%s\" does not mention \"%s\"", err, why);
+}
+
+static void
+test_every_encoder_round_trips (void **state)
+{
+    (void) state;
+    proto_msg_t m;
+    decode_ok (proto_hello ("Lab3", 4242), &m);
+    assert_int_equal (m.command, PROTO_HELLO);
+    assert_string_equal (m.text, "Lab3");
+    assert_int_equal (m.pid, 4242);
+    proto_msg_clear (&m);
+
+    decode_ok (proto_bound ("tcp://127.0.0.1:5555"), &m);
+    assert_string_equal (m.text, "tcp://127.0.0.1:5555");
+    proto_msg_clear (&m);
+
+    decode_ok (proto_start (""), &m);
+    assert_int_equal (m.command, PROTO_START);
+    assert_string_equal (m.text, "");
+    proto_msg_clear (&m);
+
+    decode_ok (proto_request (3), &m);
+    assert_int_equal (m.n, 3);
+    proto_msg_clear (&m);
+
+    zframe_t *payload = zframe_new ("abcdef", 6);
+    decode_ok (proto_chunk (77, 2.5, 10, 1, 2, &payload), &m);
+    assert_null (payload);
+    assert_int_equal (m.command, PROTO_CHUNK);
+    assert_int_equal (m.task, 77);
+    assert_true (m.units == 2.5);
+    assert_int_equal (m.bytes, 10);
+    assert_int_equal (m.index, 1);
+    assert_int_equal (m.count, 2);
+    assert_int_equal (zframe_size (m.payload), 6);
+    assert_memory_equal (zframe_data (m.payload), "abcdef", 6);
+    proto_msg_clear (&m);
+
+    decode_ok (proto_ack (77, 1), &m);
+    assert_int_equal (m.task, 77);
+    assert_int_equal (m.index, 1);
+    proto_msg_clear (&m);
+
+    decode_ok (proto_fail ("no such node"), &m);
+    assert_string_equal (m.text, "no such node");
+    proto_msg_clear (&m);
+
+    decode_ok (proto_empty (PROTO_STOP), &m);
+    assert_int_equal (m.command, PROTO_STOP);
+    proto_msg_clear (&m);
+
+    json_t *body = json_pack ("{s:[[I,I],[I,I]]}", "done", (json_int_t) 5, (json_int_t) 1,
+                              (json_int_t) 6, (json_int_t) 2);
+    decode_ok (proto_encode (PROTO_DONE, &body, NULL), &m);
+    assert_null (body);
+    assert_int_equal (json_array_size (m.done), 2);
+    proto_msg_clear (&m);
+
+    body = json_pack ("{s:{s:i}}", "stats", "computed", 4);
+    decode_ok (proto_encode (PROTO_STATS, &body, NULL), &m);
+    assert_int_equal (json_integer_value (json_object_get (m.object, "computed")), 4);
+    proto_msg_clear (&m);
+    proto_msg_clear (&m);   /* clearing twice is safe */
+}
+
+static void
+test_malformed_framing_is_refused (void **state)
+{
+    (void) state;
+    refused (zmsg_new (), "header");
+    refused (raw (2, PROTO_REQUEST, "{\"n\":1}", NULL), "version 2");
+    refused (raw (1, 0, "{}", NULL), "unknown command 0");
+    refused (raw (1, 200, "{}", NULL), "unknown command 200");
+    refused (raw (1, PROTO_REQUEST, NULL, NULL), "1 frames, expected 2");
+    refused (raw (1, PROTO_REQUEST, "{\"n\":1}", "extra"), "3 frames, expected 2");
+    refused (raw (1, PROTO_CHUNK, "{}", NULL), "2 frames, expected 3");
+    refused (raw (1, PROTO_REQUEST, "{\"n\":", NULL), "not a JSON object");
+    refused (raw (1, PROTO_REQUEST, "[1]", NULL), "not a JSON object");
+    refused (raw (1, PROTO_REQUEST, "{\"n\":1,\"n\":2}", NULL), "not a JSON object");
+    zmsg_t *one = zmsg_new ();
+    zmsg_addmem (one, "x", 1);
+    refused (one, "not 2 bytes");
+}
+
+static void
+test_malformed_fields_are_refused (void **state)
+{
+    (void) state;
+    refused (raw (1, PROTO_REQUEST, "{}", NULL), "\"n\"");
+    refused (raw (1, PROTO_REQUEST, "{\"n\":0}", NULL), "positive");
+    refused (raw (1, PROTO_REQUEST, "{\"n\":-3}", NULL), "\"n\"");
+    refused (raw (1, PROTO_REQUEST, "{\"n\":\"3\"}", NULL), "\"n\"");
+    refused (raw (1, PROTO_REQUEST, "{\"n\":1,\"m\":2}", NULL), "unexpected field \"m\"");
+    refused (raw (1, PROTO_ACK, "{\"task\":1}", NULL), "\"index\"");
+    refused (raw (1, PROTO_HELLO, "{\"name\":3,\"pid\":1,\"version\":1}", NULL), "\"name\"");
+    refused (raw (1, PROTO_CONFIG, "{\"config\":[]}", NULL), "\"config\"");
+    refused (raw (1, PROTO_STATS, "{\"stats\":1}", NULL), "\"stats\"");
+    refused (raw (1, PROTO_STOP, "{\"now\":1}", NULL), "unexpected field");
+    const char *chunk = "{\"task\":1,\"units\":2,\"bytes\":4,\"index\":%d,\"count\":%d}";
+    char body[200];
+    snprintf (body, sizeof body, chunk, 2, 2);
+    refused (raw (1, PROTO_CHUNK, body, "ab"), "index 2 not below count 2");
+    snprintf (body, sizeof body, chunk, 0, 0);
+    refused (raw (1, PROTO_CHUNK, body, "ab"), "not below count 0");
+    snprintf (body, sizeof body, chunk, 0, 1);
+    refused (raw (1, PROTO_CHUNK, body, "abcdefgh"), "exceeds");
+    refused (raw (1, PROTO_CHUNK,
+                  "{\"task\":1,\"units\":0,\"bytes\":4,\"index\":0,\"count\":1}", "ab"),
+             "\"units\"");
+    refused (raw (1, PROTO_DONE, "{\"done\":[[1]]}", NULL), "entry 0");
+    refused (raw (1, PROTO_DONE, "{\"done\":[[1,2],[3,-1]]}", NULL), "entry 1");
+    refused (raw (1, PROTO_DONE, "{\"done\":{}}", NULL), "array");
+}
+
+static void
+test_command_names (void **state)
+{
+    (void) state;
+    assert_string_equal (proto_command_str (PROTO_CHUNK), "CHUNK");
+    assert_string_equal (proto_command_str (0), "?");
+    assert_string_equal (proto_command_str (PROTO_COMMAND_END), "?");
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_every_encoder_round_trips),
+        cmocka_unit_test (test_malformed_framing_is_refused),
+        cmocka_unit_test (test_malformed_fields_are_refused),
+        cmocka_unit_test (test_command_names),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
