@@ -1,0 +1,591 @@
+/*  core — a node's decision logic as a pure state machine. See core.h.
+ *
+ *  Every event is first validated without touching the state, then applied,
+ *  then `dispatch` brings the node to its next fixed point: the engine busy
+ *  if there is a task, transfers started while the policy allows, the
+ *  buffer topped up, due completions flushed.
+ */
+#include "node/core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "overlay/util.h"
+
+/*  A child may not hold more unserved asks than this: a child asking
+ *  beyond it is broken, and its requests are refused. */
+#define CORE_MAX_WANTED 100000u
+
+typedef struct {
+    uint64_t id;
+    double units;
+    uint64_t bytes;
+} task_t;
+
+/*  One REQUEST's unserved tasks; each task has its own arrival number. */
+typedef struct {
+    uint64_t first_seq;
+    uint32_t left;
+} ask_t;
+
+typedef struct {
+    core_child_info_t info;
+    ask_t *asks;             /* ring of unserved asks, oldest at head */
+    uint32_t ask_head, nasks, ask_cap;
+    uint32_t wanted;         /* sum of left over asks */
+    int sending;             /* a transfer is in flight */
+    task_t task;             /* the task in flight */
+    uint32_t count, next, acked;   /* chunks: total, sent, acknowledged */
+    core_child_stats_t stats;
+} child_t;
+
+struct core {
+    core_cfg_t cfg;
+    child_t *children;
+    policy_child_t *cands;   /* scratch for the policy */
+
+    task_t *queue;           /* held tasks, ring */
+    uint32_t q_head, q_len, q_cap;
+    uint64_t next_task;      /* root: next id to hand out */
+    int32_t *done_by;        /* root: computing node per task, -1 if open */
+
+    int recv_active;         /* a task is arriving from the parent */
+    task_t recv;
+    uint32_t recv_count, recv_next;
+    uint64_t recv_got;
+    uint32_t pending;        /* asked of the parent, not yet arrived */
+
+    int computing;
+    uint64_t computing_task;
+
+    core_done_t *batch;      /* completions to report upward */
+    uint32_t nbatch, batch_cap;
+    double batch_since;
+    int batch_flushed;       /* reported; cleared at the next event */
+
+    uint64_t seq;            /* arrival numbering of asked tasks */
+    int started;
+    int finished;            /* root: FINISHED emitted */
+    core_stats_t stats;
+
+    core_action_t *acts;
+    int nacts, acts_cap;
+};
+
+static const char *const event_names[CORE_EV_COUNT] = {
+    "START", "REQUEST", "CHUNK", "ACK", "DONE", "COMPUTED", "TICK",
+};
+
+static const char *const action_names[CORE_ACT_COUNT] = {
+    "REQUEST", "SEND_CHUNK", "ACK", "COMPUTE", "REPORT", "RELEASE", "FINISHED",
+};
+
+const char *
+core_event_str (core_event_type_t type)
+{
+    return type < CORE_EV_COUNT ? event_names[type] : "?";
+}
+
+const char *
+core_action_str (core_action_type_t type)
+{
+    return type < CORE_ACT_COUNT ? action_names[type] : "?";
+}
+
+core_t *
+core_new (const core_cfg_t *cfg, char *err, size_t errlen)
+{
+    if (!cfg->policy)
+        return tf_error (err, errlen, "core: no policy"), NULL;
+    if (cfg->chunk_bytes == 0 || cfg->window == 0 || cfg->buffer == 0
+        || cfg->batch_max == 0 || !(cfg->batch_delay >= 0))
+        return tf_error (err, errlen, "core: chunk size, window, buffer and "
+                         "batch size must be positive"), NULL;
+    if (cfg->task_count == 0 || !(cfg->task_units > 0))
+        return tf_error (err, errlen, "core: the bag needs tasks of positive units"),
+               NULL;
+    if (cfg->self >= cfg->nnodes)
+        return tf_error (err, errlen, "core: node index %u out of %u", cfg->self,
+                         cfg->nnodes), NULL;
+    if (cfg->nchildren < 0 || (cfg->nchildren > 0 && !cfg->children))
+        return tf_error (err, errlen, "core: children missing"), NULL;
+
+    core_t *self = xcalloc (1, sizeof *self);
+    self->cfg = *cfg;
+    self->cfg.children = NULL;
+    self->children = xcalloc (cfg->nchildren, sizeof *self->children);
+    self->cands = xcalloc (cfg->nchildren, sizeof *self->cands);
+    for (int i = 0; i < cfg->nchildren; i++)
+        self->children[i].info = cfg->children[i];
+    if (cfg->is_root) {
+        self->done_by = xmalloc (cfg->task_count * sizeof *self->done_by);
+        for (uint64_t t = 0; t < cfg->task_count; t++)
+            self->done_by[t] = -1;
+    }
+    return self;
+}
+
+void
+core_destroy (core_t **self_p)
+{
+    core_t *self = *self_p;
+    if (!self)
+        return;
+    for (int i = 0; i < self->cfg.nchildren; i++)
+        free (self->children[i].asks);
+    free (self->children);
+    free (self->cands);
+    free (self->queue);
+    free (self->done_by);
+    free (self->batch);
+    free (self->acts);
+    free (self);
+    *self_p = NULL;
+}
+
+static core_action_t *
+emit (core_t *self, core_action_type_t type)
+{
+    if (self->nacts == self->acts_cap) {
+        self->acts_cap = self->acts_cap ? 2 * self->acts_cap : 16;
+        self->acts = xrealloc (self->acts, self->acts_cap * sizeof *self->acts);
+    }
+    core_action_t *a = &self->acts[self->nacts++];
+    memset (a, 0, sizeof *a);
+    a->type = type;
+    return a;
+}
+
+/*  --- held tasks -------------------------------------------------------- */
+
+static void
+queue_push (core_t *self, task_t task)
+{
+    if (self->q_len == self->q_cap) {
+        uint32_t cap = self->q_cap ? 2 * self->q_cap : 8;
+        task_t *q = xmalloc (cap * sizeof *q);
+        for (uint32_t i = 0; i < self->q_len; i++)
+            q[i] = self->queue[(self->q_head + i) % self->q_cap];
+        free (self->queue);
+        self->queue = q;
+        self->q_cap = cap;
+        self->q_head = 0;
+    }
+    self->queue[(self->q_head + self->q_len++) % self->q_cap] = task;
+}
+
+static int
+has_task (const core_t *self)
+{
+    if (self->cfg.is_root)
+        return self->next_task < self->cfg.task_count;
+    return self->q_len > 0;
+}
+
+static task_t
+take_task (core_t *self)
+{
+    task_t t;
+    if (self->cfg.is_root) {
+        t.id = self->next_task++;
+        t.units = self->cfg.task_units;
+        t.bytes = self->cfg.task_bytes;
+    }
+    else {
+        t = self->queue[self->q_head];
+        self->q_head = (self->q_head + 1) % self->q_cap;
+        self->q_len--;
+    }
+    return t;
+}
+
+/*  --- completions ------------------------------------------------------- */
+
+static void
+record (core_t *self, uint64_t task, uint32_t node)
+{
+    if (self->done_by[task] >= 0) {
+        self->stats.duplicates++;
+        return;
+    }
+    self->done_by[task] = (int32_t) node;
+    self->stats.completed++;
+    if (self->stats.completed == self->cfg.task_count && !self->finished) {
+        self->finished = 1;
+        emit (self, CORE_ACT_FINISHED);
+    }
+}
+
+static void
+complete (core_t *self, uint64_t task, uint32_t node, double now)
+{
+    if (self->cfg.is_root) {
+        record (self, task, node);
+        return;
+    }
+    if (self->nbatch == self->batch_cap) {
+        self->batch_cap = self->batch_cap ? 2 * self->batch_cap : 64;
+        self->batch = xrealloc (self->batch, self->batch_cap * sizeof *self->batch);
+    }
+    if (self->nbatch == 0)
+        self->batch_since = now;
+    self->batch[self->nbatch++] = (core_done_t){.task = task, .node = node};
+}
+
+static void
+flush (core_t *self, double now)
+{
+    if (self->nbatch == 0 || self->batch_flushed)
+        return;
+    if (self->nbatch < self->cfg.batch_max
+        && now - self->batch_since < self->cfg.batch_delay)
+        return;
+    for (uint32_t at = 0; at < self->nbatch; at += self->cfg.batch_max) {
+        core_action_t *a = emit (self, CORE_ACT_REPORT);
+        a->done = self->batch + at;
+        a->ndone = self->nbatch - at < self->cfg.batch_max ? self->nbatch - at
+                                                           : self->cfg.batch_max;
+    }
+    self->batch_flushed = 1;
+}
+
+/*  --- transfers to children --------------------------------------------- */
+
+static uint64_t
+chunk_len (const core_t *self, uint64_t bytes, uint32_t index)
+{
+    uint64_t offset = (uint64_t) index * self->cfg.chunk_bytes;
+    uint64_t left = bytes - offset;
+    return left < self->cfg.chunk_bytes ? left : self->cfg.chunk_bytes;
+}
+
+/*  Send chunks to child c while its window has room. */
+static void
+pump (core_t *self, int c)
+{
+    child_t *ch = &self->children[c];
+    while (ch->next < ch->count && ch->next - ch->acked < self->cfg.window) {
+        core_action_t *a = emit (self, CORE_ACT_SEND_CHUNK);
+        a->child = c;
+        a->task = ch->task.id;
+        a->units = ch->task.units;
+        a->bytes = ch->task.bytes;
+        a->index = ch->next;
+        a->count = ch->count;
+        a->offset = (uint64_t) ch->next * self->cfg.chunk_bytes;
+        a->len = chunk_len (self, ch->task.bytes, ch->next);
+        ch->next++;
+    }
+}
+
+static void
+serve_one_ask (child_t *ch)
+{
+    ask_t *ask = &ch->asks[ch->ask_head];
+    ask->first_seq++;
+    ch->wanted--;
+    if (--ask->left == 0) {
+        ch->ask_head = (ch->ask_head + 1) % ch->ask_cap;
+        ch->nasks--;
+    }
+}
+
+static void
+start_transfer (core_t *self, int c, task_t task)
+{
+    child_t *ch = &self->children[c];
+    serve_one_ask (ch);
+    ch->sending = 1;
+    ch->task = task;
+    ch->count = task.bytes == 0 ? 1
+        : (uint32_t) ((task.bytes + self->cfg.chunk_bytes - 1) / self->cfg.chunk_bytes);
+    ch->next = ch->acked = 0;
+    pump (self, c);
+}
+
+static void
+serve_children (core_t *self)
+{
+    const policy_t *policy = self->cfg.policy;
+    while (has_task (self)) {
+        int n = 0, busy = 0;
+        for (int i = 0; i < self->cfg.nchildren; i++) {
+            child_t *ch = &self->children[i];
+            busy += ch->sending;
+            if (ch->wanted == 0 || ch->sending)
+                continue;
+            self->cands[n++] = (policy_child_t){
+                .slot = i,
+                .compute_rate = ch->info.compute_rate,
+                .link_mbps = ch->info.link_mbps,
+                .link_idle_mbps = ch->info.link_idle_mbps,
+                .ir_send = ch->info.ir_send,
+                .ir_recv = ch->info.ir_recv,
+                .wanted = ch->wanted,
+                .oldest_request = ch->asks[ch->ask_head].first_seq,
+            };
+        }
+        if (n == 0 || (busy && !policy->multiport))
+            return;
+        int k = policy->pick (&self->cfg.parent, self->cands, n);
+        if (k < 0 || k >= n)
+            return;
+        start_transfer (self, self->cands[k].slot, take_task (self));
+    }
+}
+
+/*  --- the fixed point after every event ---------------------------------- */
+
+static void
+dispatch (core_t *self, double now)
+{
+    if (!self->started)
+        return;
+    if (!self->computing && has_task (self)) {
+        task_t t = take_task (self);
+        self->computing = 1;
+        self->computing_task = t.id;
+        core_action_t *a = emit (self, CORE_ACT_COMPUTE);
+        a->task = t.id;
+        a->units = t.units;
+    }
+    serve_children (self);
+    if (!self->cfg.is_root && self->q_len + self->pending < self->cfg.buffer) {
+        uint32_t n = self->cfg.buffer - (self->q_len + self->pending);
+        self->pending += n;
+        self->stats.requested += n;
+        emit (self, CORE_ACT_REQUEST)->n = n;
+    }
+    flush (self, now);
+}
+
+/*  --- events --------------------------------------------------------------- */
+
+static int
+check_child (const core_t *self, int c, char *err, size_t errlen)
+{
+    if (c < 0 || c >= self->cfg.nchildren)
+        return tf_error (err, errlen, "no child in slot %d", c);
+    return 0;
+}
+
+static int
+on_request (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    if (check_child (self, ev->child, err, errlen))
+        return -1;
+    child_t *ch = &self->children[ev->child];
+    if (ev->n == 0 || ev->n > CORE_MAX_WANTED - ch->wanted)
+        return tf_error (err, errlen, "request for %u tasks with %u unserved "
+                         "(limit %u)", ev->n, ch->wanted, CORE_MAX_WANTED);
+    if (ch->nasks == ch->ask_cap) {
+        uint32_t cap = ch->ask_cap ? 2 * ch->ask_cap : 4;
+        ask_t *a = xmalloc (cap * sizeof *a);
+        for (uint32_t i = 0; i < ch->nasks; i++)
+            a[i] = ch->asks[(ch->ask_head + i) % ch->ask_cap];
+        free (ch->asks);
+        ch->asks = a;
+        ch->ask_cap = cap;
+        ch->ask_head = 0;
+    }
+    ch->asks[(ch->ask_head + ch->nasks++) % ch->ask_cap] =
+        (ask_t){.first_seq = self->seq, .left = ev->n};
+    self->seq += ev->n;
+    ch->wanted += ev->n;
+    ch->stats.requested += ev->n;
+    return 0;
+}
+
+static int
+on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    if (self->cfg.is_root)
+        return tf_error (err, errlen, "the root has no parent to receive from");
+    if (ev->task >= self->cfg.task_count)
+        return tf_error (err, errlen, "chunk of task %llu, the bag has %llu",
+                         (unsigned long long) ev->task,
+                         (unsigned long long) self->cfg.task_count);
+    if (ev->count == 0 || ev->index >= ev->count || !(ev->units > 0))
+        return tf_error (err, errlen, "chunk %u of %u of task %llu is malformed",
+                         ev->index, ev->count, (unsigned long long) ev->task);
+    if (!self->recv_active) {
+        if (ev->index != 0)
+            return tf_error (err, errlen, "task %llu starts at chunk %u, not 0",
+                             (unsigned long long) ev->task, ev->index);
+        if (self->pending == 0)
+            return tf_error (err, errlen, "task %llu arrived unasked",
+                             (unsigned long long) ev->task);
+    }
+    else if (ev->task != self->recv.id || ev->index != self->recv_next
+             || ev->count != self->recv_count || ev->bytes != self->recv.bytes)
+        return tf_error (err, errlen, "chunk %u/%u of task %llu while expecting "
+                         "chunk %u/%u of task %llu", ev->index, ev->count,
+                         (unsigned long long) ev->task, self->recv_next,
+                         self->recv_count, (unsigned long long) self->recv.id);
+    uint64_t got = self->recv_active ? self->recv_got : 0;
+    int last = ev->index + 1 == ev->count;
+    if (ev->len > ev->bytes - got || (last && got + ev->len != ev->bytes))
+        return tf_error (err, errlen, "chunk %u/%u of task %llu has %llu bytes, "
+                         "inconsistent with the task's %llu", ev->index, ev->count,
+                         (unsigned long long) ev->task, (unsigned long long) ev->len,
+                         (unsigned long long) ev->bytes);
+
+    if (!self->recv_active) {
+        self->recv_active = 1;
+        self->recv = (task_t){.id = ev->task, .units = ev->units, .bytes = ev->bytes};
+        self->recv_count = ev->count;
+        self->recv_next = 0;
+        self->recv_got = 0;
+    }
+    self->recv_next++;
+    self->recv_got += ev->len;
+    self->stats.bytes_in += ev->len;
+    core_action_t *a = emit (self, CORE_ACT_ACK);
+    a->task = ev->task;
+    a->index = ev->index;
+    if (last) {
+        self->recv_active = 0;
+        self->pending--;
+        self->stats.received++;
+        queue_push (self, self->recv);
+    }
+    return 0;
+}
+
+static int
+on_ack (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    if (check_child (self, ev->child, err, errlen))
+        return -1;
+    child_t *ch = &self->children[ev->child];
+    if (!ch->sending || ev->task != ch->task.id || ev->index != ch->acked
+        || ev->index >= ch->next)
+        return tf_error (err, errlen, "ack of chunk %u of task %llu, none such "
+                         "awaited", ev->index, (unsigned long long) ev->task);
+    uint64_t len = chunk_len (self, ch->task.bytes, ev->index);
+    ch->acked++;
+    ch->stats.bytes_sent += len;
+    self->stats.bytes_out += len;
+    if (ch->acked < ch->count) {
+        pump (self, ev->child);
+        return 0;
+    }
+    ch->sending = 0;
+    ch->stats.tasks_sent++;
+    self->stats.forwarded++;
+    emit (self, CORE_ACT_RELEASE)->task = ch->task.id;
+    return 0;
+}
+
+static int
+on_done (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    if (check_child (self, ev->child, err, errlen))
+        return -1;
+    if (ev->ndone > 0 && !ev->done)
+        return tf_error (err, errlen, "completion batch missing");
+    for (uint32_t i = 0; i < ev->ndone; i++)
+        if (ev->done[i].task >= self->cfg.task_count
+            || ev->done[i].node >= self->cfg.nnodes)
+            return tf_error (err, errlen, "completion of task %llu by node %u is "
+                             "out of range", (unsigned long long) ev->done[i].task,
+                             ev->done[i].node);
+    for (uint32_t i = 0; i < ev->ndone; i++)
+        complete (self, ev->done[i].task, ev->done[i].node, ev->now);
+    return 0;
+}
+
+static int
+on_computed (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    if (!self->computing || ev->task != self->computing_task)
+        return tf_error (err, errlen, "engine finished task %llu, which it was not "
+                         "computing", (unsigned long long) ev->task);
+    self->computing = 0;
+    self->stats.computed++;
+    emit (self, CORE_ACT_RELEASE)->task = ev->task;
+    complete (self, ev->task, self->cfg.self, ev->now);
+    return 0;
+}
+
+int
+core_handle (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    int rc = 0;
+    self->nacts = 0;
+    if (self->batch_flushed) {
+        self->nbatch = 0;
+        self->batch_flushed = 0;
+    }
+    switch (ev->type) {
+    case CORE_EV_START:
+        self->started = 1;
+        break;
+    case CORE_EV_REQUEST:
+        rc = on_request (self, ev, err, errlen);
+        break;
+    case CORE_EV_CHUNK:
+        rc = on_chunk (self, ev, err, errlen);
+        break;
+    case CORE_EV_ACK:
+        rc = on_ack (self, ev, err, errlen);
+        break;
+    case CORE_EV_DONE:
+        rc = on_done (self, ev, err, errlen);
+        break;
+    case CORE_EV_COMPUTED:
+        rc = on_computed (self, ev, err, errlen);
+        break;
+    case CORE_EV_TICK:
+        break;
+    default:
+        rc = tf_error (err, errlen, "unknown event %d", (int) ev->type);
+    }
+    if (rc < 0) {
+        self->stats.malformed++;
+        self->nacts = 0;
+        return -1;
+    }
+    dispatch (self, ev->now);
+    return 0;
+}
+
+const core_action_t *
+core_actions (const core_t *self, int *count)
+{
+    *count = self->nacts;
+    return self->acts;
+}
+
+core_stats_t
+core_stats (const core_t *self)
+{
+    core_stats_t s = self->stats;
+    s.held = self->q_len;
+    s.computing = self->computing;
+    return s;
+}
+
+core_child_stats_t
+core_child_stats (const core_t *self, int child)
+{
+    core_child_stats_t none = {0};
+    if (child < 0 || child >= self->cfg.nchildren)
+        return none;
+    return self->children[child].stats;
+}
+
+const int32_t *
+core_done_by (const core_t *self)
+{
+    return self->done_by;
+}
+
+double
+core_next_deadline (const core_t *self, double now)
+{
+    if (self->nbatch == 0 || self->batch_flushed)
+        return -1;
+    double left = self->batch_since + self->cfg.batch_delay - now;
+    return left > 0 ? left : 0;
+}

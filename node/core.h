@@ -1,0 +1,179 @@
+/*  core — a node's decision logic as a pure state machine.
+ *
+ *  The core is fed events (the run starts, a child asks for tasks, a chunk
+ *  of a task arrives from the parent, a child acknowledges a chunk, a batch
+ *  of completions arrives from a child, the local engine finishes a task, a
+ *  timer ticks) and answers each with a list of actions (ask the parent for
+ *  tasks, send a chunk to a child, acknowledge a chunk, compute a task,
+ *  report completions upward, release a task's payload, declare the bag
+ *  finished). It opens no socket and reads no clock: every event carries
+ *  the time, so the ZeroMQ runtime (node/node.c), the unit tests and a
+ *  future simulator drive the same code.
+ *
+ *  Protocol it implements (docs/architecture.md):
+ *  - A non-root node keeps `buffer` tasks held or on their way; whenever
+ *    held + requested-but-not-arrived falls below it, it asks the parent for
+ *    the difference. The root's buffer is the bag itself.
+ *  - The local engine takes a held task whenever it is idle.
+ *  - A parent only sends to a child that asked. The policy picks among the
+ *    children with unserved requests; a single-port policy has at most one
+ *    transfer in flight. A task moves as chunks of `chunk_bytes`; the child
+ *    acknowledges each, and at most `window` chunks per child are
+ *    unacknowledged.
+ *  - Completions (task id, computing node) travel up in batches of at most
+ *    `batch_max`, or after `batch_delay` seconds; the root records each
+ *    task's computing node once and counts duplicates.
+ *
+ *  Input from the network is never trusted: an event that breaks the
+ *  protocol (a chunk out of order, an ack for a chunk never sent, a task id
+ *  out of range, ...) is refused with an error message, counted in
+ *  stats.malformed, and changes nothing.
+ */
+#ifndef TF_CORE_H
+#define TF_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policies/policy.h"
+
+typedef struct core core_t;
+
+/*  Static facts about one child, copied in at creation. */
+typedef struct {
+    double compute_rate, link_mbps, link_idle_mbps, ir_send, ir_recv;
+} core_child_info_t;
+
+typedef struct {
+    uint32_t self;           /* this node's index in the config */
+    uint32_t nnodes;         /* nodes in the tree (bounds completion ids) */
+    int is_root;
+    uint64_t task_count;     /* tasks in the bag */
+    double task_units;       /* compute units per task */
+    double task_mb;          /* platform MB per task (for policies) */
+    uint64_t task_bytes;     /* physical payload bytes per task */
+    uint32_t chunk_bytes;    /* > 0 */
+    uint32_t window;         /* >= 1 */
+    uint32_t buffer;         /* >= 1 */
+    uint32_t batch_max;      /* >= 1 */
+    double batch_delay;      /* seconds, >= 0 */
+    const policy_t *policy;  /* required */
+    policy_parent_t parent;  /* this node's own facts, for the policy */
+    int nchildren;
+    const core_child_info_t *children;   /* nchildren entries, copied */
+} core_cfg_t;
+
+typedef enum {
+    CORE_EV_START = 0,       /* the run begins */
+    CORE_EV_REQUEST,         /* child asks for n more tasks */
+    CORE_EV_CHUNK,           /* a chunk of a task arrived from the parent */
+    CORE_EV_ACK,             /* child acknowledged a chunk */
+    CORE_EV_DONE,            /* child reports a batch of completions */
+    CORE_EV_COMPUTED,        /* the local engine finished a task */
+    CORE_EV_TICK,            /* time passed */
+    CORE_EV_COUNT
+} core_event_type_t;
+
+const char *core_event_str (core_event_type_t type);
+
+/*  One completed task and the node that computed it. */
+typedef struct {
+    uint64_t task;
+    uint32_t node;
+} core_done_t;
+
+typedef struct {
+    core_event_type_t type;
+    double now;              /* seconds, monotonic, any origin */
+    int child;               /* REQUEST, ACK, DONE: the child's slot */
+    uint64_t task;           /* CHUNK, ACK, COMPUTED */
+    uint32_t n;              /* REQUEST: tasks asked for */
+    double units;            /* CHUNK: compute units of the task */
+    uint64_t bytes;          /* CHUNK: the task's total payload bytes */
+    uint32_t index;          /* CHUNK, ACK: chunk number */
+    uint32_t count;          /* CHUNK: chunks in the task */
+    uint64_t len;            /* CHUNK: bytes in this chunk */
+    const core_done_t *done; /* DONE: ndone entries, borrowed */
+    uint32_t ndone;
+} core_event_t;
+
+typedef enum {
+    CORE_ACT_REQUEST = 0,    /* ask the parent for n tasks */
+    CORE_ACT_SEND_CHUNK,     /* send chunk index/count of task to child */
+    CORE_ACT_ACK,            /* acknowledge chunk index of task to parent */
+    CORE_ACT_COMPUTE,        /* start computing task (units) locally */
+    CORE_ACT_REPORT,         /* send done[0..ndone) to the parent */
+    CORE_ACT_RELEASE,        /* this node no longer needs task's payload */
+    CORE_ACT_FINISHED,       /* root: every task is complete */
+    CORE_ACT_COUNT
+} core_action_type_t;
+
+const char *core_action_str (core_action_type_t type);
+
+typedef struct {
+    core_action_type_t type;
+    int child;               /* SEND_CHUNK */
+    uint64_t task;           /* SEND_CHUNK, ACK, COMPUTE, RELEASE */
+    uint32_t n;              /* REQUEST */
+    double units;            /* SEND_CHUNK, COMPUTE */
+    uint64_t bytes;          /* SEND_CHUNK: total payload bytes of task */
+    uint32_t index, count;   /* SEND_CHUNK, ACK */
+    uint64_t offset, len;    /* SEND_CHUNK: the chunk's byte range */
+    const core_done_t *done; /* REPORT: borrowed, valid until the next
+                                core_handle call */
+    uint32_t ndone;
+} core_action_t;
+
+typedef struct {
+    uint64_t tasks_sent;     /* complete transfers to this child */
+    uint64_t bytes_sent;     /* acknowledged payload bytes */
+    uint64_t requested;      /* tasks it asked for */
+} core_child_stats_t;
+
+typedef struct {
+    uint64_t computed;       /* tasks computed here */
+    uint64_t forwarded;      /* tasks sent to children (complete) */
+    uint64_t received;       /* tasks received from the parent */
+    uint64_t requested;      /* tasks asked of the parent */
+    uint64_t bytes_in;       /* payload bytes received */
+    uint64_t bytes_out;      /* payload bytes acknowledged by children */
+    uint64_t malformed;      /* refused events */
+    uint64_t completed;      /* root: distinct tasks recorded complete */
+    uint64_t duplicates;     /* root: completions of already-complete tasks */
+    uint32_t held;           /* tasks held now, not computing */
+    int computing;           /* a local task is running */
+} core_stats_t;
+
+/*  Create a core. The configuration is copied; the policy must outlive the
+ *  core. Returns NULL with a message in err if cfg is inconsistent. */
+core_t *core_new (const core_cfg_t *cfg, char *err, size_t errlen);
+
+/*  Destroy a core and null the caller's pointer. Safe on NULL. */
+void core_destroy (core_t **self_p);
+
+/*  Feed one event. Returns 0 when accepted; -1 with a message in err when
+ *  the event breaks the protocol, in which case it is counted as malformed
+ *  and the state is unchanged. Either way, the actions it produced are then
+ *  available through core_actions. */
+int core_handle (core_t *self, const core_event_t *event, char *err, size_t errlen);
+
+/*  Return the actions produced by the last core_handle call and store
+ *  their count in *count. The array is borrowed and valid until the next
+ *  core_handle call. */
+const core_action_t *core_actions (const core_t *self, int *count);
+
+/*  Return this node's counters. */
+core_stats_t core_stats (const core_t *self);
+
+/*  Return one child's counters. */
+core_child_stats_t core_child_stats (const core_t *self, int child);
+
+/*  Root only: the node that computed each task, task_count entries, -1 for
+ *  tasks not yet complete. Borrowed. NULL on other nodes. */
+const int32_t *core_done_by (const core_t *self);
+
+/*  Seconds until the core next needs a TICK to flush a partial completion
+ *  batch, or a negative number when nothing is pending. */
+double core_next_deadline (const core_t *self, double now);
+
+#endif

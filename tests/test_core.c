@@ -1,0 +1,539 @@
+/*  test_core — drives the node's decision core event by event, without
+ *  sockets: the protocol a node implements, its refusals of bad input, and
+ *  a small tree wired by an in-memory network that must complete every
+ *  task exactly once under shuffled delivery orders.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "node/core.h"
+#include "overlay/util.h"
+
+static const core_child_info_t kids[4] = {
+    {1, 10, 10, 0.01, 0.02}, {2, 10, 10, 0.01, 0.02},
+    {3, 10, 10, 0.01, 0.02}, {4, 10, 10, 0.01, 0.02},
+};
+
+static core_cfg_t
+make_cfg (int is_root, int nchildren, uint64_t tasks)
+{
+    return (core_cfg_t){
+        .self = is_root ? 0 : 1, .nnodes = 8, .is_root = is_root,
+        .task_count = tasks, .task_units = 2, .task_mb = 1, .task_bytes = 1000,
+        .chunk_bytes = 400, .window = 2, .buffer = 3,
+        .batch_max = 3, .batch_delay = 0.05,
+        .policy = policy_find ("fcfs"),
+        .nchildren = nchildren, .children = kids,
+    };
+}
+
+static core_t *
+make_core (core_cfg_t cfg)
+{
+    char err[TF_ERRLEN];
+    core_t *core = core_new (&cfg, err, sizeof err);
+    assert_non_null (core);
+    return core;
+}
+
+/*  Feed an event that must be accepted; return its actions. */
+static const core_action_t *
+feed (core_t *core, core_event_t ev, int *n)
+{
+    char err[TF_ERRLEN] = "";
+    int rc = core_handle (core, &ev, err, sizeof err);
+    if (rc != 0)
+        fail_msg ("event %s refused: %s", core_event_str (ev.type), err);
+    return core_actions (core, n);
+}
+
+/*  Feed an event that must be refused, leaving no actions. */
+static void
+refuse (core_t *core, core_event_t ev, const char *why)
+{
+    char err[TF_ERRLEN] = "";
+    uint64_t before = core_stats (core).malformed;
+    assert_int_equal (core_handle (core, &ev, err, sizeof err), -1);
+    int n;
+    core_actions (core, &n);
+    assert_int_equal (n, 0);
+    assert_int_equal (core_stats (core).malformed, before + 1);
+    if (!strstr (err, why))
+        fail_msg ("error \"%s\" does not mention \"%s\"", err, why);
+}
+
+static int
+count_type (const core_action_t *a, int n, core_action_type_t type)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += a[i].type == type;
+    return k;
+}
+
+static const core_action_t *
+find_type (const core_action_t *a, int n, core_action_type_t type)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i].type == type)
+            return &a[i];
+    return NULL;
+}
+
+static core_event_t
+chunk_ev (uint64_t task, uint32_t index, uint32_t count, uint64_t len)
+{
+    return (core_event_t){.type = CORE_EV_CHUNK, .task = task, .units = 2,
+                          .bytes = 1000, .index = index, .count = count, .len = len};
+}
+
+static void
+test_root_alone_computes_every_task_once (void **state)
+{
+    (void) state;
+    core_t *core = make_core (make_cfg (1, 0, 4));
+    int n;
+    const core_action_t *a = feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    assert_int_equal (n, 1);
+    assert_int_equal (a[0].type, CORE_ACT_COMPUTE);
+    assert_int_equal (a[0].task, 0);
+    for (uint64_t t = 0; t < 4; t++) {
+        a = feed (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = t}, &n);
+        if (t < 3) {
+            assert_non_null (find_type (a, n, CORE_ACT_COMPUTE));
+            assert_int_equal (find_type (a, n, CORE_ACT_COMPUTE)->task, t + 1);
+            assert_null (find_type (a, n, CORE_ACT_FINISHED));
+        }
+        else {
+            assert_int_equal (count_type (a, n, CORE_ACT_FINISHED), 1);
+            assert_int_equal (count_type (a, n, CORE_ACT_COMPUTE), 0);
+        }
+    }
+    const int32_t *by = core_done_by (core);
+    for (int t = 0; t < 4; t++)
+        assert_int_equal (by[t], 0);
+    assert_int_equal (core_stats (core).computed, 4);
+    assert_int_equal (core_stats (core).completed, 4);
+    core_destroy (&core);
+    assert_null (core);
+}
+
+static void
+test_leaf_asks_for_its_buffer_at_start_and_not_again (void **state)
+{
+    (void) state;
+    core_t *core = make_core (make_cfg (0, 0, 100));
+    int n;
+    const core_action_t *a = feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    assert_int_equal (n, 1);
+    assert_int_equal (a[0].type, CORE_ACT_REQUEST);
+    assert_int_equal (a[0].n, 3);
+    a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 1}, &n);
+    assert_int_equal (n, 0);
+    core_destroy (&core);
+}
+
+static void
+test_leaf_acks_every_chunk_then_computes_and_refills (void **state)
+{
+    (void) state;
+    core_t *core = make_core (make_cfg (0, 0, 100));
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    const core_action_t *a = feed (core, chunk_ev (7, 0, 3, 400), &n);
+    assert_int_equal (n, 1);
+    assert_int_equal (a[0].type, CORE_ACT_ACK);
+    assert_int_equal (a[0].task, 7);
+    assert_int_equal (a[0].index, 0);
+    a = feed (core, chunk_ev (7, 1, 3, 400), &n);
+    assert_int_equal (n, 1);
+    a = feed (core, chunk_ev (7, 2, 3, 200), &n);
+    assert_int_equal (count_type (a, n, CORE_ACT_ACK), 1);
+    const core_action_t *c = find_type (a, n, CORE_ACT_COMPUTE);
+    assert_non_null (c);
+    assert_int_equal (c->task, 7);
+    assert_true (c->units == 2.0);
+    /* held 0 + pending 2 < buffer 3: ask for one more */
+    const core_action_t *r = find_type (a, n, CORE_ACT_REQUEST);
+    assert_non_null (r);
+    assert_int_equal (r->n, 1);
+    core_stats_t s = core_stats (core);
+    assert_int_equal (s.received, 1);
+    assert_int_equal (s.bytes_in, 1000);
+    assert_int_equal (s.requested, 4);
+    core_destroy (&core);
+}
+
+static void
+test_leaf_refuses_bad_chunks_and_keeps_its_state (void **state)
+{
+    (void) state;
+    core_t *core = make_core (make_cfg (0, 0, 100));
+    int n;
+    refuse (core, chunk_ev (1, 0, 3, 400), "unasked");
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    refuse (core, chunk_ev (1, 1, 3, 400), "starts at chunk 1");
+    refuse (core, chunk_ev (100, 0, 3, 400), "the bag has 100");
+    refuse (core, chunk_ev (1, 0, 1, 400), "inconsistent");
+    refuse (core, chunk_ev (1, 0, 3, 1400), "inconsistent");
+    feed (core, chunk_ev (1, 0, 3, 400), &n);
+    refuse (core, chunk_ev (2, 0, 3, 400), "while expecting chunk 1/3 of task 1");
+    refuse (core, chunk_ev (1, 2, 3, 200), "while expecting");
+    refuse (core, chunk_ev (1, 1, 3, 700), "inconsistent");
+    feed (core, chunk_ev (1, 1, 3, 400), &n);
+    const core_action_t *a = feed (core, chunk_ev (1, 2, 3, 200), &n);
+    assert_non_null (find_type (a, n, CORE_ACT_COMPUTE));
+    refuse (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = 2}, "not");
+    refuse (core, (core_event_t){.type = CORE_EV_ACK, .child = 0}, "no child");
+    assert_int_equal (core_stats (core).received, 1);
+    assert_int_equal (core_stats (core).malformed, 10);
+    core_destroy (&core);
+}
+
+static void
+test_root_streams_chunks_within_the_window (void **state)
+{
+    (void) state;
+    core_cfg_t cfg = make_cfg (1, 1, 10);
+    cfg.task_bytes = 4000;   /* 10 chunks of 400 */
+    core_t *core = make_core (cfg);
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    const core_action_t *a =
+        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    assert_int_equal (count_type (a, n, CORE_ACT_SEND_CHUNK), 2);   /* window */
+    assert_int_equal (a[0].task, 1);   /* task 0 went to the root's engine */
+    assert_int_equal (a[0].index, 0);
+    assert_int_equal (a[0].count, 10);
+    assert_int_equal (a[1].offset, 400);
+    for (uint32_t i = 0; i < 10; i++) {
+        a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 1,
+                                       .index = i}, &n);
+        int sends = count_type (a, n, CORE_ACT_SEND_CHUNK);
+        assert_int_equal (sends, i + 2 < 10 ? 1 : 0);
+        if (sends)
+            assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->index, i + 2);
+    }
+    assert_int_equal (count_type (a, n, CORE_ACT_RELEASE), 1);
+    assert_int_equal (core_stats (core).forwarded, 1);
+    assert_int_equal (core_stats (core).bytes_out, 4000);
+    assert_int_equal (core_child_stats (core, 0).tasks_sent, 1);
+    refuse (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 1,
+                                 .index = 10}, "none such");
+    core_destroy (&core);
+}
+
+static void
+test_fcfs_serves_oldest_request_one_transfer_at_a_time (void **state)
+{
+    (void) state;
+    core_t *core = make_core (make_cfg (1, 3, 50));
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    const core_action_t *a =
+        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 2, .n = 1}, &n);
+    assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->child, 2);
+    a = feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 2}, &n);
+    assert_int_equal (n, 0);   /* single-port: child 2's transfer is in flight */
+    a = feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1}, &n);
+    assert_int_equal (n, 0);
+    /* Finish child 2's transfer (3 chunks, window 2). */
+    uint64_t task = 1;
+    int order[4], served = 0, current = 2;
+    for (;;) {
+        for (uint32_t i = 0; i < 3; i++) {
+            a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = current,
+                                           .task = task, .index = i}, &n);
+            for (int k = 0; k < n; k++)
+                if (a[k].type == CORE_ACT_SEND_CHUNK && a[k].index == 0) {
+                    assert_true (i == 2);   /* never before the last ack */
+                    order[served++] = a[k].child;
+                    current = a[k].child;
+                    task = a[k].task;
+                }
+        }
+        if (served == 3 || !find_type (a, n, CORE_ACT_SEND_CHUNK))
+            break;
+    }
+    assert_int_equal (served, 3);
+    assert_int_equal (order[0], 0);   /* child 0 asked before child 1 */
+    assert_int_equal (order[1], 0);   /* its second task is older than child 1's */
+    assert_int_equal (order[2], 1);
+    core_destroy (&core);
+}
+
+static void
+test_requests_beyond_the_limit_are_refused (void **state)
+{
+    (void) state;
+    core_t *core = make_core (make_cfg (1, 1, 50));
+    refuse (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 0}, "request");
+    refuse (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 200000},
+            "limit");
+    refuse (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1}, "no child");
+    core_destroy (&core);
+}
+
+static void
+test_completions_are_batched_by_size_and_by_delay (void **state)
+{
+    (void) state;
+    core_cfg_t cfg = make_cfg (0, 1, 100);
+    cfg.task_bytes = 0;   /* one empty chunk per task */
+    core_t *core = make_core (cfg);
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START, .now = 0}, &n);
+    feed (core, (core_event_t){.type = CORE_EV_CHUNK, .task = 5, .units = 2,
+                               .bytes = 0, .index = 0, .count = 1, .now = 0}, &n);
+    const core_action_t *a =
+        feed (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = 5, .now = 1.0}, &n);
+    assert_int_equal (count_type (a, n, CORE_ACT_REPORT), 0);
+    assert_true (core_next_deadline (core, 1.0) > 0.049);
+    a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 1.02}, &n);
+    assert_int_equal (n, 0);
+    a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 1.06}, &n);
+    const core_action_t *r = find_type (a, n, CORE_ACT_REPORT);
+    assert_non_null (r);
+    assert_int_equal (r->ndone, 1);
+    assert_int_equal (r->done[0].task, 5);
+    assert_int_equal (r->done[0].node, 1);
+    assert_true (core_next_deadline (core, 1.06) < 0);
+    /* A child's batch of 4 with batch_max 3: two reports, immediately. */
+    core_done_t batch[4] = {{10, 3}, {11, 3}, {12, 4}, {13, 3}};
+    a = feed (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = batch,
+                                   .ndone = 4, .now = 2}, &n);
+    assert_int_equal (count_type (a, n, CORE_ACT_REPORT), 2);
+    assert_int_equal (a[0].ndone + a[1].ndone, 4);
+    assert_int_equal (a[1].done[0].task, 13);
+    core_done_t bad[1] = {{100, 3}};
+    refuse (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = bad,
+                                 .ndone = 1}, "out of range");
+    core_destroy (&core);
+}
+
+static void
+test_root_counts_duplicates_and_finishes_once (void **state)
+{
+    (void) state;
+    core_t *core = make_core (make_cfg (1, 1, 3));
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    core_done_t d1[2] = {{1, 5}, {2, 6}};
+    feed (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = d1, .ndone = 2},
+          &n);
+    core_done_t d2[1] = {{2, 5}};
+    const core_action_t *a = feed (
+        core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = d2, .ndone = 1},
+        &n);
+    assert_int_equal (count_type (a, n, CORE_ACT_FINISHED), 0);
+    assert_int_equal (core_stats (core).duplicates, 1);
+    a = feed (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = 0}, &n);
+    assert_int_equal (count_type (a, n, CORE_ACT_FINISHED), 1);
+    a = feed (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = d2,
+                                   .ndone = 1}, &n);
+    assert_int_equal (count_type (a, n, CORE_ACT_FINISHED), 0);
+    const int32_t *by = core_done_by (core);
+    assert_int_equal (by[0], 0);
+    assert_int_equal (by[1], 5);
+    assert_int_equal (by[2], 6);
+    assert_int_equal (core_stats (core).completed, 3);
+    assert_int_equal (core_stats (core).duplicates, 2);
+    core_destroy (&core);
+}
+
+static void
+test_bad_configurations_are_refused (void **state)
+{
+    (void) state;
+    char err[TF_ERRLEN];
+    core_cfg_t cfg = make_cfg (1, 0, 10);
+    cfg.chunk_bytes = 0;
+    assert_null (core_new (&cfg, err, sizeof err));
+    cfg = make_cfg (1, 0, 0);
+    assert_null (core_new (&cfg, err, sizeof err));
+    cfg = make_cfg (1, 0, 10);
+    cfg.policy = NULL;
+    assert_null (core_new (&cfg, err, sizeof err));
+    assert_non_null (strstr (err, "policy"));
+}
+
+/*  --- an in-memory tree ------------------------------------------------- */
+
+/*  Tree: 0 root (children 1, 2), 1 (child 3), 2 leaf, 3 leaf. */
+#define SIM_NODES 4
+static const int sim_parent[SIM_NODES] = {-1, 0, 0, 1};
+static const int sim_slot[SIM_NODES] = {-1, 0, 1, 0};
+
+typedef struct {
+    core_event_t ev;
+    core_done_t *done;   /* owned copy for DONE */
+} sim_msg_t;
+
+typedef struct {
+    sim_msg_t *q;
+    int head, len, cap;
+} sim_queue_t;
+
+static void
+sim_push (sim_queue_t *q, core_event_t ev, const core_done_t *done)
+{
+    if (q->head + q->len == q->cap) {
+        q->cap = q->cap ? 2 * q->cap : 64;
+        q->q = xrealloc (q->q, q->cap * sizeof *q->q);
+    }
+    sim_msg_t *m = &q->q[q->head + q->len++];
+    m->ev = ev;
+    m->done = NULL;
+    if (done) {
+        m->done = xmalloc (ev.ndone * sizeof *done);
+        memcpy (m->done, done, ev.ndone * sizeof *done);
+    }
+}
+
+static void
+run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
+{
+    core_t *cores[SIM_NODES];
+    sim_queue_t qs[SIM_NODES] = {{0}};
+    static const int nkids[SIM_NODES] = {2, 1, 0, 0};
+    for (int i = 0; i < SIM_NODES; i++) {
+        core_cfg_t cfg = make_cfg (i == 0, nkids[i], tasks);
+        cfg.self = i;
+        cfg.window = window;
+        cfg.task_bytes = bytes;
+        cfg.batch_delay = 0;
+        cores[i] = make_core (cfg);
+        sim_push (&qs[i], (core_event_t){.type = CORE_EV_START}, NULL);
+    }
+    /*  Each engine holds at most one task; it finishes with probability
+     *  1/8 whenever it is picked, so computing takes time, as it does. */
+    int64_t engine[SIM_NODES] = {-1, -1, -1, -1};
+    srand (seed);
+    int finished = 0, steps = 0;
+    while (!finished) {
+        int ready[2 * SIM_NODES], k = 0;
+        for (int i = 0; i < SIM_NODES; i++) {
+            if (qs[i].len)
+                ready[k++] = i;
+            if (engine[i] >= 0)
+                ready[k++] = SIM_NODES + i;
+        }
+        if (k == 0)
+            fail_msg ("seed %u: the tree stalled after %d steps", seed, steps);
+        int at = ready[rand () % k];
+        sim_msg_t m;
+        if (at >= SIM_NODES) {
+            at -= SIM_NODES;
+            if (rand () % 8)
+                continue;
+            m = (sim_msg_t){.ev = {.type = CORE_EV_COMPUTED, .task = engine[at]}};
+            engine[at] = -1;
+        }
+        else {
+            m = qs[at].q[qs[at].head++];
+            qs[at].len--;
+        }
+        m.ev.done = m.done;
+        m.ev.now = steps++ * 0.001;
+        int n;
+        const core_action_t *a = feed (cores[at], m.ev, &n);
+        free (m.done);
+        int up = sim_parent[at];
+        for (int i = 0; i < n; i++) {
+            const core_action_t *x = &a[i];
+            switch (x->type) {
+            case CORE_ACT_REQUEST:
+                sim_push (&qs[up], (core_event_t){.type = CORE_EV_REQUEST,
+                                                  .child = sim_slot[at], .n = x->n}, NULL);
+                break;
+            case CORE_ACT_SEND_CHUNK: {
+                int to = -1;
+                for (int c = 0; c < SIM_NODES; c++)
+                    if (sim_parent[c] == at && sim_slot[c] == x->child)
+                        to = c;
+                assert_true (to >= 0);
+                sim_push (&qs[to], (core_event_t){.type = CORE_EV_CHUNK, .task = x->task,
+                                                  .units = x->units, .bytes = x->bytes,
+                                                  .index = x->index, .count = x->count,
+                                                  .len = x->len}, NULL);
+                break;
+            }
+            case CORE_ACT_ACK:
+                sim_push (&qs[up], (core_event_t){.type = CORE_EV_ACK, .child = sim_slot[at],
+                                                  .task = x->task, .index = x->index}, NULL);
+                break;
+            case CORE_ACT_COMPUTE:
+                assert_true (engine[at] < 0);   /* one task at a time */
+                engine[at] = (int64_t) x->task;
+                break;
+            case CORE_ACT_REPORT:
+                sim_push (&qs[up], (core_event_t){.type = CORE_EV_DONE,
+                                                  .child = sim_slot[at], .ndone = x->ndone},
+                          x->done);
+                break;
+            case CORE_ACT_FINISHED:
+                finished = 1;
+                break;
+            default:
+                break;
+            }
+        }
+        assert_true (steps < 1000000);
+    }
+    const int32_t *by = core_done_by (cores[0]);
+    uint64_t computed = 0;
+    int per_node[SIM_NODES] = {0};
+    for (uint64_t t = 0; t < tasks; t++) {
+        assert_true (by[t] >= 0 && by[t] < SIM_NODES);
+        per_node[by[t]]++;
+    }
+    for (int i = 0; i < SIM_NODES; i++) {
+        core_stats_t s = core_stats (cores[i]);
+        assert_int_equal (s.malformed, 0);
+        assert_int_equal (per_node[i], s.computed);
+        computed += s.computed;
+        if (i > 0 && s.computed == 0)
+            fail_msg ("seed %u: node %d computed nothing", seed, i);
+    }
+    assert_int_equal (computed, tasks);
+    assert_int_equal (core_stats (cores[0]).duplicates, 0);
+    assert_int_equal (core_stats (cores[0]).completed, tasks);
+    for (int i = 0; i < SIM_NODES; i++) {
+        for (int j = qs[i].head; j < qs[i].head + qs[i].len; j++)
+            free (qs[i].q[j].done);
+        free (qs[i].q);
+        core_destroy (&cores[i]);
+    }
+}
+
+static void
+test_a_tree_completes_every_task_exactly_once (void **state)
+{
+    (void) state;
+    for (unsigned seed = 1; seed <= 40; seed++)
+        run_sim (seed, 200, 1 + seed % 4, seed % 5 == 0 ? 0 : 1000 + seed * 37);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_root_alone_computes_every_task_once),
+        cmocka_unit_test (test_leaf_asks_for_its_buffer_at_start_and_not_again),
+        cmocka_unit_test (test_leaf_acks_every_chunk_then_computes_and_refills),
+        cmocka_unit_test (test_leaf_refuses_bad_chunks_and_keeps_its_state),
+        cmocka_unit_test (test_root_streams_chunks_within_the_window),
+        cmocka_unit_test (test_fcfs_serves_oldest_request_one_transfer_at_a_time),
+        cmocka_unit_test (test_requests_beyond_the_limit_are_refused),
+        cmocka_unit_test (test_completions_are_batched_by_size_and_by_delay),
+        cmocka_unit_test (test_root_counts_duplicates_and_finishes_once),
+        cmocka_unit_test (test_bad_configurations_are_refused),
+        cmocka_unit_test (test_a_tree_completes_every_task_exactly_once),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
