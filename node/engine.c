@@ -1,0 +1,373 @@
+/*  engine — the worker thread that computes a node's tasks; see engine.h.
+ *
+ *  Pipe protocol between engine_t (front) and its actor (back), one
+ *  message per command, every frame length-checked on receipt:
+ *
+ *      front -> actor   "START" task:u64 units:f64
+ *      actor -> front   "DONE"  task:u64 seconds:f64 checksum:i64
+ *      front -> actor   "$TERM"              (zactor_destroy sends it)
+ *
+ *  Numbers travel as 8-byte frames in host byte order: both ends are
+ *  threads of one process. The checksum is the kernel's (0 when emulated);
+ *  engine_recv reads it only to validate the frame.
+ *
+ *  The actor answers $TERM promptly even mid-task: the emulated engine
+ *  sleeps in slices of at most ENGINE_SLICE polling its pipe, and the real
+ *  one checks the pipe every ENGINE_BLOCK_MACS multiply-adds, a few
+ *  milliseconds of work at any matrix size.
+ */
+#include "node/engine.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "node/kernel.h"
+#include "overlay/util.h"
+
+#define ENGINE_MIN_N 2
+#define ENGINE_MAX_N 16384
+#define ENGINE_SEED 0x7472ee           /* every node: the same matrix */
+#define ENGINE_BLOCK_MACS 65536        /* real: work between pipe checks */
+
+struct engine {
+    zactor_t *actor;
+    int busy;                 /* a START went out; its DONE not yet read */
+};
+
+/*  The actor's own state; lives on the actor thread's stack. */
+typedef struct {
+    zsock_t *pipe;
+    zpoller_t *poller;        /* on pipe, for the emulated slices */
+    engine_cfg_t cfg;
+    kernel_t *kernel;         /* real mode only */
+    int terminated;           /* $TERM or an interrupt seen */
+} actor_t;
+
+/*  What a task run ended with. */
+typedef enum {
+    RUN_DONE = 0,
+    RUN_TERMINATED,
+} run_result_t;
+
+
+/*  --------------------------------------------------------------------
+ *  Frames */
+
+static void
+frame_put_u64 (zmsg_t *msg, uint64_t value)
+{
+    zmsg_addmem (msg, &value, sizeof (value));
+}
+
+static void
+frame_put_f64 (zmsg_t *msg, double value)
+{
+    zmsg_addmem (msg, &value, sizeof (value));
+}
+
+/*  Pop an 8-byte frame into out. Returns 0, or -1 if the frame is missing
+ *  or has the wrong size. */
+static int
+frame_pop_8 (zmsg_t *msg, void *out)
+{
+    zframe_t *frame = zmsg_pop (msg);
+    int rc = -1;
+    if (frame && zframe_size (frame) == 8) {
+        memcpy (out, zframe_data (frame), 8);
+        rc = 0;
+    }
+    zframe_destroy (&frame);
+    return rc;
+}
+
+
+/*  --------------------------------------------------------------------
+ *  Actor */
+
+/*  Handle a command that arrives while a task runs. Only $TERM means
+ *  anything now; a later speed change will be handled here. Anything
+ *  else is a programming error on the front side, logged and dropped. */
+static void
+actor_handle_midtask (actor_t *self)
+{
+    zmsg_t *msg = zmsg_recv (self->pipe);
+    if (!msg) {
+        self->terminated = 1;           /* interrupted */
+        return;
+    }
+    char *command = zmsg_popstr (msg);
+    if (command && streq (command, "$TERM"))
+        self->terminated = 1;
+    else
+        zsys_warning ("engine: dropped command '%s' received mid-task",
+                      command ? command : "(empty)");
+    free (command);
+    zmsg_destroy (&msg);
+}
+
+/*  Sleep for at most `seconds`, returning early if the pipe becomes
+ *  readable. zpoller counts whole milliseconds, so a remainder below one
+ *  millisecond is slept with nanosleep: short tasks stay accurate at high
+ *  time scales, and the actor is deaf for under a millisecond. */
+static void
+actor_nap (actor_t *self, double seconds)
+{
+    if (seconds >= 0.001) {
+        if (zpoller_wait (self->poller, (int) (seconds * 1000)))
+            actor_handle_midtask (self);
+        else if (zpoller_terminated (self->poller))
+            self->terminated = 1;
+    } else if (seconds > 0) {
+        struct timespec ts = {0, (long) (seconds * 1e9)};
+        nanosleep (&ts, NULL);
+    }
+}
+
+/*  Emulated: progress grows with elapsed time times the current speed, one
+ *  slice at a time, so that the speed may later change mid-task. */
+static run_result_t
+actor_run_emulated (actor_t *self, double units)
+{
+    double speed = self->cfg.rate * self->cfg.time_scale;
+    double progress = 0;
+    double last = tf_now ();
+
+    while (progress < units && !self->terminated) {
+        double remaining = (units - progress) / speed;
+        actor_nap (self, remaining < ENGINE_SLICE ? remaining : ENGINE_SLICE);
+        double now = tf_now ();
+        progress += (now - last) * speed;
+        last = now;
+    }
+    return self->terminated ? RUN_TERMINATED : RUN_DONE;
+}
+
+/*  Check the pipe without blocking; handle what is there. */
+static void
+actor_check_pipe (actor_t *self)
+{
+    if (zsock_events (self->pipe) & ZMQ_POLLIN)
+        actor_handle_midtask (self);
+}
+
+/*  Real: rows [from, to) of diagonal d in blocks, checking the pipe between
+ *  blocks. Adds to *checksum. */
+static void
+actor_run_rows (actor_t *self, uint32_t d, uint32_t from, uint32_t to,
+                int64_t *checksum)
+{
+    uint32_t n = kernel_size (self->kernel);
+    uint32_t block = n < ENGINE_BLOCK_MACS ? ENGINE_BLOCK_MACS / n : 1;
+
+    for (uint32_t r = from; r < to && !self->terminated; r += block) {
+        uint32_t end = to - r > block ? r + block : to;
+        *checksum += kernel_rows (self->kernel, d, r, end, NULL);
+        actor_check_pipe (self);
+    }
+}
+
+/*  Real: the same work as kernel_units (whole diagonals, then the nearest
+ *  number of rows of the next), split so the pipe is checked often. A
+ *  task starts at diagonal (task mod N), so a task's checksum does not
+ *  depend on which node computed it. */
+static run_result_t
+actor_run_real (actor_t *self, uint64_t task, double units, int64_t *checksum)
+{
+    uint32_t n = kernel_size (self->kernel);
+    uint64_t diagonals = (uint64_t) units;
+    uint32_t rows = (uint32_t) ((units - (double) diagonals) * n + 0.5);
+    uint32_t d = (uint32_t) (task % n);
+
+    *checksum = 0;
+    for (uint64_t k = 0; k < diagonals && !self->terminated; k++) {
+        actor_run_rows (self, d, 0, n, checksum);
+        d = d + 1 == n ? 0 : d + 1;
+    }
+    if (rows > 0 && !self->terminated)
+        actor_run_rows (self, d, 0, rows, checksum);
+    return self->terminated ? RUN_TERMINATED : RUN_DONE;
+}
+
+/*  Run one START message's task and report it. */
+static void
+actor_start (actor_t *self, zmsg_t *msg)
+{
+    uint64_t task;
+    double units;
+    if (frame_pop_8 (msg, &task) || frame_pop_8 (msg, &units) ||
+        zmsg_size (msg) != 0 || !(units >= 0) || units > 1e15) {
+        zsys_warning ("engine: dropped malformed START");
+        return;
+    }
+
+    double start = tf_now ();
+    int64_t checksum = 0;
+    run_result_t result = self->kernel
+                              ? actor_run_real (self, task, units, &checksum)
+                              : actor_run_emulated (self, units);
+    if (result == RUN_TERMINATED)
+        return;
+
+    zmsg_t *done = zmsg_new ();
+    zmsg_addstr (done, "DONE");
+    frame_put_u64 (done, task);
+    frame_put_f64 (done, tf_now () - start);
+    frame_put_u64 (done, (uint64_t) checksum);
+    zmsg_send (&done, self->pipe);
+}
+
+static void
+engine_actor (zsock_t *pipe, void *args)
+{
+    actor_t self = {.pipe = pipe, .cfg = *(const engine_cfg_t *) args};
+    self.poller = zpoller_new (pipe, NULL);
+    if (self.cfg.mode == PLATFORM_REAL)
+        self.kernel = kernel_new (self.cfg.matrix_n, ENGINE_SEED);
+    zsock_signal (pipe, 0);
+
+    while (!self.terminated) {
+        zmsg_t *msg = zmsg_recv (pipe);
+        if (!msg)
+            break;                      /* interrupted */
+        char *command = zmsg_popstr (msg);
+        if (command && streq (command, "$TERM"))
+            self.terminated = 1;
+        else if (command && streq (command, "START"))
+            actor_start (&self, msg);
+        else
+            zsys_warning ("engine: dropped unknown command '%s'",
+                          command ? command : "(empty)");
+        free (command);
+        zmsg_destroy (&msg);
+    }
+    kernel_destroy (&self.kernel);
+    zpoller_destroy (&self.poller);
+}
+
+
+/*  --------------------------------------------------------------------
+ *  Front */
+
+static int
+engine_check_cfg (const engine_cfg_t *cfg, char *err, size_t errlen)
+{
+    switch (cfg->mode) {
+    case PLATFORM_EMULATED:
+        if (!(cfg->rate > 0) || !isfinite (cfg->rate))
+            return tf_error (err, errlen,
+                             "engine: emulated compute rate must be a positive "
+                             "number of units/s, got %g", cfg->rate);
+        if (!(cfg->time_scale > 0) || !isfinite (cfg->time_scale))
+            return tf_error (err, errlen,
+                             "engine: time_scale must be a positive number, "
+                             "got %g", cfg->time_scale);
+        if (!(cfg->rate * cfg->time_scale > 0) ||
+            !isfinite (cfg->rate * cfg->time_scale))
+            return tf_error (err, errlen,
+                             "engine: emulated rate x time_scale (%g x %g) "
+                             "is out of range", cfg->rate, cfg->time_scale);
+        return 0;
+    case PLATFORM_REAL:
+        if (cfg->matrix_n < ENGINE_MIN_N || cfg->matrix_n > ENGINE_MAX_N)
+            return tf_error (err, errlen,
+                             "engine: matrix_n must be in [%d, %d], got %u",
+                             ENGINE_MIN_N, ENGINE_MAX_N, cfg->matrix_n);
+        return 0;
+    }
+    return tf_error (err, errlen, "engine: unknown platform mode %d",
+                     (int) cfg->mode);
+}
+
+engine_t *
+engine_new (const engine_cfg_t *cfg, char *err, size_t errlen)
+{
+    assert (cfg);
+    if (engine_check_cfg (cfg, err, errlen))
+        return NULL;
+
+    engine_t *self = xcalloc (1, sizeof (*self));
+    /* The actor copies *cfg before it signals, and zactor_new waits for
+     * that signal, so the caller's cfg need not outlive this call. */
+    self->actor = zactor_new (engine_actor, (void *) cfg);
+    if (!self->actor) {
+        free (self);
+        tf_error (err, errlen, "engine: cannot start the engine thread");
+        return NULL;
+    }
+    return self;
+}
+
+void
+engine_destroy (engine_t **self_p)
+{
+    assert (self_p);
+    engine_t *self = *self_p;
+    if (!self)
+        return;
+    zactor_destroy (&self->actor);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+engine_start (engine_t *self, uint64_t task, double units)
+{
+    assert (self);
+    if (self->busy)
+        return -1;
+    assert (units >= 0 && units <= 1e15);
+
+    zmsg_t *msg = zmsg_new ();
+    zmsg_addstr (msg, "START");
+    frame_put_u64 (msg, task);
+    frame_put_f64 (msg, units);
+    if (zmsg_send (&msg, self->actor)) {
+        zmsg_destroy (&msg);
+        return -1;
+    }
+    self->busy = 1;
+    return 0;
+}
+
+zsock_t *
+engine_sock (engine_t *self)
+{
+    assert (self);
+    return zactor_sock (self->actor);
+}
+
+int
+engine_recv (engine_t *self, uint64_t *task, double *seconds)
+{
+    assert (self);
+    zmsg_t *msg = zmsg_recv (self->actor);
+    if (!msg)
+        return -1;
+
+    int rc = -1;
+    uint64_t id, checksum;
+    double wall;
+    char *command = zmsg_popstr (msg);
+    if (command && streq (command, "DONE") && !frame_pop_8 (msg, &id) &&
+        !frame_pop_8 (msg, &wall) && !frame_pop_8 (msg, &checksum) &&
+        zmsg_size (msg) == 0) {
+        if (task)
+            *task = id;
+        if (seconds)
+            *seconds = wall;
+        self->busy = 0;
+        rc = 0;
+    }
+    free (command);
+    zmsg_destroy (&msg);
+    return rc;
+}
+
+int
+engine_busy (const engine_t *self)
+{
+    assert (self);
+    return self->busy;
+}

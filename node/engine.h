@@ -1,0 +1,57 @@
+/*  engine — the worker thread that computes a node's tasks.
+ *
+ *  An engine is a czmq actor. The node's runtime hands it one task at a
+ *  time (engine_start) and polls engine_sock for completions
+ *  (engine_recv); the actor exits on $TERM even in the middle of a task.
+ *
+ *  Two kinds:
+ *  - emulated: a task of w units takes w / (C * s) seconds of wall time for
+ *    a configured rate C and time scale s. The actor sleeps rather than
+ *    burns CPU, in slices of at most ENGINE_SLICE seconds so that it stays
+ *    responsive (and, later, so that its speed can follow the interference
+ *    the node observes).
+ *  - real: a task runs the diagonal kernel (node/kernel.h) for w units on an
+ *    N x N matrix, burning real CPU, checking its pipe between diagonals.
+ */
+#ifndef TF_ENGINE_H
+#define TF_ENGINE_H
+
+#include <czmq.h>
+#include <stdint.h>
+
+#include "overlay/config.h"
+
+#define ENGINE_SLICE 0.010
+
+typedef struct engine engine_t;
+
+typedef struct {
+    platform_mode_t mode;
+    double rate;             /* emulated: units/s, > 0 */
+    double time_scale;       /* emulated: s, > 0 */
+    uint32_t matrix_n;       /* real: N */
+} engine_cfg_t;
+
+/*  Start an engine thread. Returns NULL with a message in err if the
+ *  configuration is invalid. */
+engine_t *engine_new (const engine_cfg_t *cfg, char *err, size_t errlen);
+
+/*  Stop the thread (interrupting a running task) and null the pointer. */
+void engine_destroy (engine_t **self_p);
+
+/*  Hand the engine a task. It must be idle: one task at a time. Returns 0,
+ *  or -1 if the engine is busy. */
+int engine_start (engine_t *self, uint64_t task, double units);
+
+/*  The socket to poll; readable when a task has finished. */
+zsock_t *engine_sock (engine_t *self);
+
+/*  Read one completion: the task id and the wall seconds it took. Returns
+ *  0, or -1 if what arrived was not a completion. Call only when
+ *  engine_sock is readable. */
+int engine_recv (engine_t *self, uint64_t *task, double *seconds);
+
+/*  True while a task is running. */
+int engine_busy (const engine_t *self);
+
+#endif

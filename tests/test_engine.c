@@ -1,0 +1,310 @@
+/*  test_engine — the compute engine actor, emulated and real.
+ *
+ *  Timing asserts are lower-bound strict (an emulated task never finishes
+ *  early) and upper-bound generous, so they hold on a loaded two-core
+ *  machine and under valgrind.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "node/engine.h"
+#include "overlay/util.h"
+
+/*  Wait up to timeout_ms for a completion. Returns 0 when one is ready. */
+static int
+wait_ready (engine_t *engine, int timeout_ms)
+{
+    zpoller_t *poller = zpoller_new (engine_sock (engine), NULL);
+    void *which = zpoller_wait (poller, timeout_ms);
+    zpoller_destroy (&poller);
+    return which ? 0 : -1;
+}
+
+static engine_t *
+new_emulated (double rate, double time_scale)
+{
+    engine_cfg_t cfg = {.mode = PLATFORM_EMULATED, .rate = rate,
+                        .time_scale = time_scale};
+    char err[TF_ERRLEN] = "";
+    engine_t *engine = engine_new (&cfg, err, sizeof (err));
+    assert_non_null (engine);
+    assert_string_equal (err, "");
+    return engine;
+}
+
+static engine_t *
+new_real (uint32_t n)
+{
+    engine_cfg_t cfg = {.mode = PLATFORM_REAL, .matrix_n = n};
+    char err[TF_ERRLEN] = "";
+    engine_t *engine = engine_new (&cfg, err, sizeof (err));
+    assert_non_null (engine);
+    return engine;
+}
+
+static double
+cpu_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*  2 units at 4 units/s, 10 times faster: 0.05 s of wall time, reported
+ *  and observed; the engine sleeps rather than burning CPU. */
+static void
+test_emulated_duration (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (4, 10);
+
+    double cpu0 = cpu_now ();
+    double t0 = tf_now ();
+    assert_int_equal (engine_start (engine, 17, 2), 0);
+    assert_int_equal (wait_ready (engine, 5000), 0);
+    uint64_t task = 0;
+    double seconds = -1;
+    assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+    double wall = tf_now () - t0;
+    double cpu = cpu_now () - cpu0;
+
+    assert_true (task == 17);
+    assert_true (seconds >= 0.045);
+    assert_true (seconds < 0.5);
+    assert_true (wall >= seconds);
+    assert_true (cpu < 0.5 * wall);
+
+    /* Twice the units, twice the time: 4 units take 0.1 s. */
+    assert_int_equal (engine_start (engine, 18, 4), 0);
+    assert_int_equal (wait_ready (engine, 5000), 0);
+    assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+    assert_true (task == 18);
+    assert_true (seconds >= 0.095);
+    assert_true (seconds < 1.0);
+    engine_destroy (&engine);
+    assert_null (engine);
+}
+
+/*  Many short tasks at a high time scale: none finishes early, and the
+ *  sub-millisecond remainders do not round up to whole milliseconds. */
+static void
+test_emulated_short_tasks (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (9, 100);  /* 1 unit = 1.11 ms */
+    double t0 = tf_now ();
+    for (uint64_t i = 0; i < 20; i++) {
+        assert_int_equal (engine_start (engine, i, 1), 0);
+        assert_int_equal (wait_ready (engine, 5000), 0);
+        uint64_t task;
+        double seconds;
+        assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+        assert_true (task == i);
+        assert_true (seconds >= 1.0 / 900);
+    }
+    assert_true (tf_now () - t0 >= 20.0 / 900);
+    engine_destroy (&engine);
+}
+
+/*  The task id travels unchanged, all 64 bits of it; busy is set by a
+ *  start and cleared only by reading the completion. */
+static void
+test_task_id_and_busy (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (100, 1);
+    const uint64_t ids[] = {0, 1, UINT64_MAX, 0x8000000000000001ull,
+                            0x0123456789abcdefull};
+
+    assert_false (engine_busy (engine));
+    for (size_t i = 0; i < sizeof (ids) / sizeof (ids[0]); i++) {
+        assert_int_equal (engine_start (engine, ids[i], i % 2 ? 0.5 : 0), 0);
+        assert_true (engine_busy (engine));
+        assert_int_equal (wait_ready (engine, 5000), 0);
+        assert_true (engine_busy (engine));     /* done, but not yet read */
+        uint64_t task = 42;
+        double seconds = -1;
+        assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+        assert_true (task == ids[i]);
+        assert_true (seconds >= (i % 2 ? 0.005 * 0.99 : 0));
+        assert_false (engine_busy (engine));
+    }
+    engine_destroy (&engine);
+}
+
+/*  One task at a time: a second start is refused and changes nothing. */
+static void
+test_start_while_busy (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (10, 1);   /* 0.5 units: 0.05 s */
+    assert_int_equal (engine_start (engine, 1, 0.5), 0);
+    assert_int_equal (engine_start (engine, 2, 0.5), -1);
+    assert_true (engine_busy (engine));
+
+    assert_int_equal (wait_ready (engine, 5000), 0);
+    uint64_t task;
+    double seconds;
+    assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+    assert_true (task == 1);
+    /* No second completion follows: the refused start never ran. */
+    assert_int_equal (wait_ready (engine, 150), -1);
+
+    assert_int_equal (engine_start (engine, 3, 0), 0);
+    assert_int_equal (wait_ready (engine, 5000), 0);
+    assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+    assert_true (task == 3);
+    engine_destroy (&engine);
+}
+
+/*  A destroy that hangs would hang the whole test run: past this many
+ *  seconds SIGALRM kills the process instead, a failure with a cause. */
+#define DESTROY_WATCHDOG 20
+
+/*  Destroying an engine in the middle of a 1000-second task returns
+ *  promptly; so does destroying one whose completion was never read. */
+static void
+test_destroy_mid_task_emulated (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (1, 1);
+    assert_int_equal (engine_start (engine, 5, 1000), 0);
+    zclock_sleep (30);
+    double t0 = tf_now ();
+    alarm (DESTROY_WATCHDOG);
+    engine_destroy (&engine);
+    alarm (0);
+    assert_true (tf_now () - t0 < 0.5);
+    assert_null (engine);
+
+    engine = new_emulated (1000, 1);
+    assert_int_equal (engine_start (engine, 6, 1), 0);
+    assert_int_equal (wait_ready (engine, 5000), 0);
+    t0 = tf_now ();
+    engine_destroy (&engine);
+    assert_true (tf_now () - t0 < 0.5);
+
+    engine_destroy (&engine);   /* safe on NULL */
+}
+
+static void
+test_destroy_mid_task_real (void **state)
+{
+    (void) state;
+    engine_t *engine = new_real (1024);
+    assert_int_equal (engine_start (engine, 5, 1e6), 0);
+    zclock_sleep (30);
+    double t0 = tf_now ();
+    alarm (DESTROY_WATCHDOG);
+    engine_destroy (&engine);
+    alarm (0);
+    assert_true (tf_now () - t0 < 0.5);
+    assert_null (engine);
+}
+
+/*  The real engine burns CPU through 3 diagonals and reports. */
+static void
+test_real_completes (void **state)
+{
+    (void) state;
+    engine_t *engine = new_real (64);
+    for (uint64_t id = 100; id < 103; id++) {
+        assert_int_equal (engine_start (engine, id, 3), 0);
+        assert_true (engine_busy (engine));
+        assert_int_equal (wait_ready (engine, 10000), 0);
+        uint64_t task;
+        double seconds = -1;
+        assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+        assert_true (task == id);
+        assert_true (seconds > 0 && seconds < 10);
+        assert_false (engine_busy (engine));
+    }
+    /* Fractional units and zero units are accepted too. */
+    assert_int_equal (engine_start (engine, 7, 0.25), 0);
+    assert_int_equal (wait_ready (engine, 10000), 0);
+    assert_int_equal (engine_recv (engine, NULL, NULL), 0);
+    assert_int_equal (engine_start (engine, 8, 0), 0);
+    assert_int_equal (wait_ready (engine, 10000), 0);
+    assert_int_equal (engine_recv (engine, NULL, NULL), 0);
+    engine_destroy (&engine);
+
+    /* The smallest matrix works. */
+    engine = new_real (2);
+    assert_int_equal (engine_start (engine, 9, 5.5), 0);
+    assert_int_equal (wait_ready (engine, 10000), 0);
+    assert_int_equal (engine_recv (engine, NULL, NULL), 0);
+    engine_destroy (&engine);
+}
+
+/*  Expect cfg to be refused with a message containing `word`. */
+static void
+check_rejected (engine_cfg_t cfg, const char *word)
+{
+    char err[TF_ERRLEN] = "";
+    engine_t *engine = engine_new (&cfg, err, sizeof (err));
+    assert_null (engine);
+    if (!strstr (err, word))
+        fail_msg ("message '%s' does not mention '%s'", err, word);
+    /* Without an error buffer, still refused, no crash. */
+    assert_null (engine_new (&cfg, NULL, 0));
+}
+
+static void
+test_invalid_configs (void **state)
+{
+    (void) state;
+    const double nan = __builtin_nan ("");
+    const double inf = __builtin_inf ();
+    engine_cfg_t ok = {.mode = PLATFORM_EMULATED, .rate = 1, .time_scale = 1};
+    engine_cfg_t cfg;
+
+    cfg = ok, cfg.rate = 0, check_rejected (cfg, "rate");
+    cfg = ok, cfg.rate = -3, check_rejected (cfg, "rate");
+    cfg = ok, cfg.rate = nan, check_rejected (cfg, "rate");
+    cfg = ok, cfg.rate = inf, check_rejected (cfg, "rate");
+    cfg = ok, cfg.time_scale = 0, check_rejected (cfg, "time_scale");
+    cfg = ok, cfg.time_scale = -1, check_rejected (cfg, "time_scale");
+    cfg = ok, cfg.time_scale = nan, check_rejected (cfg, "time_scale");
+    cfg = ok, cfg.rate = 1e300, cfg.time_scale = 1e300,
+    check_rejected (cfg, "rate x time_scale");
+
+    engine_cfg_t real = {.mode = PLATFORM_REAL, .matrix_n = 1024};
+    cfg = real, cfg.matrix_n = 0, check_rejected (cfg, "matrix_n");
+    cfg = real, cfg.matrix_n = 1, check_rejected (cfg, "matrix_n");
+    cfg = real, cfg.matrix_n = 16385, check_rejected (cfg, "matrix_n");
+
+    cfg = ok, cfg.mode = (platform_mode_t) 7, check_rejected (cfg, "mode");
+
+    /* A real engine ignores rate and time_scale; an emulated one, N. */
+    cfg = real, cfg.rate = 0, cfg.time_scale = 0;
+    engine_t *engine = engine_new (&cfg, NULL, 0);
+    assert_non_null (engine);
+    engine_destroy (&engine);
+    cfg = ok, cfg.matrix_n = 0;
+    engine = engine_new (&cfg, NULL, 0);
+    assert_non_null (engine);
+    engine_destroy (&engine);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_emulated_duration),
+        cmocka_unit_test (test_emulated_short_tasks),
+        cmocka_unit_test (test_task_id_and_busy),
+        cmocka_unit_test (test_start_while_busy),
+        cmocka_unit_test (test_destroy_mid_task_emulated),
+        cmocka_unit_test (test_destroy_mid_task_real),
+        cmocka_unit_test (test_real_completes),
+        cmocka_unit_test (test_invalid_configs),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
