@@ -1,0 +1,67 @@
+/*  treefarm-node — one node of a treefarm tree. Started by the controller;
+ *  see `treefarm-node --help`. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "node/node.h"
+
+static void
+usage (FILE *out)
+{
+    fprintf (out,
+             "usage: treefarm-node --name NAME --controller ENDPOINT [--verbose]\n"
+             "\n"
+             "One node of a treefarm tree. The controller (`treefarm run`) starts one\n"
+             "per tree node; you do not usually run it by hand. It connects to the\n"
+             "controller at ENDPOINT (tcp://HOST:PORT), receives the experiment, binds\n"
+             "an endpoint for its children, connects to its parent, computes tasks and\n"
+             "forwards tasks to children that ask, until the controller stops it.\n"
+             "\n"
+             "  --name NAME          this node's name in the experiment's tree\n"
+             "  --controller EP      the controller's endpoint\n"
+             "  --verbose            log the steps of the run (bind, connect, stop)\n"
+             "  -h, --help           this help\n"
+             "\n"
+             "Exit status: 0 when stopped by the controller, 1 on failure, 2 on bad usage.\n");
+}
+
+int
+main (int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"name", required_argument, NULL, 'n'},
+        {"controller", required_argument, NULL, 'c'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    node_opts_t opts = {0};
+    int c;
+    while ((c = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            opts.name = optarg;
+            break;
+        case 'c':
+            opts.controller = optarg;
+            break;
+        case 'v':
+            opts.verbose = 1;
+            break;
+        case 'h':
+            usage (stdout);
+            return 0;
+        default:
+            usage (stderr);
+            return 2;
+        }
+    }
+    if (optind < argc || !opts.name || !opts.controller) {
+        fprintf (stderr, "treefarm-node: %s\n",
+                 optind < argc ? "unexpected argument" : "--name and --controller are required");
+        usage (stderr);
+        return 2;
+    }
+    return node_run (&opts);
+}

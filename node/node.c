@@ -1,0 +1,647 @@
+/*  node — the ZeroMQ runtime of one tree node. See node.h.
+ *
+ *  All decisions are the core's; this file only translates: socket
+ *  messages and engine completions into core events, core actions into
+ *  socket messages and engine starts. It also keeps the payloads of tasks
+ *  in transit, so a node forwards the very bytes it received.
+ */
+#include "node/node.h"
+
+#include <czmq.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <unistd.h>
+
+#include "node/core.h"
+#include "node/engine.h"
+#include "overlay/config.h"
+#include "overlay/proto.h"
+#include "overlay/util.h"
+
+#define NODE_HANDSHAKE_MS 30000   /* wait for CONFIG, then START */
+#define NODE_STATS_EVERY 0.25     /* seconds between STATS */
+#define NODE_TICK_MAX 0.1         /* longest poll, seconds */
+#define NODE_LINGER_MS 2000       /* let the final REPORT leave */
+#define NODE_BATCH_MAX 64
+#define NODE_BATCH_DELAY 0.05
+
+typedef struct {
+    uint64_t bytes, got;
+    byte *data;
+} payload_t;
+
+typedef struct {
+    const node_opts_t *opts;
+    config_t *cfg;
+    const config_node_t *me;
+    zsock_t *ctl, *parent, *router;
+    char *endpoint;          /* our children's endpoint, "" for leaves */
+    core_t *core;
+    engine_t *engine;
+    zhashx_t *payloads;      /* task id (decimal) -> payload_t */
+    zhashx_t *slots;         /* child name -> slot + 1 (as a pointer) */
+    double compute_seconds;
+    uint64_t refused;        /* messages that failed to decode */
+    int finished;
+} node_t;
+
+static void
+logmsg (const node_t *self, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    fprintf (stderr, "treefarm-node %s: ", self->opts->name);
+    vfprintf (stderr, fmt, ap);
+    fputc ('\n', stderr);
+    va_end (ap);
+}
+
+/*  Lifecycle messages, only with --verbose. */
+#define verbose(self, ...) \
+    do { \
+        if ((self)->opts->verbose) \
+            logmsg ((self), __VA_ARGS__); \
+    } while (0)
+
+static void
+payload_destroy (void **item)
+{
+    payload_t *p = *item;
+    if (p) {
+        free (p->data);
+        free (p);
+    }
+    *item = NULL;
+}
+
+/*  Tell the controller why we give up, and say it on stderr too. */
+static int
+fail (node_t *self, const char *error)
+{
+    logmsg (self, "%s", error);
+    if (self->ctl) {
+        zmsg_t *msg = proto_fail (error);
+        zmsg_send (&msg, self->ctl);
+    }
+    return 1;
+}
+
+/*  Wait up to timeout_ms for a message of the wanted command from the
+ *  controller; anything else is logged and dropped. */
+static int
+wait_control (node_t *self, proto_command_t want, proto_msg_t *out, char *err,
+              size_t errlen)
+{
+    double deadline = tf_now () + NODE_HANDSHAKE_MS / 1000.0;
+    zpoller_t *poller = zpoller_new (self->ctl, NULL);
+    int rc = -1;
+    while (!zsys_interrupted) {
+        int left = (int) ((deadline - tf_now ()) * 1000);
+        if (left <= 0) {
+            tf_error (err, errlen, "no %s from the controller within %d s",
+                      proto_command_str (want), NODE_HANDSHAKE_MS / 1000);
+            break;
+        }
+        if (!zpoller_wait (poller, left))
+            continue;
+        zmsg_t *msg = zmsg_recv (self->ctl);
+        char why[TF_ERRLEN];
+        if (!msg || proto_decode (&msg, out, why, sizeof why) < 0) {
+            logmsg (self, "refused a message from the controller: %s", why);
+            continue;
+        }
+        if (out->command == want) {
+            rc = 0;
+            break;
+        }
+        if (out->command == PROTO_STOP) {
+            proto_msg_clear (out);
+            tf_error (err, errlen, "stopped by the controller before the run");
+            break;
+        }
+        logmsg (self, "ignored %s while waiting for %s",
+                proto_command_str (out->command), proto_command_str (want));
+        proto_msg_clear (out);
+    }
+    if (rc < 0 && zsys_interrupted)
+        tf_error (err, errlen, "interrupted");
+    zpoller_destroy (&poller);
+    return rc;
+}
+
+/*  Load the shipped experiment and find ourselves in it. */
+static int
+take_config (node_t *self, json_t *object, char *err, size_t errlen)
+{
+    char *text = json_dumps (object, JSON_COMPACT);
+    self->cfg = config_load_string (text ? text : "", "<controller>", err, errlen);
+    free (text);
+    if (!self->cfg)
+        return -1;
+    int me = config_find_node (self->cfg, self->opts->name);
+    if (me < 0)
+        return tf_error (err, errlen, "the experiment has no node named \"%s\"",
+                         self->opts->name);
+    self->me = &self->cfg->nodes[me];
+    if (!policy_find (self->cfg->policy))
+        return tf_error (err, errlen, "unknown policy \"%s\"", self->cfg->policy);
+    return 0;
+}
+
+static int
+bind_children (node_t *self, char *err, size_t errlen)
+{
+    if (self->me->nchildren == 0) {
+        self->endpoint = xstrdup ("");
+        return 0;
+    }
+    self->router = zsock_new (ZMQ_ROUTER);
+    zsock_set_router_mandatory (self->router, 1);
+    int port = zsock_bind (self->router, "tcp://%s:*", self->me->host);
+    if (port < 0)
+        return tf_error (err, errlen, "cannot bind tcp://%s:*: %s", self->me->host,
+                         zmq_strerror (zmq_errno ()));
+    self->endpoint = xasprintf ("tcp://%s:%d", self->me->host, port);
+    self->slots = zhashx_new ();
+    for (int i = 0; i < self->me->nchildren; i++) {
+        const config_node_t *c = &self->cfg->nodes[self->me->children[i]];
+        zhashx_insert (self->slots, c->name, (void *) (intptr_t) (i + 1));
+    }
+    return 0;
+}
+
+static int
+make_core (node_t *self, char *err, size_t errlen)
+{
+    const config_t *cfg = self->cfg;
+    const config_node_t *me = self->me;
+    core_child_info_t *kids = xcalloc (me->nchildren, sizeof *kids);
+    for (int i = 0; i < me->nchildren; i++) {
+        const config_node_t *c = &cfg->nodes[me->children[i]];
+        kids[i] = (core_child_info_t){c->compute_rate, c->link_mbps, c->link_idle_mbps,
+                                      c->ir_send, c->ir_recv};
+    }
+    double chunk = cfg->platform.chunk_kib * 1024.0 * cfg->platform.payload_scale;
+    core_cfg_t cc = {
+        .self = (uint32_t) me->index,
+        .nnodes = (uint32_t) cfg->nnodes,
+        .is_root = me->parent < 0,
+        .task_count = cfg->tasks.count,
+        .task_units = cfg->tasks.units,
+        .task_mb = cfg->tasks.input_mb,
+        .task_bytes = config_task_bytes (cfg),
+        .chunk_bytes = chunk < 1 ? 1 : (uint32_t) (chunk + 0.5),
+        .window = cfg->platform.window,
+        .buffer = cfg->platform.buffer,
+        .batch_max = NODE_BATCH_MAX,
+        .batch_delay = NODE_BATCH_DELAY,
+        .policy = policy_find (cfg->policy),
+        .parent = {me->compute_rate, cfg->tasks.input_mb, cfg->tasks.units,
+                   me->send_limit_mbps, me->parent < 0},
+        .nchildren = me->nchildren,
+        .children = kids,
+    };
+    self->core = core_new (&cc, err, errlen);
+    free (kids);
+    if (!self->core)
+        return -1;
+    engine_cfg_t ec = {cfg->platform.mode, me->compute_rate, cfg->platform.time_scale,
+                       cfg->platform.matrix_n};
+    self->engine = engine_new (&ec, err, errlen);
+    return self->engine ? 0 : -1;
+}
+
+/*  --- statistics --------------------------------------------------------- */
+
+static json_t *
+stats_json (node_t *self, int final)
+{
+    core_stats_t s = core_stats (self->core);
+    json_t *o = json_pack (
+        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:i, s:i}",
+        "computed", (json_int_t) s.computed, "forwarded", (json_int_t) s.forwarded,
+        "received", (json_int_t) s.received, "requested", (json_int_t) s.requested,
+        "bytes_in", (json_int_t) s.bytes_in, "bytes_out", (json_int_t) s.bytes_out,
+        "malformed", (json_int_t) (s.malformed + self->refused),
+        "completed", (json_int_t) s.completed, "duplicates", (json_int_t) s.duplicates,
+        "compute_seconds", self->compute_seconds, "held", (int) s.held,
+        "computing", s.computing);
+    if (!final)
+        return o;
+    json_t *kids = json_array ();
+    for (int i = 0; i < self->me->nchildren; i++) {
+        core_child_stats_t c = core_child_stats (self->core, i);
+        json_array_append_new (
+            kids, json_pack ("{s:s, s:I, s:I, s:I}", "name",
+                             self->cfg->nodes[self->me->children[i]].name, "tasks",
+                             (json_int_t) c.tasks_sent, "bytes", (json_int_t) c.bytes_sent,
+                             "requested", (json_int_t) c.requested));
+    }
+    json_object_set_new (o, "children", kids);
+    const int32_t *by = core_done_by (self->core);
+    if (by) {
+        json_t *arr = json_array ();
+        for (uint64_t t = 0; t < self->cfg->tasks.count; t++)
+            json_array_append_new (arr, json_integer (by[t]));
+        json_object_set_new (o, "done_by", arr);
+    }
+    return o;
+}
+
+static void
+send_stats (node_t *self, proto_command_t command)
+{
+    json_t *body = json_pack ("{s:o}", "stats", stats_json (self, command == PROTO_REPORT));
+    zmsg_t *msg = proto_encode (command, &body, NULL);
+    zmsg_send (&msg, self->ctl);
+}
+
+/*  --- actions ------------------------------------------------------------- */
+
+static char *
+task_key (uint64_t task, char buf[24])
+{
+    snprintf (buf, 24, "%" PRIu64, task);
+    return buf;
+}
+
+/*  The bytes of one chunk: the root makes them, others forward what they
+ *  received. */
+static zframe_t *
+chunk_frame (node_t *self, const core_action_t *a)
+{
+    if (self->me->parent < 0) {
+        zframe_t *f = zframe_new (NULL, a->len);
+        memset (zframe_data (f), (int) (a->task & 0xff), a->len);
+        return f;
+    }
+    char key[24];
+    payload_t *p = zhashx_lookup (self->payloads, task_key (a->task, key));
+    if (!p || a->offset + a->len > p->got)
+        return NULL;
+    return zframe_new (p->data + a->offset, a->len);
+}
+
+static int
+send_to_child (node_t *self, int slot, zmsg_t **msg_p)
+{
+    const char *name = self->cfg->nodes[self->me->children[slot]].name;
+    zmsg_pushstr (*msg_p, name);
+    if (zmsg_send (msg_p, self->router) == 0)
+        return 0;
+    zmsg_destroy (msg_p);
+    logmsg (self, "cannot send to child %s: %s", name, zmq_strerror (zmq_errno ()));
+    return -1;
+}
+
+static int
+act (node_t *self, const core_action_t *a)
+{
+    zmsg_t *msg = NULL;
+    char key[24];
+    switch (a->type) {
+    case CORE_ACT_REQUEST:
+        msg = proto_request (a->n);
+        return zmsg_send (&msg, self->parent);
+    case CORE_ACT_SEND_CHUNK: {
+        zframe_t *frame = chunk_frame (self, a);
+        if (!frame) {
+            logmsg (self, "no payload for task %" PRIu64 " chunk %u", a->task, a->index);
+            return -1;
+        }
+        msg = proto_chunk (a->task, a->units, a->bytes, a->index, a->count, &frame);
+        return send_to_child (self, a->child, &msg);
+    }
+    case CORE_ACT_ACK:
+        msg = proto_ack (a->task, a->index);
+        return zmsg_send (&msg, self->parent);
+    case CORE_ACT_COMPUTE:
+        return engine_start (self->engine, a->task, a->units);
+    case CORE_ACT_REPORT: {
+        json_t *arr = json_array ();
+        for (uint32_t i = 0; i < a->ndone; i++)
+            json_array_append_new (arr, json_pack ("[I, I]", (json_int_t) a->done[i].task,
+                                                   (json_int_t) a->done[i].node));
+        json_t *body = json_pack ("{s:o}", "done", arr);
+        msg = proto_encode (PROTO_DONE, &body, NULL);
+        return zmsg_send (&msg, self->parent);
+    }
+    case CORE_ACT_RELEASE:
+        if (self->payloads)
+            zhashx_delete (self->payloads, task_key (a->task, key));
+        return 0;
+    case CORE_ACT_FINISHED:
+        self->finished = 1;
+        msg = proto_empty (PROTO_FINISHED);
+        return zmsg_send (&msg, self->ctl);
+    default:
+        return -1;
+    }
+}
+
+/*  Carry out the actions of the last accepted event; a failed action is
+ *  fatal, reported to the controller. */
+static int
+perform (node_t *self)
+{
+    int n;
+    const core_action_t *acts = core_actions (self->core, &n);
+    for (int i = 0; i < n; i++)
+        if (act (self, &acts[i]) < 0) {
+            char why[TF_ERRLEN];
+            snprintf (why, sizeof why, "cannot carry out %s",
+                      core_action_str (acts[i].type));
+            fail (self, why);
+            return -1;
+        }
+    return 0;
+}
+
+/*  Offer one event to the core. Returns 1 if accepted, 0 if refused (logged
+ *  with the peer and dropped). */
+static int
+offer (node_t *self, core_event_t *ev, const char *peer)
+{
+    char err[TF_ERRLEN];
+    if (core_handle (self->core, ev, err, sizeof err) < 0) {
+        logmsg (self, "refused %s from %s: %s", core_event_str (ev->type), peer, err);
+        return 0;
+    }
+    return 1;
+}
+
+/*  Offer an event and carry out what it asks for. */
+static int
+feed (node_t *self, core_event_t *ev, const char *peer)
+{
+    return offer (self, ev, peer) ? perform (self) : 0;
+}
+
+/*  --- incoming ----------------------------------------------------------- */
+
+static void
+refused (node_t *self, const char *peer, const char *why)
+{
+    self->refused++;
+    logmsg (self, "refused a message from %s: %s", peer, why);
+}
+
+/*  Keep the bytes of an accepted chunk, so we can forward them. */
+static void
+store_chunk (node_t *self, const proto_msg_t *m)
+{
+    char key[24];
+    task_key (m->task, key);
+    payload_t *p = zhashx_lookup (self->payloads, key);
+    if (!p) {
+        p = xcalloc (1, sizeof *p);
+        p->bytes = m->bytes;
+        p->data = xmalloc (m->bytes);
+        zhashx_update (self->payloads, key, p);
+    }
+    size_t len = zframe_size (m->payload);
+    if (p->got + len <= p->bytes) {
+        memcpy (p->data + p->got, zframe_data (m->payload), len);
+        p->got += len;
+    }
+}
+
+static int
+on_parent (node_t *self)
+{
+    zmsg_t *msg = zmsg_recv (self->parent);
+    proto_msg_t m;
+    char why[TF_ERRLEN];
+    if (!msg)
+        return 0;
+    if (proto_decode (&msg, &m, why, sizeof why) < 0) {
+        refused (self, "the parent", why);
+        return 0;
+    }
+    int rc = 0;
+    if (m.command != PROTO_CHUNK)
+        refused (self, "the parent", proto_command_str (m.command));
+    else {
+        core_event_t ev = {.type = CORE_EV_CHUNK, .now = tf_now (), .task = m.task,
+                           .units = m.units, .bytes = m.bytes, .index = m.index,
+                           .count = m.count, .len = zframe_size (m.payload)};
+        if (offer (self, &ev, "the parent")) {
+            store_chunk (self, &m);
+            rc = perform (self);
+        }
+    }
+    proto_msg_clear (&m);
+    return rc;
+}
+
+static int
+on_child (node_t *self)
+{
+    zmsg_t *msg = zmsg_recv (self->router);
+    if (!msg)
+        return 0;
+    char *name = zmsg_popstr (msg);
+    intptr_t slot = name ? (intptr_t) zhashx_lookup (self->slots, name) - 1 : -1;
+    proto_msg_t m;
+    char why[TF_ERRLEN];
+    int rc = 0;
+    if (slot < 0) {
+        refused (self, name ? name : "?", "not one of our children");
+        zmsg_destroy (&msg);
+        goto out;
+    }
+    if (proto_decode (&msg, &m, why, sizeof why) < 0) {
+        refused (self, name, why);
+        goto out;
+    }
+    core_event_t ev = {.now = tf_now (), .child = (int) slot};
+    core_done_t *done = NULL;
+    switch (m.command) {
+    case PROTO_REQUEST:
+        ev.type = CORE_EV_REQUEST;
+        ev.n = m.n;
+        break;
+    case PROTO_ACK:
+        ev.type = CORE_EV_ACK;
+        ev.task = m.task;
+        ev.index = m.index;
+        break;
+    case PROTO_DONE: {
+        ev.type = CORE_EV_DONE;
+        ev.ndone = (uint32_t) json_array_size (m.done);
+        done = xcalloc (ev.ndone, sizeof *done);
+        for (uint32_t i = 0; i < ev.ndone; i++) {
+            json_t *e = json_array_get (m.done, i);
+            done[i].task = (uint64_t) json_integer_value (json_array_get (e, 0));
+            done[i].node = (uint32_t) json_integer_value (json_array_get (e, 1));
+        }
+        ev.done = done;
+        break;
+    }
+    default:
+        refused (self, name, proto_command_str (m.command));
+        proto_msg_clear (&m);
+        goto out;
+    }
+    rc = feed (self, &ev, name);
+    free (done);
+    proto_msg_clear (&m);
+out:
+    free (name);
+    return rc;
+}
+
+/*  Returns 1 when the controller says STOP. */
+static int
+on_control (node_t *self)
+{
+    zmsg_t *msg = zmsg_recv (self->ctl);
+    proto_msg_t m;
+    char why[TF_ERRLEN];
+    if (!msg)
+        return 0;
+    if (proto_decode (&msg, &m, why, sizeof why) < 0) {
+        refused (self, "the controller", why);
+        return 0;
+    }
+    int stop = m.command == PROTO_STOP;
+    if (!stop)
+        refused (self, "the controller", proto_command_str (m.command));
+    proto_msg_clear (&m);
+    return stop;
+}
+
+static int
+on_engine (node_t *self)
+{
+    uint64_t task;
+    double seconds;
+    if (engine_recv (self->engine, &task, &seconds) < 0)
+        return fail (self, "the compute engine sent something unexpected"), -1;
+    self->compute_seconds += seconds;
+    core_event_t ev = {.type = CORE_EV_COMPUTED, .now = tf_now (), .task = task};
+    return feed (self, &ev, "the engine");
+}
+
+/*  The run proper: until STOP, or a fatal error. */
+static int
+serve (node_t *self)
+{
+    zpoller_t *poller = zpoller_new (self->ctl, engine_sock (self->engine), NULL);
+    if (self->parent)
+        zpoller_add (poller, self->parent);
+    if (self->router)
+        zpoller_add (poller, self->router);
+    core_event_t start = {.type = CORE_EV_START, .now = tf_now ()};
+    int rc = feed (self, &start, "the controller");
+    double next_stats = tf_now ();
+    while (rc == 0) {
+        double now = tf_now ();
+        if (now >= next_stats) {
+            send_stats (self, PROTO_STATS);
+            next_stats = now + NODE_STATS_EVERY;
+        }
+        double wait = next_stats - now;
+        double due = core_next_deadline (self->core, now);
+        if (due >= 0 && due < wait)
+            wait = due;
+        if (wait > NODE_TICK_MAX)
+            wait = NODE_TICK_MAX;
+        void *which = zpoller_wait (poller, (int) (wait * 1000) + 1);
+        if (zpoller_terminated (poller)) {
+            rc = fail (self, "interrupted");
+            break;
+        }
+        if (which == self->ctl) {
+            if (on_control (self)) {
+                verbose (self, "stopped by the controller");
+                send_stats (self, PROTO_REPORT);
+                break;
+            }
+        }
+        else if (which == engine_sock (self->engine))
+            rc = on_engine (self);
+        else if (self->parent && which == self->parent)
+            rc = on_parent (self);
+        else if (self->router && which == self->router)
+            rc = on_child (self);
+        else {
+            core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
+            rc = feed (self, &tick, "the clock");
+        }
+    }
+    zpoller_destroy (&poller);
+    return rc == 0 ? 0 : 1;
+}
+
+int
+node_run (const node_opts_t *opts)
+{
+    node_t node = {.opts = opts}, *self = &node;
+    char err[TF_ERRLEN];
+    proto_msg_t m = {0};
+    int status = 1;
+
+    zsys_init ();
+    self->ctl = zsock_new (ZMQ_DEALER);
+    zsock_set_identity (self->ctl, opts->name);
+    zsock_set_linger (self->ctl, NODE_LINGER_MS);
+    if (zsock_connect (self->ctl, "%s", opts->controller) < 0) {
+        logmsg (self, "cannot connect to the controller at %s", opts->controller);
+        goto out;
+    }
+    zmsg_t *hello = proto_hello (opts->name, getpid ());
+    zmsg_send (&hello, self->ctl);
+
+    if (wait_control (self, PROTO_CONFIG, &m, err, sizeof err) < 0
+        || take_config (self, m.object, err, sizeof err) < 0
+        || bind_children (self, err, sizeof err) < 0) {
+        status = fail (self, err);
+        goto out;
+    }
+    proto_msg_clear (&m);
+    verbose (self, "experiment %s, %d children, endpoint \"%s\"", self->cfg->name,
+             self->me->nchildren, self->endpoint);
+    zmsg_t *bound = proto_bound (self->endpoint);
+    zmsg_send (&bound, self->ctl);
+
+    if (wait_control (self, PROTO_START, &m, err, sizeof err) < 0) {
+        status = fail (self, err);
+        goto out;
+    }
+    if ((self->me->parent >= 0) != (m.text[0] != '\0')) {
+        status = fail (self, self->me->parent >= 0 ? "START names no parent endpoint"
+                                                   : "START names a parent for the root");
+        goto out;
+    }
+    if (self->me->parent >= 0) {
+        self->parent = zsock_new (ZMQ_DEALER);
+        zsock_set_identity (self->parent, opts->name);
+        if (zsock_connect (self->parent, "%s", m.text) < 0) {
+            snprintf (err, sizeof err, "cannot connect to the parent at %s", m.text);
+            status = fail (self, err);
+            goto out;
+        }
+        verbose (self, "connected to the parent at %s", m.text);
+        self->payloads = zhashx_new ();
+        zhashx_set_destructor (self->payloads, payload_destroy);
+    }
+    proto_msg_clear (&m);
+    if (make_core (self, err, sizeof err) < 0) {
+        status = fail (self, err);
+        goto out;
+    }
+    status = serve (self);
+out:
+    proto_msg_clear (&m);
+    engine_destroy (&self->engine);
+    core_destroy (&self->core);
+    zhashx_destroy (&self->payloads);
+    zhashx_destroy (&self->slots);
+    zsock_destroy (&self->router);
+    zsock_destroy (&self->parent);
+    zsock_destroy (&self->ctl);
+    config_destroy (&self->cfg);
+    free (self->endpoint);
+    return status;
+}

@@ -1,0 +1,25 @@
+/*  node — the ZeroMQ runtime of one tree node (treefarm-node).
+ *
+ *  It joins the controller, receives the experiment, binds its children's
+ *  endpoint, connects to its parent, and then drives the pure decision core
+ *  (node/core.h) with what arrives on its sockets and from its compute
+ *  engine, carrying out the actions the core returns. The sequence is in
+ *  docs/protocol.md.
+ */
+#ifndef TF_NODE_H
+#define TF_NODE_H
+
+#include <stddef.h>
+
+typedef struct {
+    const char *name;        /* this node's name in the experiment */
+    const char *controller;  /* the controller's endpoint, tcp://host:port */
+    int verbose;             /* log the steps of the run on stderr */
+} node_opts_t;
+
+/*  Run a node until the controller stops it. Returns the process exit
+ *  status: 0 after a clean STOP, 1 on a failure (reported to the
+ *  controller with FAIL when it can be, and printed to stderr). */
+int node_run (const node_opts_t *opts);
+
+#endif
