@@ -1,0 +1,629 @@
+/*  results — a run's counters and its results directory. See results.h. */
+#include "controller/results.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "overlay/util.h"
+
+/*  Real numbers in results.json: enough digits to give back what a human
+ *  typed in the config, without 9.0600000000000005. */
+#define RESULTS_JSON_FLAGS (JSON_INDENT (2) | JSON_REAL_PRECISION (15))
+
+static const char *const status_names[] = {
+    [RESULTS_RUNNING] = "running",
+    [RESULTS_COMPLETE] = "complete",
+    [RESULTS_FAILED] = "failed",
+    [RESULTS_INTERRUPTED] = "interrupted",
+};
+
+/*  The integer counters of a stats object, by key. */
+static const struct {
+    const char *key;
+    size_t offset;
+} counters[] = {
+    {"computed", offsetof (results_stats_t, computed)},
+    {"forwarded", offsetof (results_stats_t, forwarded)},
+    {"received", offsetof (results_stats_t, received)},
+    {"requested", offsetof (results_stats_t, requested)},
+    {"bytes_in", offsetof (results_stats_t, bytes_in)},
+    {"bytes_out", offsetof (results_stats_t, bytes_out)},
+    {"malformed", offsetof (results_stats_t, malformed)},
+    {"completed", offsetof (results_stats_t, completed)},
+    {"duplicates", offsetof (results_stats_t, duplicates)},
+};
+#define NCOUNTERS (sizeof counters / sizeof counters[0])
+
+/*  The per-node counters written to nodes.csv and results.json, in order
+ *  (completed and duplicates are the root's, reported at the top). */
+#define NODE_COUNTERS 7
+
+typedef struct {
+    results_stats_t stats;
+    int reported;
+    int64_t pid;             /* 0: unknown */
+    results_child_t *children;
+    int nchildren;
+} node_results_t;
+
+struct results {
+    const config_t *cfg;
+    node_results_t *nodes;   /* cfg->nnodes, tree order */
+    int32_t *done_by;        /* tasks.count entries once the root reported */
+    results_status_t status;
+    char *error;
+    double wall_s;
+    int finished;
+    uint64_t malformed;
+};
+
+const char *
+results_status_str (results_status_t status)
+{
+    return (unsigned) status <= RESULTS_INTERRUPTED ? status_names[status] : "?";
+}
+
+results_t *
+results_new (const config_t *cfg)
+{
+    results_t *self = xcalloc (1, sizeof *self);
+    self->cfg = cfg;
+    self->nodes = xcalloc (cfg->nnodes, sizeof *self->nodes);
+    return self;
+}
+
+static void
+children_free (results_child_t *children, int n)
+{
+    for (int i = 0; i < n; i++)
+        free (children[i].name);
+    free (children);
+}
+
+void
+results_destroy (results_t **self_p)
+{
+    results_t *self = *self_p;
+    if (!self)
+        return;
+    for (int i = 0; i < self->cfg->nnodes; i++)
+        children_free (self->nodes[i].children, self->nodes[i].nchildren);
+    free (self->nodes);
+    free (self->done_by);
+    free (self->error);
+    free (self);
+    *self_p = NULL;
+}
+
+/*  A missing key is zero; a present one must be an integer >= 0. */
+static int
+parse_count (const json_t *object, const char *key, uint64_t *out, const char *where,
+             char *err, size_t errlen)
+{
+    json_t *v = json_object_get (object, key);
+    if (!v) {
+        *out = 0;
+        return 0;
+    }
+    if (!json_is_integer (v) || json_integer_value (v) < 0)
+        return tf_error (err, errlen, "%s\"%s\" must be a non-negative integer", where,
+                         key);
+    *out = (uint64_t) json_integer_value (v);
+    return 0;
+}
+
+int
+results_parse_stats (const json_t *stats, results_stats_t *out, char *err,
+                     size_t errlen)
+{
+    results_stats_t parsed;
+    memset (&parsed, 0, sizeof parsed);
+    if (!json_is_object (stats))
+        return tf_error (err, errlen, "stats must be an object");
+    for (size_t i = 0; i < NCOUNTERS; i++)
+        if (parse_count (stats, counters[i].key,
+                         (uint64_t *) ((char *) &parsed + counters[i].offset),
+                         "stats: ", err, errlen))
+            return -1;
+    json_t *seconds = json_object_get (stats, "compute_seconds");
+    if (seconds) {
+        if (!json_is_number (seconds) || !(json_number_value (seconds) >= 0)
+            || !isfinite (json_number_value (seconds)))
+            return tf_error (err, errlen, "stats: \"compute_seconds\" must be a "
+                             "non-negative number");
+        parsed.compute_seconds = json_number_value (seconds);
+    }
+    *out = parsed;
+    return 0;
+}
+
+static int
+check_node (const results_t *self, int node, char *err, size_t errlen)
+{
+    if (node < 0 || node >= self->cfg->nnodes)
+        return tf_error (err, errlen, "no node %d", node);
+    return 0;
+}
+
+int
+results_update_stats (results_t *self, int node, const json_t *stats, char *err,
+                      size_t errlen)
+{
+    results_stats_t parsed;
+    if (check_node (self, node, err, errlen)
+        || results_parse_stats (stats, &parsed, err, errlen))
+        return -1;
+    self->nodes[node].stats = parsed;
+    return 0;
+}
+
+/*  Parse REPORT's "children" into a new array; *n gets its length. */
+static int
+parse_children (const json_t *stats, results_child_t **out, int *n, char *err,
+                size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    json_t *array = json_object_get (stats, "children");
+    if (!array)
+        return 0;
+    if (!json_is_array (array))
+        return tf_error (err, errlen, "stats: \"children\" must be an array");
+    results_child_t *children = xcalloc (json_array_size (array), sizeof *children);
+    size_t i;
+    json_t *entry;
+    char where[64];
+    json_array_foreach (array, i, entry) {
+        snprintf (where, sizeof where, "stats: children[%zu]: ", i);
+        json_t *name = json_object_get (entry, "name");
+        if (!json_is_object (entry) || !json_is_string (name)) {
+            tf_error (err, errlen, "%smust be an object with a string \"name\"", where);
+            goto out_fail;
+        }
+        results_child_t *child = &children[i];
+        if (parse_count (entry, "tasks", &child->tasks, where, err, errlen)
+            || parse_count (entry, "bytes", &child->bytes, where, err, errlen)
+            || parse_count (entry, "requested", &child->requested, where, err, errlen))
+            goto out_fail;
+        child->name = xstrdup (json_string_value (name));
+    }
+    *out = children;
+    *n = (int) json_array_size (array);
+    return 0;
+out_fail:
+    children_free (children, (int) json_array_size (array));
+    return -1;
+}
+
+/*  Parse the root's "done_by" into a new array of tasks.count entries, or
+ *  leave *out NULL when the key is absent. */
+static int
+parse_done_by (const results_t *self, const json_t *stats, int32_t **out, char *err,
+               size_t errlen)
+{
+    *out = NULL;
+    json_t *array = json_object_get (stats, "done_by");
+    if (!array)
+        return 0;
+    uint64_t count = self->cfg->tasks.count;
+    if (!json_is_array (array) || json_array_size (array) != count)
+        return tf_error (err, errlen, "stats: \"done_by\" must be an array of %llu "
+                         "node indices", (unsigned long long) count);
+    int32_t *done_by = xmalloc (count * sizeof *done_by);
+    size_t i;
+    json_t *entry;
+    json_array_foreach (array, i, entry) {
+        json_int_t v = json_is_integer (entry) ? json_integer_value (entry) : -2;
+        if (v < -1 || v >= self->cfg->nnodes) {
+            free (done_by);
+            return tf_error (err, errlen, "stats: done_by[%zu] must be a node index "
+                             "in [0, %d) or -1", i, self->cfg->nnodes);
+        }
+        done_by[i] = (int32_t) v;
+    }
+    *out = done_by;
+    return 0;
+}
+
+int
+results_update_report (results_t *self, int node, const json_t *stats, char *err,
+                       size_t errlen)
+{
+    results_stats_t parsed;
+    results_child_t *children;
+    int nchildren;
+    int32_t *done_by = NULL;
+    if (check_node (self, node, err, errlen)
+        || results_parse_stats (stats, &parsed, err, errlen)
+        || parse_children (stats, &children, &nchildren, err, errlen))
+        return -1;
+    if (node == self->cfg->root
+        && parse_done_by (self, stats, &done_by, err, errlen)) {
+        children_free (children, nchildren);
+        return -1;
+    }
+    node_results_t *n = &self->nodes[node];
+    n->stats = parsed;
+    n->reported = 1;
+    children_free (n->children, n->nchildren);
+    n->children = children;
+    n->nchildren = nchildren;
+    if (done_by) {
+        free (self->done_by);
+        self->done_by = done_by;
+    }
+    return 0;
+}
+
+const results_stats_t *
+results_node_stats (const results_t *self, int node)
+{
+    return &self->nodes[node].stats;
+}
+
+int
+results_node_reported (const results_t *self, int node)
+{
+    return self->nodes[node].reported;
+}
+
+void
+results_set_pid (results_t *self, int node, int64_t pid)
+{
+    self->nodes[node].pid = pid;
+}
+
+void
+results_set_status (results_t *self, results_status_t status, const char *error)
+{
+    self->status = status;
+    if (error && !self->error)
+        self->error = xstrdup (error);
+}
+
+results_status_t
+results_status (const results_t *self)
+{
+    return self->status;
+}
+
+const char *
+results_error (const results_t *self)
+{
+    return self->error;
+}
+
+void
+results_set_wall (results_t *self, double wall_s, int finished)
+{
+    self->wall_s = wall_s > 0 ? wall_s : 0;
+    self->finished = finished;
+}
+
+void
+results_set_malformed (results_t *self, uint64_t count)
+{
+    self->malformed = count;
+}
+
+uint64_t
+results_completed (const results_t *self)
+{
+    return self->nodes[self->cfg->root].stats.completed;
+}
+
+/*  Platform seconds from START to FINISHED, or -1 when the run did not
+ *  finish. */
+static double
+makespan (const results_t *self)
+{
+    return self->finished ? self->wall_s * self->cfg->platform.time_scale : -1;
+}
+
+static json_t *
+node_to_json (const results_t *self, int i)
+{
+    const node_results_t *n = &self->nodes[i];
+    const config_node_t *node = &self->cfg->nodes[i];
+    json_t *children = json_array ();
+    for (int c = 0; c < n->nchildren; c++)
+        json_array_append_new (children,
+                               json_pack ("{s:s, s:I, s:I, s:I}",
+                                          "name", n->children[c].name,
+                                          "tasks", (json_int_t) n->children[c].tasks,
+                                          "bytes", (json_int_t) n->children[c].bytes,
+                                          "requested",
+                                          (json_int_t) n->children[c].requested));
+    json_t *object = json_pack ("{s:s, s:s?}", "name", node->name,
+                                "parent", node->parent_name);
+    json_object_set_new (object, "pid", n->pid > 0 ? json_integer (n->pid) : json_null ());
+    for (size_t c = 0; c < NODE_COUNTERS; c++)
+        json_object_set_new (
+            object, counters[c].key,
+            json_integer ((json_int_t) *(const uint64_t *) ((const char *) &n->stats
+                                                            + counters[c].offset)));
+    json_object_set_new (object, "compute_seconds", json_real (n->stats.compute_seconds));
+    json_object_set_new (object, "reported", json_boolean (n->reported));
+    json_object_set_new (object, "children", children);
+    return object;
+}
+
+json_t *
+results_to_json (const results_t *self)
+{
+    const config_t *cfg = self->cfg;
+    const results_stats_t *root = &self->nodes[cfg->root].stats;
+    char *text = config_to_json (cfg);
+    json_t *config = text ? json_loads (text, 0, NULL) : NULL;
+    free (text);
+    double span = makespan (self);
+
+    json_t *object = json_object ();
+    json_object_set_new (object, "experiment", json_string (cfg->name));
+    json_object_set_new (object, "config", config ? config : json_null ());
+    json_object_set_new (object, "policy", json_string (cfg->policy));
+    json_object_set_new (object, "mode",
+                         json_string (platform_mode_str (cfg->platform.mode)));
+    json_object_set_new (object, "time_scale", json_real (cfg->platform.time_scale));
+    json_object_set_new (object, "status",
+                         json_string (results_status_str (self->status)));
+    json_object_set_new (object, "error",
+                         self->error ? json_string (self->error) : json_null ());
+    json_object_set_new (object, "tasks", json_integer ((json_int_t) cfg->tasks.count));
+    json_object_set_new (object, "completed", json_integer ((json_int_t) root->completed));
+    json_object_set_new (object, "duplicates",
+                         json_integer ((json_int_t) root->duplicates));
+    json_object_set_new (object, "makespan_s", span >= 0 ? json_real (span) : json_null ());
+    json_object_set_new (object, "wall_s", json_real (self->wall_s));
+    json_object_set_new (object, "throughput",
+                         span > 0 ? json_real ((double) root->completed / span)
+                                  : json_null ());
+    json_object_set_new (object, "malformed", json_integer ((json_int_t) self->malformed));
+    json_t *nodes = json_array ();
+    for (int i = 0; i < cfg->nnodes; i++)
+        json_array_append_new (nodes, node_to_json (self, i));
+    json_object_set_new (object, "nodes", nodes);
+    return object;
+}
+
+/* ------------------------------------------------------------------------
+ *  Files.
+ */
+
+typedef int (*writer_fn) (const results_t *self, FILE *file);
+
+static int
+write_json (const results_t *self, FILE *file)
+{
+    json_t *object = results_to_json (self);
+    int rc = json_dumpf (object, file, RESULTS_JSON_FLAGS);
+    json_decref (object);
+    if (rc == 0 && fputc ('\n', file) == EOF)
+        rc = -1;
+    return rc;
+}
+
+static int
+write_nodes_csv (const results_t *self, FILE *file)
+{
+    fputs ("name,parent,pid", file);
+    for (size_t c = 0; c < NODE_COUNTERS; c++)
+        fprintf (file, ",%s", counters[c].key);
+    fputs (",compute_seconds\n", file);
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        const node_results_t *n = &self->nodes[i];
+        const config_node_t *node = &self->cfg->nodes[i];
+        /*  Names are [A-Za-z0-9_.-]: nothing to quote. */
+        fprintf (file, "%s,%s,", node->name, node->parent_name ? node->parent_name : "");
+        if (n->pid > 0)
+            fprintf (file, "%lld", (long long) n->pid);
+        for (size_t c = 0; c < NODE_COUNTERS; c++)
+            fprintf (file, ",%llu",
+                     (unsigned long long) *(const uint64_t *) ((const char *) &n->stats
+                                                               + counters[c].offset));
+        fprintf (file, ",%.6f\n", n->stats.compute_seconds);
+    }
+    return 0;
+}
+
+static int
+write_tasks_csv (const results_t *self, FILE *file)
+{
+    fputs ("task,node\n", file);
+    for (uint64_t t = 0; t < self->cfg->tasks.count; t++) {
+        int32_t node = self->done_by ? self->done_by[t] : -1;
+        fprintf (file, "%llu,%s\n", (unsigned long long) t,
+                 node >= 0 ? self->cfg->nodes[node].name : "");
+    }
+    return 0;
+}
+
+/*  Write dir/name through a temporary file renamed into place. */
+static int
+write_file (const results_t *self, const char *dir, const char *name, writer_fn fn,
+            char *err, size_t errlen)
+{
+    int rc = -1;
+    char *path = xasprintf ("%s/%s", dir, name);
+    char *tmp = xasprintf ("%s/.%s.tmp", dir, name);
+    FILE *file = fopen (tmp, "we");
+    if (!file) {
+        tf_error (err, errlen, "%s: %s", tmp, strerror (errno));
+        goto out_free;
+    }
+    int failed = fn (self, file) != 0 || ferror (file);
+    if (fclose (file) != 0 || failed) {
+        tf_error (err, errlen, "%s: write failed: %s", tmp, strerror (errno));
+        goto out_unlink;
+    }
+    if (rename (tmp, path) != 0) {
+        tf_error (err, errlen, "%s: %s", path, strerror (errno));
+        goto out_unlink;
+    }
+    rc = 0;
+    goto out_free;
+out_unlink:
+    unlink (tmp);
+out_free:
+    free (tmp);
+    free (path);
+    return rc;
+}
+
+int
+results_write (const results_t *self, const char *dir, char *err, size_t errlen)
+{
+    if (write_file (self, dir, "results.json", write_json, err, errlen)
+        || write_file (self, dir, "nodes.csv", write_nodes_csv, err, errlen)
+        || write_file (self, dir, "tasks.csv", write_tasks_csv, err, errlen))
+        return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ *  Summary.
+ */
+
+#define NCOLS 8
+#define CELL 32
+
+static const char *const column_names[NCOLS] = {
+    "node", "parent", "computed", "forwarded", "received", "MB in", "MB out", "share",
+};
+
+/*  The header line: outcome, makespan, wall time, throughput. */
+static void
+print_header (const results_t *self, FILE *out)
+{
+    const config_t *cfg = self->cfg;
+    const results_stats_t *root = &self->nodes[cfg->root].stats;
+    double span = makespan (self);
+    fprintf (out, "%s/%s: %s", cfg->name, cfg->policy, results_status_str (self->status));
+    if (self->error && strcmp (self->error, results_status_str (self->status)) != 0)
+        fprintf (out, " (%s)", self->error);
+    fprintf (out, "\n  %llu/%llu tasks", (unsigned long long) root->completed,
+             (unsigned long long) cfg->tasks.count);
+    if (span >= 0)
+        fprintf (out, "  makespan %.2f s (platform)", span);
+    fprintf (out, "  wall %.2f s", self->wall_s);
+    if (span > 0)
+        fprintf (out, "  throughput %.3f tasks/s (platform)",
+                 (double) root->completed / span);
+    if (root->duplicates)
+        fprintf (out, "  %llu duplicates", (unsigned long long) root->duplicates);
+    if (cfg->platform.time_scale != 1)
+        fprintf (out, "  [time scale %g]", cfg->platform.time_scale);
+    fputc ('\n', out);
+}
+
+void
+results_print_summary (const results_t *self, FILE *out)
+{
+    const config_t *cfg = self->cfg;
+    int rows = cfg->nnodes + 1;
+    char (*cells)[NCOLS][CELL] = xcalloc (rows, sizeof *cells);
+    int width[NCOLS] = {0};
+    uint64_t total = 0;
+    for (int i = 0; i < cfg->nnodes; i++)
+        total += self->nodes[i].stats.computed;
+
+    for (int c = 0; c < NCOLS; c++)
+        snprintf (cells[0][c], CELL, "%s", column_names[c]);
+    for (int i = 0; i < cfg->nnodes; i++) {
+        const results_stats_t *s = &self->nodes[i].stats;
+        const config_node_t *node = &cfg->nodes[i];
+        char (*row)[CELL] = cells[i + 1];
+        /*  Indent by depth so the tree shows. */
+        int indent = node->depth < 8 ? 2 * node->depth : 16;
+        snprintf (row[0], CELL, "%*s%s", indent, "", node->name);
+        snprintf (row[1], CELL, "%s", node->parent_name ? node->parent_name : "-");
+        snprintf (row[2], CELL, "%llu", (unsigned long long) s->computed);
+        snprintf (row[3], CELL, "%llu", (unsigned long long) s->forwarded);
+        snprintf (row[4], CELL, "%llu", (unsigned long long) s->received);
+        snprintf (row[5], CELL, "%.1f", (double) s->bytes_in / CONFIG_MB);
+        snprintf (row[6], CELL, "%.1f", (double) s->bytes_out / CONFIG_MB);
+        if (total)
+            snprintf (row[7], CELL, "%.1f%%", 100.0 * (double) s->computed / (double) total);
+        else
+            snprintf (row[7], CELL, "-");
+    }
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < NCOLS; c++) {
+            int len = (int) strlen (cells[r][c]);
+            if (len > width[c])
+                width[c] = len;
+        }
+
+    print_header (self, out);
+    for (int r = 0; r < rows; r++) {
+        fputs ("  ", out);
+        for (int c = 0; c < NCOLS; c++) {
+            /*  Names left-aligned, numbers right-aligned. */
+            if (c < 2)
+                fprintf (out, "%-*s  ", width[c], cells[r][c]);
+            else
+                fprintf (out, "%*s%s", width[c], cells[r][c], c + 1 < NCOLS ? "  " : "");
+        }
+        fputc ('\n', out);
+    }
+    if (cfg->platform.payload_scale != 1)
+        fprintf (out, "  (MB are bytes moved: payload scale %g of the platform's)\n",
+                 cfg->platform.payload_scale);
+    free (cells);
+}
+
+/* ------------------------------------------------------------------------
+ *  The directory.
+ */
+
+char *
+results_default_dir (const char *name, time_t when)
+{
+    struct tm tm;
+    char stamp[32];
+    localtime_r (&when, &tm);
+    strftime (stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    return xasprintf ("results/%s-%s", name, stamp);
+}
+
+/*  mkdir one level; an existing directory is fine. */
+static int
+make_one (const char *path, char *err, size_t errlen)
+{
+    if (mkdir (path, 0777) == 0)
+        return 0;
+    int e = errno;
+    struct stat st;
+    if (e == EEXIST && stat (path, &st) == 0) {
+        if (S_ISDIR (st.st_mode))
+            return 0;
+        return tf_error (err, errlen, "%s: exists and is not a directory", path);
+    }
+    return tf_error (err, errlen, "%s: %s", path, strerror (e));
+}
+
+int
+results_make_dir (const char *path, char *err, size_t errlen)
+{
+    if (!*path)
+        return tf_error (err, errlen, "empty results directory name");
+    int rc = 0;
+    char *copy = xstrdup (path);
+    /*  Every parent, then the path itself; "a//b/" has empty components. */
+    for (char *p = copy + 1; *p && rc == 0; p++) {
+        if (*p != '/' || p[-1] == '/')
+            continue;
+        *p = '\0';
+        rc = make_one (copy, err, errlen);
+        *p = '/';
+    }
+    if (rc == 0)
+        rc = make_one (copy, err, errlen);
+    free (copy);
+    return rc;
+}

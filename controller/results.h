@@ -1,0 +1,127 @@
+/*  results — what a run measured, and the files it leaves behind.
+ *
+ *  The controller feeds in each node's STATS and REPORT as they arrive and
+ *  the run's outcome at the end; the module keeps the latest counters per
+ *  node and writes a results directory:
+ *
+ *    results.json  the experiment (canonical config), the outcome
+ *                  ("complete", "failed", "interrupted" and the error),
+ *                  makespan and throughput in platform time, and every
+ *                  node's counters with its per-child breakdown;
+ *    nodes.csv     one row per node with the scalar counters;
+ *    tasks.csv     "task,node": which node computed each task (empty when
+ *                  unknown), from the root's REPORT.
+ *
+ *  results.json is written whatever the outcome, with what arrived, so a
+ *  script can always tell what happened. Platform time is wall time from
+ *  START to FINISHED multiplied by the time scale (DESIGN.md §4).
+ */
+#ifndef TF_RESULTS_H
+#define TF_RESULTS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "overlay/config.h"
+
+typedef enum {
+    RESULTS_RUNNING = 0,     /* no outcome yet */
+    RESULTS_COMPLETE,        /* every task done, every node reported */
+    RESULTS_FAILED,          /* a node failed, died, or the run timed out */
+    RESULTS_INTERRUPTED,     /* Ctrl-C or SIGTERM */
+} results_status_t;
+
+/*  "running", "complete", "failed", "interrupted". */
+const char *results_status_str (results_status_t status);
+
+/*  A node's counters (node/core.h core_stats_t, plus engine time). */
+typedef struct {
+    uint64_t computed, forwarded, received, requested;
+    uint64_t bytes_in, bytes_out, malformed;
+    uint64_t completed, duplicates;      /* meaningful on the root */
+    double compute_seconds;
+} results_stats_t;
+
+/*  What a node sent to one child, from its REPORT. */
+typedef struct {
+    char *name;
+    uint64_t tasks, bytes, requested;
+} results_child_t;
+
+typedef struct results results_t;
+
+/*  Create the results of a run of cfg, which is borrowed and must outlive
+ *  them. Status starts as RESULTS_RUNNING with every counter zero. */
+results_t *results_new (const config_t *cfg);
+
+/*  Destroy results and null the caller's pointer. Safe on NULL. */
+void results_destroy (results_t **self_p);
+
+/*  Parse a "stats" object: the counters above, a missing one counting as
+ *  zero, unknown keys ignored (a newer node may send more). Returns 0, or
+ *  -1 with a message naming the field if stats is not an object or a
+ *  counter is not a non-negative integer (compute_seconds: number). */
+int results_parse_stats (const json_t *stats, results_stats_t *out, char *err,
+                         size_t errlen);
+
+/*  Record a STATS from node (index in the config): the counters replace
+ *  the previous ones. Returns 0, or -1 with a message and nothing changed. */
+int results_update_stats (results_t *self, int node, const json_t *stats, char *err,
+                          size_t errlen);
+
+/*  Record a REPORT from node: the counters as in results_update_stats,
+ *  plus "children" (an array of {name, tasks, bytes, requested}; missing
+ *  means none) and, from the root only, "done_by" (tasks.count integers in
+ *  [-1, nnodes)). Returns 0, or -1 with a message and nothing changed. */
+int results_update_report (results_t *self, int node, const json_t *stats, char *err,
+                           size_t errlen);
+
+/*  The latest counters of node, and whether a REPORT arrived from it. */
+const results_stats_t *results_node_stats (const results_t *self, int node);
+int results_node_reported (const results_t *self, int node);
+
+/*  Record the pid of node's process. */
+void results_set_pid (results_t *self, int node, int64_t pid);
+
+/*  Record how the run ended. error (copied, may be NULL) explains a status
+ *  other than complete. Only the first call with an error keeps its text:
+ *  the first failure is the cause, the rest are consequences. */
+void results_set_status (results_t *self, results_status_t status, const char *error);
+results_status_t results_status (const results_t *self);
+const char *results_error (const results_t *self);
+
+/*  Record the wall seconds from START to FINISHED (finished = 1), or from
+ *  START to the end of a run that did not finish (finished = 0). */
+void results_set_wall (results_t *self, double wall_s, int finished);
+
+/*  Record how many messages the controller refused as malformed. */
+void results_set_malformed (results_t *self, uint64_t count);
+
+/*  Tasks the root reports complete (its latest "completed" counter). */
+uint64_t results_completed (const results_t *self);
+
+/*  Return the whole of results.json as a new JSON object; the caller
+ *  decrefs. */
+json_t *results_to_json (const results_t *self);
+
+/*  Write results.json, nodes.csv and tasks.csv into dir, which must exist.
+ *  Each file is written to a temporary name and renamed, so a reader never
+ *  sees half a file. Returns 0, or -1 with a message naming the file. */
+int results_write (const results_t *self, const char *dir, char *err, size_t errlen);
+
+/*  Print the outcome header and the per-node table to out. */
+void results_print_summary (const results_t *self, FILE *out);
+
+/*  Return the default results directory of an experiment started at when:
+ *  "results/NAME-YYYYmmdd-HHMMSS" (local time). The caller frees. */
+char *results_default_dir (const char *name, time_t when);
+
+/*  Create path and its missing parents (mkdir -p, mode 0777 & ~umask).
+ *  An existing directory is fine; a path or parent that exists as
+ *  something else is an error. Returns 0, or -1 with a message. */
+int results_make_dir (const char *path, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,35 @@
+/*  run — `treefarm run`: deploy a tree, run the bag, collect the results.
+ *
+ *  Follows the sequence of docs/protocol.md: bind the control ROUTER,
+ *  spawn one treefarm-node per config node, answer each HELLO with the
+ *  CONFIG, START every node once all are BOUND, show progress from the
+ *  root's STATS, STOP everyone on FINISHED, collect the REPORTs, reap the
+ *  processes, write the results directory and print a summary.
+ *
+ *  Exit codes: RUN_EXIT_OK, RUN_EXIT_FAILED (a node failed or died, the
+ *  handshake or the run timed out, a REPORT is missing), RUN_EXIT_USAGE
+ *  (bad command line or config, unknown policy, node binary or results
+ *  directory unusable), RUN_EXIT_INTERRUPTED (SIGINT/SIGTERM). Whatever
+ *  the path, no node process outlives the command.
+ */
+#ifndef TF_RUN_H
+#define TF_RUN_H
+
+#define RUN_EXIT_OK 0
+#define RUN_EXIT_FAILED 1
+#define RUN_EXIT_USAGE 2
+#define RUN_EXIT_INTERRUPTED 130
+
+/*  Seconds allowed: for every node to say HELLO and BOUND (counted from
+ *  the last handshake message received, so a slow start under valgrind
+ *  is not a failure while nodes keep answering); for REPORTs after STOP;
+ *  for a node to exit after SIGTERM before SIGKILL. */
+#define RUN_HANDSHAKE_TIMEOUT 10.0
+#define RUN_REPORT_TIMEOUT 5.0
+#define RUN_STOP_GRACE 2.0
+
+/*  Run `treefarm run` with argv[0] = "run" and the command's arguments.
+ *  Returns the process exit code. */
+int run_main (int argc, char **argv);
+
+#endif

@@ -1,0 +1,419 @@
+/*  test_results — what the controller makes of the nodes' STATS and
+ *  REPORTs, and the files a run leaves: results.json says how the run
+ *  ended and gives makespan in platform time, nodes.csv has a row per
+ *  node, tasks.csv names the node that computed every task. Bad counters
+ *  from a node are refused with the field's name and change nothing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "controller/results.h"
+#include "overlay/config.h"
+#include "overlay/util.h"
+
+/*  A root with two children, one of which has a child: 4 nodes, 5 tasks. */
+static const char *const tree_json =
+    "{\"name\": \"small\","
+    " \"tasks\": {\"count\": 5, \"input_mb\": 1, \"units\": 2},"
+    " \"policy\": \"fcfs\","
+    " \"platform\": {\"time_scale\": 10},"
+    " \"tree\": ["
+    "  {\"name\": \"root\", \"compute\": 4},"
+    "  {\"name\": \"a\", \"parent\": \"root\", \"compute\": 2, \"link_mbps\": 5},"
+    "  {\"name\": \"b\", \"parent\": \"root\", \"compute\": 3, \"link_mbps\": 5},"
+    "  {\"name\": \"a1\", \"parent\": \"a\", \"compute\": 1, \"link_mbps\": 2}"
+    " ]}";
+
+typedef struct {
+    config_t *cfg;
+    results_t *results;
+    char dir[64];
+} fixture_t;
+
+static int
+setup (void **state)
+{
+    fixture_t *f = xcalloc (1, sizeof *f);
+    char err[TF_ERRLEN];
+    f->cfg = config_load_string (tree_json, "<test>", err, sizeof err);
+    if (!f->cfg)
+        fail_msg ("config: %s", err);
+    f->results = results_new (f->cfg);
+    snprintf (f->dir, sizeof f->dir, "/tmp/test_results.XXXXXX");
+    if (!mkdtemp (f->dir))
+        fail_msg ("mkdtemp failed");
+    *state = f;
+    return 0;
+}
+
+static int
+teardown (void **state)
+{
+    fixture_t *f = *state;
+    char *cmd = xasprintf ("rm -rf '%s'", f->dir);
+    if (system (cmd) != 0)
+        fprintf (stderr, "cannot remove %s\n", f->dir);
+    free (cmd);
+    results_destroy (&f->results);
+    assert_null (f->results);
+    config_destroy (&f->cfg);
+    free (f);
+    return 0;
+}
+
+static json_t *
+parse (const char *text)
+{
+    json_error_t jerr;
+    json_t *json = json_loads (text, 0, &jerr);
+    if (!json)
+        fail_msg ("bad test JSON: %s", jerr.text);
+    return json;
+}
+
+/*  Feed a STATS (report = 0) or REPORT body's stats object to node. */
+static int
+feed (fixture_t *f, int report, int node, const char *stats, char *err, size_t errlen)
+{
+    json_t *json = parse (stats);
+    int rc = report ? results_update_report (f->results, node, json, err, errlen)
+                    : results_update_stats (f->results, node, json, err, errlen);
+    json_decref (json);
+    return rc;
+}
+
+static void
+feed_ok (fixture_t *f, int report, int node, const char *stats)
+{
+    char err[TF_ERRLEN] = "";
+    if (feed (f, report, node, stats, err, sizeof err) != 0)
+        fail_msg ("refused: %s", err);
+}
+
+static void
+refused (fixture_t *f, int report, int node, const char *stats, const char *why)
+{
+    char err[TF_ERRLEN] = "";
+    assert_int_equal (feed (f, report, node, stats, err, sizeof err), -1);
+    if (!strstr (err, why))
+        fail_msg ("error \"%s\" does not mention \"%s\"", err, why);
+}
+
+static char *
+slurp (const char *dir, const char *name)
+{
+    char *path = xasprintf ("%s/%s", dir, name);
+    FILE *file = fopen (path, "r");
+    if (!file)
+        fail_msg ("cannot open %s", path);
+    char *text = xcalloc (1, 1 << 16);
+    size_t n = fread (text, 1, (1 << 16) - 1, file);
+    text[n] = '\0';
+    fclose (file);
+    free (path);
+    return text;
+}
+
+/*  A whole successful run: every node reports, the root says who computed
+ *  what. */
+static void
+feed_complete_run (fixture_t *f)
+{
+    feed_ok (f, 1, 0,
+             "{\"computed\": 2, \"forwarded\": 3, \"completed\": 5, \"bytes_out\": 3145728,"
+             " \"compute_seconds\": 1.5, \"held\": 0,"
+             " \"children\": [{\"name\": \"a\", \"tasks\": 2, \"bytes\": 2097152,"
+             "                 \"requested\": 3},"
+             "               {\"name\": \"b\", \"tasks\": 1, \"bytes\": 1048576}],"
+             " \"done_by\": [0, 1, 2, 3, 0]}");
+    feed_ok (f, 1, 1, "{\"computed\": 1, \"forwarded\": 1, \"received\": 2,"
+                      " \"bytes_in\": 2097152, \"children\": [{\"name\": \"a1\", \"tasks\": 1}]}");
+    feed_ok (f, 1, 2, "{\"computed\": 1, \"received\": 1, \"bytes_in\": 1048576}");
+    feed_ok (f, 1, 3, "{\"computed\": 1, \"received\": 1, \"bytes_in\": 1048576}");
+    for (int i = 0; i < 4; i++)
+        results_set_pid (f->results, i, 1000 + i);
+    results_set_wall (f->results, 2.0, 1);
+    results_set_status (f->results, RESULTS_COMPLETE, NULL);
+}
+
+static void
+test_stats_missing_counters_are_zero (void **state)
+{
+    fixture_t *f = *state;
+    feed_ok (f, 0, 1, "{\"computed\": 7, \"compute_seconds\": 2, \"future_field\": [1]}");
+    const results_stats_t *s = results_node_stats (f->results, 1);
+    assert_int_equal (s->computed, 7);
+    assert_int_equal (s->forwarded, 0);
+    assert_int_equal (s->bytes_in, 0);
+    assert_true (s->compute_seconds == 2.0);
+    assert_false (results_node_reported (f->results, 1));
+
+    /*  A later STATS replaces the counters, it does not add. */
+    feed_ok (f, 0, 1, "{\"computed\": 9}");
+    assert_int_equal (results_node_stats (f->results, 1)->computed, 9);
+    assert_true (results_node_stats (f->results, 1)->compute_seconds == 0);
+
+    feed_ok (f, 0, 0, "{\"completed\": 3, \"duplicates\": 1}");
+    assert_int_equal (results_completed (f->results), 3);
+}
+
+static void
+test_bad_stats_are_refused_and_change_nothing (void **state)
+{
+    fixture_t *f = *state;
+    feed_ok (f, 0, 2, "{\"computed\": 4}");
+    refused (f, 0, 2, "[1, 2]", "object");
+    refused (f, 0, 2, "{\"computed\": -1}", "\"computed\"");
+    refused (f, 0, 2, "{\"bytes_in\": \"many\"}", "\"bytes_in\"");
+    refused (f, 0, 2, "{\"forwarded\": 1.5}", "\"forwarded\"");
+    refused (f, 0, 2, "{\"compute_seconds\": -0.5}", "\"compute_seconds\"");
+    refused (f, 0, 2, "{\"compute_seconds\": \"x\"}", "\"compute_seconds\"");
+    assert_int_equal (results_node_stats (f->results, 2)->computed, 4);
+
+    char err[TF_ERRLEN];
+    json_t *ok = parse ("{}");
+    assert_int_equal (results_update_stats (f->results, 4, ok, err, sizeof err), -1);
+    assert_int_equal (results_update_stats (f->results, -1, ok, err, sizeof err), -1);
+    json_decref (ok);
+}
+
+static void
+test_bad_reports_are_refused_and_change_nothing (void **state)
+{
+    fixture_t *f = *state;
+    refused (f, 1, 1, "{\"children\": 3}", "\"children\"");
+    refused (f, 1, 1, "{\"children\": [{\"tasks\": 1}]}", "children[0]");
+    refused (f, 1, 1, "{\"children\": [{\"name\": \"a1\", \"tasks\": -2}]}", "\"tasks\"");
+    refused (f, 1, 0, "{\"done_by\": [0, 1, 2]}", "done_by");
+    refused (f, 1, 0, "{\"done_by\": [0, 1, 2, 4, 0]}", "done_by[3]");
+    refused (f, 1, 0, "{\"done_by\": [0, 1, -2, 3, 0]}", "done_by[2]");
+    refused (f, 1, 0, "{\"done_by\": [0, 1, \"a\", 3, 0]}", "done_by[2]");
+    refused (f, 1, 0, "{\"computed\": 1, \"done_by\": {}}", "done_by");
+    assert_false (results_node_reported (f->results, 0));
+    assert_false (results_node_reported (f->results, 1));
+    assert_int_equal (results_node_stats (f->results, 0)->computed, 0);
+
+    /*  done_by means nothing from a node that is not the root. */
+    feed_ok (f, 1, 2, "{\"computed\": 1, \"done_by\": [\"ignored\"]}");
+    assert_true (results_node_reported (f->results, 2));
+}
+
+static void
+test_complete_run_files (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN] = "";
+    feed_complete_run (f);
+    results_set_malformed (f->results, 2);
+    if (results_write (f->results, f->dir, err, sizeof err) != 0)
+        fail_msg ("write: %s", err);
+
+    char *text = slurp (f->dir, "results.json");
+    json_t *r = parse (text);
+    free (text);
+    assert_string_equal (json_string_value (json_object_get (r, "experiment")), "small");
+    assert_string_equal (json_string_value (json_object_get (r, "status")), "complete");
+    assert_true (json_is_null (json_object_get (r, "error")));
+    assert_string_equal (json_string_value (json_object_get (r, "policy")), "fcfs");
+    assert_string_equal (json_string_value (json_object_get (r, "mode")), "emulated");
+    assert_int_equal (json_integer_value (json_object_get (r, "tasks")), 5);
+    assert_int_equal (json_integer_value (json_object_get (r, "completed")), 5);
+    assert_int_equal (json_integer_value (json_object_get (r, "malformed")), 2);
+    /*  2 wall seconds at time scale 10: 20 platform seconds, 0.25 task/s. */
+    assert_float_equal (json_number_value (json_object_get (r, "makespan_s")), 20.0, 1e-9);
+    assert_float_equal (json_number_value (json_object_get (r, "wall_s")), 2.0, 1e-9);
+    assert_float_equal (json_number_value (json_object_get (r, "throughput")), 0.25, 1e-9);
+    /*  The config is the canonical object: it loads back to the same tree. */
+    json_t *config = json_object_get (r, "config");
+    assert_true (json_is_object (config));
+    char *config_text = json_dumps (config, 0);
+    config_t *again = config_load_string (config_text, "<results>", err, sizeof err);
+    free (config_text);
+    assert_non_null (again);
+    assert_int_equal (again->nnodes, 4);
+    config_destroy (&again);
+
+    json_t *nodes = json_object_get (r, "nodes");
+    assert_int_equal (json_array_size (nodes), 4);
+    json_t *root = json_array_get (nodes, 0), *a = json_array_get (nodes, 1);
+    assert_string_equal (json_string_value (json_object_get (root, "name")), "root");
+    assert_true (json_is_null (json_object_get (root, "parent")));
+    assert_int_equal (json_integer_value (json_object_get (root, "pid")), 1000);
+    assert_int_equal (json_integer_value (json_object_get (root, "forwarded")), 3);
+    assert_float_equal (json_number_value (json_object_get (root, "compute_seconds")), 1.5,
+                        1e-9);
+    json_t *kids = json_object_get (root, "children");
+    assert_int_equal (json_array_size (kids), 2);
+    assert_string_equal (json_string_value (json_object_get (json_array_get (kids, 1),
+                                                             "name")), "b");
+    assert_int_equal (json_integer_value (json_object_get (json_array_get (kids, 0),
+                                                           "requested")), 3);
+    assert_int_equal (json_integer_value (json_object_get (json_array_get (kids, 1),
+                                                           "requested")), 0);
+    assert_string_equal (json_string_value (json_object_get (a, "parent")), "root");
+    assert_int_equal (json_integer_value (json_object_get (a, "bytes_in")), 2097152);
+    json_decref (r);
+
+    text = slurp (f->dir, "nodes.csv");
+    assert_string_equal (text,
+                         "name,parent,pid,computed,forwarded,received,requested,bytes_in,"
+                         "bytes_out,malformed,compute_seconds\n"
+                         "root,,1000,2,3,0,0,0,3145728,0,1.500000\n"
+                         "a,root,1001,1,1,2,0,2097152,0,0,0.000000\n"
+                         "b,root,1002,1,0,1,0,1048576,0,0,0.000000\n"
+                         "a1,a,1003,1,0,1,0,1048576,0,0,0.000000\n");
+    free (text);
+    text = slurp (f->dir, "tasks.csv");
+    assert_string_equal (text, "task,node\n0,root\n1,a\n2,b\n3,a1\n4,root\n");
+    free (text);
+
+    /*  No temporary file is left behind. */
+    char *tmp = xasprintf ("%s/.results.json.tmp", f->dir);
+    assert_int_equal (access (tmp, F_OK), -1);
+    free (tmp);
+}
+
+static void
+test_failed_run_still_writes_what_arrived (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN] = "";
+    feed_ok (f, 0, 0, "{\"computed\": 1, \"completed\": 2}");
+    feed_ok (f, 0, 3, "{\"computed\": 1}");
+    results_set_wall (f->results, 1.0, 0);
+    results_set_status (f->results, RESULTS_FAILED, "node a1: disk on fire");
+    /*  Only the first error is the cause. */
+    results_set_status (f->results, RESULTS_FAILED, "node root: lost a1");
+    assert_string_equal (results_error (f->results), "node a1: disk on fire");
+    if (results_write (f->results, f->dir, err, sizeof err) != 0)
+        fail_msg ("write: %s", err);
+
+    char *text = slurp (f->dir, "results.json");
+    json_t *r = parse (text);
+    free (text);
+    assert_string_equal (json_string_value (json_object_get (r, "status")), "failed");
+    assert_string_equal (json_string_value (json_object_get (r, "error")),
+                         "node a1: disk on fire");
+    assert_int_equal (json_integer_value (json_object_get (r, "completed")), 2);
+    assert_true (json_is_null (json_object_get (r, "makespan_s")));
+    assert_true (json_is_null (json_object_get (r, "throughput")));
+    json_t *root = json_array_get (json_object_get (r, "nodes"), 0);
+    assert_true (json_is_null (json_object_get (root, "pid")));
+    assert_false (json_is_true (json_object_get (root, "reported")));
+    json_decref (r);
+
+    /*  No done_by arrived: every task has a row, with no node. */
+    text = slurp (f->dir, "tasks.csv");
+    assert_string_equal (text, "task,node\n0,\n1,\n2,\n3,\n4,\n");
+    free (text);
+
+    results_set_status (f->results, RESULTS_INTERRUPTED, "interrupted");
+    assert_string_equal (results_status_str (results_status (f->results)), "interrupted");
+}
+
+static void
+test_write_into_missing_dir_fails (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN] = "";
+    char *dir = xasprintf ("%s/not-there", f->dir);
+    assert_int_equal (results_write (f->results, dir, err, sizeof err), -1);
+    assert_non_null (strstr (err, "not-there"));
+    free (dir);
+}
+
+static void
+test_summary (void **state)
+{
+    fixture_t *f = *state;
+    feed_complete_run (f);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream (&text, &size);
+    results_print_summary (f->results, out);
+    fclose (out);
+    assert_non_null (strstr (text, "small/fcfs: complete"));
+    assert_non_null (strstr (text, "5/5 tasks"));
+    assert_non_null (strstr (text, "makespan 20.00 s (platform)"));
+    assert_non_null (strstr (text, "wall 2.00 s"));
+    assert_non_null (strstr (text, "throughput 0.250 tasks/s"));
+    assert_non_null (strstr (text, "share"));
+    /*  a1 sits under a, indented; shares add up over computed tasks. */
+    assert_non_null (strstr (text, "\n      a1"));
+    assert_non_null (strstr (text, "40.0%"));
+    assert_non_null (strstr (text, "20.0%"));
+    /*  root's 3 MB out, a's 2 MB in. */
+    assert_non_null (strstr (text, "3.0"));
+    assert_non_null (strstr (text, "2.0"));
+    free (text);
+}
+
+static void
+test_make_dir (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN] = "";
+    struct stat st;
+    char *deep = xasprintf ("%s/x/y//z/", f->dir);
+    if (results_make_dir (deep, err, sizeof err) != 0)
+        fail_msg ("mkdir -p: %s", err);
+    assert_int_equal (stat (deep, &st), 0);
+    assert_true (S_ISDIR (st.st_mode));
+    /*  Again: an existing directory is fine. */
+    assert_int_equal (results_make_dir (deep, err, sizeof err), 0);
+    free (deep);
+
+    char *file = xasprintf ("%s/file", f->dir);
+    FILE *fp = fopen (file, "w");
+    fclose (fp);
+    assert_int_equal (results_make_dir (file, err, sizeof err), -1);
+    assert_non_null (strstr (err, "not a directory"));
+    char *under = xasprintf ("%s/sub/dir", file);
+    assert_int_equal (results_make_dir (under, err, sizeof err), -1);
+    assert_non_null (strstr (err, "not a directory"));
+    assert_int_equal (results_make_dir ("", err, sizeof err), -1);
+    free (under);
+    free (file);
+}
+
+static void
+test_default_dir (void **state)
+{
+    (void) state;
+    char *dir = results_default_dir ("fork7", 0);
+    /*  results/fork7-YYYYmmdd-HHMMSS, whatever the local time zone. */
+    assert_int_equal (strncmp (dir, "results/fork7-19", 16), 0);
+    assert_int_equal (strlen (dir), strlen ("results/fork7-19700101-000000"));
+    assert_int_equal (dir[22], '-');
+    free (dir);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown (test_stats_missing_counters_are_zero, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_bad_stats_are_refused_and_change_nothing,
+                                         setup, teardown),
+        cmocka_unit_test_setup_teardown (test_bad_reports_are_refused_and_change_nothing,
+                                         setup, teardown),
+        cmocka_unit_test_setup_teardown (test_complete_run_files, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_failed_run_still_writes_what_arrived, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_write_into_missing_dir_fails, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_make_dir, setup, teardown),
+        cmocka_unit_test (test_default_dir),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
