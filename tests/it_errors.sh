@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Integration: bad input and failures. A broken config exits 2 naming the
+# place; an unknown policy exits 2; Ctrl-C stops every node and exits 130;
+# a node killed mid-run fails the run with its name and stops the others.
+source "$(dirname "$0")/lib.sh"
+
+"$TREEFARM" run tests/configs/bad/missing_parent.json --out "$WORK/x" >"$WORK/o" 2>"$WORK/e"
+rc=$?
+expect "broken config: exit 2 (got $rc)" test "$rc" = 2
+expect "broken config: message names the file" grep -q "missing_parent.json" "$WORK/e"
+
+"$TREEFARM" run configs/chain4.json --policy nosuch --out "$WORK/x" >"$WORK/o" 2>"$WORK/e"
+rc=$?
+expect "unknown policy: exit 2 (got $rc)" test "$rc" = 2
+expect "unknown policy: message lists the known ones" grep -q "fcfs" "$WORK/e"
+
+"$TREEFARM" run --no-such-flag >"$WORK/o" 2>"$WORK/e"
+expect "unknown flag: exit 2" test "$?" = 2
+"$TREEFARM" run "$WORK/does-not-exist.json" >"$WORK/o" 2>"$WORK/e"
+expect "missing config file: exit 2" test "$?" = 2
+expect "missing config file: named" grep -q "does-not-exist.json" "$WORK/e"
+expect "treefarm --help" "$TREEFARM" --help
+expect "treefarm run --help" "$TREEFARM" run --help
+expect "treefarm-node --help" "$(dirname "$TREEFARM")/treefarm-node" --help
+
+# A long run (fork7 at scale 1 would take minutes), interrupted.
+sed -e 's/"time_scale": *[0-9.]*/"time_scale": 1/' configs/fork7.json >"$WORK/long.json"
+"$TREEFARM" run "$WORK/long.json" --out "$WORK/int" --quiet >"$WORK/o" 2>"$WORK/e" & ctl=$!
+sleep 2
+nodes=$(children_of $ctl)
+expect "interrupt: 7 node processes were running" test "$(echo $nodes | wc -w)" = 7
+kill -INT $ctl
+wait $ctl; rc=$?
+expect "interrupt: exit 130 (got $rc)" test "$rc" = 130
+expect "interrupt: results.json says interrupted" grep -q '"interrupted"' "$WORK/int/results.json"
+alive=0; for p in $nodes; do kill -0 "$p" 2>/dev/null && alive=1; done
+expect "interrupt: no node process left" test "$alive" = 0
+
+# A node dies mid-run.
+"$TREEFARM" run "$WORK/long.json" --out "$WORK/kill" --quiet >"$WORK/o" 2>"$WORK/e" & ctl=$!
+sleep 2
+victim=$(for p in $(children_of $ctl); do ps -o pid=,args= -p "$p"; done | awk '/--name Lab5/ {print $1}')
+nodes=$(children_of $ctl)
+expect "node death: found Lab5's process" test -n "$victim"
+kill -KILL $victim
+wait $ctl; rc=$?
+expect "node death: exit 1 (got $rc)" test "$rc" = 1
+expect "node death: error names Lab5" grep -q "Lab5" "$WORK/e"
+alive=0; for p in $nodes; do kill -0 "$p" 2>/dev/null && alive=1; done
+expect "node death: no node process left" test "$alive" = 0
+
+finish
