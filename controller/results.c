@@ -347,6 +347,10 @@ node_to_json (const results_t *self, int i)
             object, counters[c].key,
             json_integer ((json_int_t) *(const uint64_t *) ((const char *) &n->stats
                                                             + counters[c].offset)));
+    /*  Platform MB: the physical bytes scaled back by payload_scale. */
+    double scale = self->cfg->platform.payload_scale * CONFIG_MB;
+    json_object_set_new (object, "mb_in", json_real ((double) n->stats.bytes_in / scale));
+    json_object_set_new (object, "mb_out", json_real ((double) n->stats.bytes_out / scale));
     json_object_set_new (object, "compute_seconds", json_real (n->stats.compute_seconds));
     json_object_set_new (object, "reported", json_boolean (n->reported));
     json_object_set_new (object, "children", children);
@@ -545,8 +549,9 @@ results_print_summary (const results_t *self, FILE *out)
         snprintf (row[2], CELL, "%llu", (unsigned long long) s->computed);
         snprintf (row[3], CELL, "%llu", (unsigned long long) s->forwarded);
         snprintf (row[4], CELL, "%llu", (unsigned long long) s->received);
-        snprintf (row[5], CELL, "%.1f", (double) s->bytes_in / CONFIG_MB);
-        snprintf (row[6], CELL, "%.1f", (double) s->bytes_out / CONFIG_MB);
+        double scale = cfg->platform.payload_scale * CONFIG_MB;
+        snprintf (row[5], CELL, "%.1f", (double) s->bytes_in / scale);
+        snprintf (row[6], CELL, "%.1f", (double) s->bytes_out / scale);
         if (total)
             snprintf (row[7], CELL, "%.1f%%", 100.0 * (double) s->computed / (double) total);
         else
@@ -571,9 +576,13 @@ results_print_summary (const results_t *self, FILE *out)
         }
         fputc ('\n', out);
     }
-    if (cfg->platform.payload_scale != 1)
-        fprintf (out, "  (MB are bytes moved: payload scale %g of the platform's)\n",
-                 cfg->platform.payload_scale);
+    if (cfg->platform.payload_scale != 1) {
+        uint64_t moved = 0;
+        for (int i = 0; i < cfg->nnodes; i++)
+            moved += self->nodes[i].stats.bytes_in;
+        fprintf (out, "  (MB in platform terms; at payload scale %g, %.1f MB moved "
+                 "physically)\n", cfg->platform.payload_scale, (double) moved / CONFIG_MB);
+    }
     free (cells);
 }
 

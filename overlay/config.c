@@ -395,6 +395,14 @@ parse_platform (config_t *self, section_t *top)
         || get_u32 (&s, "buffer", 1, 1000, &self->platform.buffer) < 0
         || get_u32 (&s, "matrix_n", 2, 16384, &self->platform.matrix_n) < 0)
         return -1;
+    /*  Real compute on real links runs at the machines' own speed: scaling
+     *  its time or its bytes would report figures nobody measured. */
+    if (self->platform.mode == PLATFORM_REAL && self->platform.time_scale != 1)
+        return fail (s.ld, "platform.time_scale", "must be 1 in real mode (only "
+                     "emulated runs scale time), got %g", self->platform.time_scale);
+    if (self->platform.mode == PLATFORM_REAL && self->platform.payload_scale != 1)
+        return fail (s.ld, "platform.payload_scale", "must be 1 in real mode (real "
+                     "links move whole payloads), got %g", self->platform.payload_scale);
     return 0;
 }
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(build-essential pkg-config libzmq3-dev libczmq-dev libjansson-dev
-          libcmocka-dev libglpk-dev gnuplot-nox iproute2 procps)
+          libcmocka-dev libglpk-dev gnuplot-nox iproute2 procps valgrind python3)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

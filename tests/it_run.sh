@@ -21,6 +21,7 @@ run_config () {   # name config tasks
 run_config fork7 configs/fork7.json 1000
 run_config tree3 configs/tree3.json 300
 run_config chain4 configs/chain4.json 100
+run_config real4 configs/real4.json 200     # the real diagonal kernel
 
 # Two runs at once: ephemeral ports, separate result directories.
 "$TREEFARM" run configs/tree3.json --out "$WORK/a" --quiet >/dev/null 2>&1 & a=$!

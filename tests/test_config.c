@@ -215,7 +215,7 @@ test_every_key (void **state)
     assert_true (config->tasks.units == 11);
     assert_string_equal (config->policy, "ia-multi");
     assert_int_equal (config->platform.mode, PLATFORM_REAL);
-    assert_true (config->platform.time_scale == 0.5);
+    assert_true (config->platform.time_scale == 1);
     assert_true (config->platform.payload_scale == 1);
     assert_int_equal (config->platform.chunk_kib, 128);
     assert_int_equal (config->platform.window, 8);

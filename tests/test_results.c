@@ -24,7 +24,7 @@ static const char *const tree_json =
     "{\"name\": \"small\","
     " \"tasks\": {\"count\": 5, \"input_mb\": 1, \"units\": 2},"
     " \"policy\": \"fcfs\","
-    " \"platform\": {\"time_scale\": 10},"
+    " \"platform\": {\"time_scale\": 10, \"payload_scale\": 0.5},"
     " \"tree\": ["
     "  {\"name\": \"root\", \"compute\": 4},"
     "  {\"name\": \"a\", \"parent\": \"root\", \"compute\": 2, \"link_mbps\": 5},"
@@ -260,6 +260,9 @@ test_complete_run_files (void **state)
                                                            "requested")), 0);
     assert_string_equal (json_string_value (json_object_get (a, "parent")), "root");
     assert_int_equal (json_integer_value (json_object_get (a, "bytes_in")), 2097152);
+    /*  Platform MB: 2 physical MB at payload scale 0.5 stand for 4. */
+    assert_float_equal (json_number_value (json_object_get (a, "mb_in")), 4.0, 1e-9);
+    assert_float_equal (json_number_value (json_object_get (root, "mb_out")), 6.0, 1e-9);
     json_decref (r);
 
     text = slurp (f->dir, "nodes.csv");
@@ -350,9 +353,11 @@ test_summary (void **state)
     assert_non_null (strstr (text, "\n      a1"));
     assert_non_null (strstr (text, "40.0%"));
     assert_non_null (strstr (text, "20.0%"));
-    /*  root's 3 MB out, a's 2 MB in. */
-    assert_non_null (strstr (text, "3.0"));
-    assert_non_null (strstr (text, "2.0"));
+    /*  Platform MB at payload scale 0.5: root's 3 physical MB out are 6,
+     *  a's 2 in are 4; the note gives the physical total (2+1+1 in). */
+    assert_non_null (strstr (text, "6.0"));
+    assert_non_null (strstr (text, "4.0"));
+    assert_non_null (strstr (text, "at payload scale 0.5, 4.0 MB moved physically"));
     free (text);
 }
 

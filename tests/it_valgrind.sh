@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Integration under valgrind: the controller and every node of a 3-level
+# tree run under memcheck; any invalid access or definite/indirect leak
+# makes that process exit 99, which fails the run. Not in sanitizer builds:
+# valgrind cannot run AddressSanitizer binaries (that pass is the
+# sanitizers' own check).
+source "$(dirname "$0")/lib.sh"
+
+case "$BUILD" in
+*san-*) echo "  (sanitizer build: memcheck is the plain build's check)"; finish; exit ;;
+esac
+
+VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect"
+sed -e 's/"count": *[0-9]*/"count": 60/' configs/tree3.json >"$WORK/tree3-small.json"
+TREEFARM_NODE_WRAPPER="$VG" $VG "$TREEFARM" run "$WORK/tree3-small.json" \
+    --out "$WORK/vg" --quiet >"$WORK/vg.out" 2>"$WORK/vg.err"
+rc=$?
+expect "controller and 9 nodes valgrind-clean, run complete (exit $rc)" test "$rc" = 0
+[ "$rc" = 0 ] || tail -30 "$WORK/vg.err"
+expect "every task exactly once under valgrind" tasks_exactly_once "$WORK/vg" 60
+
+# Failure paths under valgrind too: a bad policy, and Ctrl-C mid-run.
+$VG "$TREEFARM" run configs/chain4.json --policy nosuch >"$WORK/o" 2>"$WORK/e"
+rc=$?
+expect "usage error path valgrind-clean (exit $rc, want 2)" test "$rc" = 2
+
+sed -e 's/"time_scale": *[0-9.]*/"time_scale": 1/' configs/chain4.json >"$WORK/slow.json"
+$VG "$TREEFARM" run "$WORK/slow.json" --out "$WORK/int" --quiet >"$WORK/o" 2>"$WORK/e" &
+ctl=$!
+sleep 5
+kill -INT $ctl
+wait $ctl; rc=$?
+expect "interrupt path valgrind-clean (exit $rc, want 130)" test "$rc" = 130
+[ "$rc" = 130 ] || tail -20 "$WORK/e"
+
+finish
