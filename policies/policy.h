@@ -4,6 +4,11 @@
  *  its children and returns a decision; it opens no socket and reads no
  *  clock. Every policy is a policy_t registered in the one table in
  *  policy.c, so adding a policy is one file and one line there.
+ *
+ *  Units follow docs/config.md: MB, MB/s, compute units/s; the model's
+ *  rates in tasks/s are derived here (C^n = compute_rate / task_units,
+ *  B_r^i = link_mbps / Z). docs/policies.md gives each policy's rule,
+ *  formula, tie-breaks and its service order on the reference fork.
  */
 #ifndef TF_POLICY_H
 #define TF_POLICY_H
@@ -46,7 +51,11 @@ typedef struct {
                  const policy_child_t *children, int n);
 } policy_t;
 
-/*  Return the policy with this name (case-insensitive), or NULL. */
+/*  Return the policy with this name, or NULL (also for a NULL name).
+ *  Names match ignoring case and the separators '-', '_' and ':', so the
+ *  published spellings ("IA:Single", "IA:Single-opt", "IA:Multi",
+ *  "CompRate", "RootComputes", "BWC", "FCFS") find the registered ones
+ *  ("ia-single", ..., "root-computes"). */
 const policy_t *policy_find (const char *name);
 
 /*  Return the i-th registered policy, or NULL past the end. */
@@ -55,5 +64,43 @@ const policy_t *policy_at (int i);
 /*  Write the registered names, comma separated, into buf (for messages
  *  such as "unknown policy; known: fcfs, ..."). */
 void policy_names (char *buf, int len);
+
+/*  --- the model's quantities, shared by the policies --------------------- */
+
+/*  Return C^n, the tasks per second the parent computes while it does not
+ *  communicate: compute_rate / task_units, or 0 if task_units is not
+ *  positive. */
+double policy_task_rate (const policy_parent_t *parent);
+
+/*  Return 1 if the interference-aware policies must never send to child,
+ *  else 0. The rule (DESIGN.md §1) is IR_s(i) Z C^n >= 1: sending one
+ *  task's Z MB to the child at any rate costs the parent IR_s Z C^n tasks
+ *  of its own computation, so from 1 up the send loses at least the task
+ *  it moves and serving the child cannot raise throughput. IA:Single,
+ *  IA:Single-opt and IA:Multi all apply it through this function. */
+int policy_excluded (const policy_parent_t *parent, const policy_child_t *child);
+
+/*  Return the single-port priority of child, B_r^i (1 - IR_s(i) Z C^n) in
+ *  tasks/s, where B_r^i = link_mbps / Z is the tasks/s the parent can move
+ *  to it while both compute: the throughput a single port gains per second
+ *  spent sending to it, net of the parent's lost computation. Larger is
+ *  better; it is <= 0 exactly for an excluded child. With Z = 0 a task
+ *  moves no data, B_r is unbounded and the result is HUGE_VAL. */
+double policy_single_opt_priority (const policy_parent_t *parent,
+                                   const policy_child_t *child);
+
+/*  A policy's order: return > 0 if child a should be served before child
+ *  b, < 0 if after, 0 if the policy sees them as equal. */
+typedef int (*policy_order_fn) (const policy_parent_t *parent,
+                                const policy_child_t *a, const policy_child_t *b);
+
+/*  The body of most picks: return the index of the candidate that order
+ *  puts first, equal ones going to the lower slot, or -1 if none is
+ *  eligible. A candidate with wanted == 0 or a transfer in flight is never
+ *  eligible (the core does not offer such children; a direct caller might);
+ *  with exclude set, neither is a child policy_excluded refuses. */
+int policy_pick_first (const policy_parent_t *parent,
+                       const policy_child_t *children, int n,
+                       policy_order_fn order, int exclude);
 
 #endif
