@@ -5,16 +5,23 @@
  *
  *      front -> actor   "START" task:u64 units:f64
  *      actor -> front   "DONE"  task:u64 seconds:f64 checksum:i64
+ *      front -> actor   "SPEED" factor:f64   (emulated only; in [0, 1])
  *      front -> actor   "$TERM"              (zactor_destroy sends it)
  *
  *  Numbers travel as 8-byte frames in host byte order: both ends are
  *  threads of one process. The checksum is the kernel's (0 when emulated);
  *  engine_recv reads it only to validate the frame.
  *
- *  The actor answers $TERM promptly even mid-task: the emulated engine
- *  sleeps in slices of at most ENGINE_SLICE polling its pipe, and the real
- *  one checks the pipe every ENGINE_BLOCK_MACS multiply-adds, a few
- *  milliseconds of work at any matrix size.
+ *  The actor answers $TERM and SPEED promptly even mid-task: the emulated
+ *  engine sleeps in slices of at most ENGINE_SLICE polling its pipe, and
+ *  the real one checks the pipe every ENGINE_BLOCK_MACS multiply-adds, a
+ *  few milliseconds of work at any matrix size.
+ *
+ *  Emulated progress is the integral of the speed over time, taken piece
+ *  by piece: each time the actor wakes it credits the time since it last
+ *  did at the speed in force all along, and only then reads a SPEED that
+ *  woke it, which applies from that instant. Slices bound how late a
+ *  task's end is noticed, not how exact its progress is.
  */
 #include "node/engine.h"
 
@@ -33,6 +40,8 @@
 
 struct engine {
     zactor_t *actor;
+    platform_mode_t mode;
+    double factor;            /* the speed factor last sent */
     int busy;                 /* a START went out; its DONE not yet read */
 };
 
@@ -42,6 +51,7 @@ typedef struct {
     zpoller_t *poller;        /* on pipe, for the emulated slices */
     engine_cfg_t cfg;
     kernel_t *kernel;         /* real mode only */
+    double factor;            /* emulated speed factor, [0, 1] */
     int terminated;           /* $TERM or an interrupt seen */
 } actor_t;
 
@@ -86,11 +96,28 @@ frame_pop_8 (zmsg_t *msg, void *out)
 /*  --------------------------------------------------------------------
  *  Actor */
 
-/*  Handle a command that arrives while a task runs. Only $TERM means
- *  anything now; a later speed change will be handled here. Anything
- *  else is a programming error on the front side, logged and dropped. */
+/*  Apply a SPEED message: one 8-byte factor, clamped to [0, 1]. A
+ *  malformed one (or NaN) is logged and dropped. The real engine keeps the
+ *  factor and never uses it. */
 static void
-actor_handle_midtask (actor_t *self)
+actor_speed (actor_t *self, zmsg_t *msg)
+{
+    double factor;
+    if (frame_pop_8 (msg, &factor) || zmsg_size (msg) != 0 || isnan (factor)) {
+        zsys_warning ("engine: dropped malformed SPEED");
+        return;
+    }
+    self->factor = factor < 0 ? 0 : factor > 1 ? 1 : factor;
+}
+
+static void actor_start (actor_t *self, zmsg_t *msg);
+
+/*  Read and handle one command from the pipe. $TERM (or an interrupt)
+ *  ends the actor and SPEED is applied at any time; START is taken only
+ *  when idle, since the front never sends one mid-task. Anything else is a
+ *  programming error on the front side, logged and dropped. */
+static void
+actor_recv (actor_t *self, int midtask)
 {
     zmsg_t *msg = zmsg_recv (self->pipe);
     if (!msg) {
@@ -100,46 +127,59 @@ actor_handle_midtask (actor_t *self)
     char *command = zmsg_popstr (msg);
     if (command && streq (command, "$TERM"))
         self->terminated = 1;
+    else if (command && streq (command, "SPEED"))
+        actor_speed (self, msg);
+    else if (command && streq (command, "START") && !midtask)
+        actor_start (self, msg);
     else
-        zsys_warning ("engine: dropped command '%s' received mid-task",
-                      command ? command : "(empty)");
+        zsys_warning ("engine: dropped command '%s'%s",
+                      command ? command : "(empty)", midtask ? " received mid-task" : "");
     free (command);
     zmsg_destroy (&msg);
 }
 
 /*  Sleep for at most `seconds`, returning early if the pipe becomes
- *  readable. zpoller counts whole milliseconds, so a remainder below one
- *  millisecond is slept with nanosleep: short tasks stay accurate at high
- *  time scales, and the actor is deaf for under a millisecond. */
-static void
+ *  readable. Returns 1 if a command waits to be read, else 0. zpoller
+ *  counts whole milliseconds, so a remainder below one millisecond is
+ *  slept with nanosleep: short tasks stay accurate at high time scales,
+ *  and the actor is deaf for under a millisecond. */
+static int
 actor_nap (actor_t *self, double seconds)
 {
     if (seconds >= 0.001) {
         if (zpoller_wait (self->poller, (int) (seconds * 1000)))
-            actor_handle_midtask (self);
-        else if (zpoller_terminated (self->poller))
+            return 1;
+        if (zpoller_terminated (self->poller))
             self->terminated = 1;
     } else if (seconds > 0) {
         struct timespec ts = {0, (long) (seconds * 1e9)};
         nanosleep (&ts, NULL);
     }
+    return 0;
 }
 
-/*  Emulated: progress grows with elapsed time times the current speed, one
- *  slice at a time, so that the speed may later change mid-task. */
+/*  Emulated: progress is the integral of rate * time_scale * factor over
+ *  time. Between wake-ups the factor is constant, because a SPEED is read
+ *  only after the time up to its arrival has been credited. At factor 0
+ *  the actor still wakes every slice and answers its pipe at once. */
 static run_result_t
 actor_run_emulated (actor_t *self, double units)
 {
-    double speed = self->cfg.rate * self->cfg.time_scale;
+    double full = self->cfg.rate * self->cfg.time_scale;
     double progress = 0;
     double last = tf_now ();
 
     while (progress < units && !self->terminated) {
-        double remaining = (units - progress) / speed;
-        actor_nap (self, remaining < ENGINE_SLICE ? remaining : ENGINE_SLICE);
+        double speed = full * self->factor;
+        double nap = ENGINE_SLICE;
+        if (speed > 0 && (units - progress) / speed < nap)
+            nap = (units - progress) / speed;
+        int ready = actor_nap (self, nap);
         double now = tf_now ();
         progress += (now - last) * speed;
         last = now;
+        if (ready)
+            actor_recv (self, 1);
     }
     return self->terminated ? RUN_TERMINATED : RUN_DONE;
 }
@@ -149,7 +189,7 @@ static void
 actor_check_pipe (actor_t *self)
 {
     if (zsock_events (self->pipe) & ZMQ_POLLIN)
-        actor_handle_midtask (self);
+        actor_recv (self, 1);
 }
 
 /*  Real: rows [from, to) of diagonal d in blocks, checking the pipe between
@@ -221,27 +261,14 @@ actor_start (actor_t *self, zmsg_t *msg)
 static void
 engine_actor (zsock_t *pipe, void *args)
 {
-    actor_t self = {.pipe = pipe, .cfg = *(const engine_cfg_t *) args};
+    actor_t self = {.pipe = pipe, .cfg = *(const engine_cfg_t *) args, .factor = 1};
     self.poller = zpoller_new (pipe, NULL);
     if (self.cfg.mode == PLATFORM_REAL)
         self.kernel = kernel_new (self.cfg.matrix_n, ENGINE_SEED);
     zsock_signal (pipe, 0);
 
-    while (!self.terminated) {
-        zmsg_t *msg = zmsg_recv (pipe);
-        if (!msg)
-            break;                      /* interrupted */
-        char *command = zmsg_popstr (msg);
-        if (command && streq (command, "$TERM"))
-            self.terminated = 1;
-        else if (command && streq (command, "START"))
-            actor_start (&self, msg);
-        else
-            zsys_warning ("engine: dropped unknown command '%s'",
-                          command ? command : "(empty)");
-        free (command);
-        zmsg_destroy (&msg);
-    }
+    while (!self.terminated)
+        actor_recv (&self, 0);
     kernel_destroy (&self.kernel);
     zpoller_destroy (&self.poller);
 }
@@ -288,6 +315,8 @@ engine_new (const engine_cfg_t *cfg, char *err, size_t errlen)
         return NULL;
 
     engine_t *self = xcalloc (1, sizeof (*self));
+    self->mode = cfg->mode;
+    self->factor = 1;
     /* The actor copies *cfg before it signals, and zactor_new waits for
      * that signal, so the caller's cfg need not outlive this call. */
     self->actor = zactor_new (engine_actor, (void *) cfg);
@@ -328,6 +357,27 @@ engine_start (engine_t *self, uint64_t task, double units)
         return -1;
     }
     self->busy = 1;
+    return 0;
+}
+
+int
+engine_set_speed (engine_t *self, double factor)
+{
+    assert (self);
+    if (isnan (factor))
+        return -1;
+    factor = factor < 0 ? 0 : factor > 1 ? 1 : factor;
+    if (self->mode != PLATFORM_EMULATED || factor == self->factor)
+        return 0;
+
+    zmsg_t *msg = zmsg_new ();
+    zmsg_addstr (msg, "SPEED");
+    frame_put_f64 (msg, factor);
+    if (zmsg_send (&msg, self->actor)) {
+        zmsg_destroy (&msg);
+        return -1;
+    }
+    self->factor = factor;
     return 0;
 }
 

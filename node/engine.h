@@ -6,10 +6,10 @@
  *
  *  Two kinds:
  *  - emulated: a task of w units takes w / (C * s) seconds of wall time for
- *    a configured rate C and time scale s. The actor sleeps rather than
- *    burns CPU, in slices of at most ENGINE_SLICE seconds so that it stays
- *    responsive (and, later, so that its speed can follow the interference
- *    the node observes).
+ *    a configured rate C and time scale s, slowed by a speed factor the
+ *    node sets from the interference it observes (engine_set_speed). The
+ *    actor sleeps rather than burns CPU, in slices of at most ENGINE_SLICE
+ *    seconds so that it stays responsive to $TERM and speed changes.
  *  - real: a task runs the diagonal kernel (node/kernel.h) for w units on an
  *    N x N matrix, burning real CPU, checking its pipe between diagonals.
  */
@@ -50,6 +50,19 @@ zsock_t *engine_sock (engine_t *self);
  *  0, or -1 if what arrived was not a completion. Call only when
  *  engine_sock is readable. */
 int engine_recv (engine_t *self, uint64_t *task, double *seconds);
+
+/*  Set the emulated engine's speed factor in [0, 1] (values outside are
+ *  clamped): from the moment the actor reads it, progress accrues at
+ *  rate * time_scale * factor units per second, including inside the
+ *  running task; a task's progress is the exact integral of that rate
+ *  over time. At factor 0 a task makes no progress, and the actor still
+ *  answers $TERM and later speed changes within a slice. The factor holds
+ *  for later tasks until changed; an engine starts at 1. The node calls it
+ *  with interference_factor (node/meter.h) of the transfer rates it
+ *  observes. A real engine ignores it (its interference is real). Setting
+ *  the factor already in force sends nothing. Returns 0, or -1 (and
+ *  changes nothing) if factor is NaN or the engine thread is gone. */
+int engine_set_speed (engine_t *self, double factor);
 
 /*  True while a task is running. */
 int engine_busy (const engine_t *self);

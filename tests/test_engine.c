@@ -293,6 +293,228 @@ test_invalid_configs (void **state)
     engine_destroy (&engine);
 }
 
+
+/*  --- speed ------------------------------------------------------------- */
+
+/*  Run one task to completion; return the seconds it reports and, in
+ *  *wall, the seconds from just before the start to its completion. */
+static double
+run_task (engine_t *engine, uint64_t id, double units, double *wall)
+{
+    double t0 = tf_now ();
+    assert_int_equal (engine_start (engine, id, units), 0);
+    assert_int_equal (wait_ready (engine, 10000), 0);
+    uint64_t task = 0;
+    double seconds = -1;
+    assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+    if (wall)
+        *wall = tf_now () - t0;
+    assert_true (task == id);
+    return seconds;
+}
+
+/*  At half speed, 2 units at 4 units/s, 10 times faster, take 0.1 s
+ *  instead of 0.05; the factor holds for the next task too. */
+static void
+test_half_speed_doubles_a_task (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (4, 10);
+    assert_int_equal (engine_set_speed (engine, 0.5), 0);
+    for (uint64_t id = 1; id <= 2; id++) {
+        double wall;
+        double seconds = run_task (engine, id, 2, &wall);
+        assert_true (seconds >= 0.095);
+        assert_true (seconds < 0.5);
+        assert_true (wall >= seconds);
+    }
+    engine_destroy (&engine);
+}
+
+/*  12 units at 40 units/s: 0.3 s at full speed. After 50 ms (2 units) the
+ *  speed drops to 0.25, so the other 10 units take 1 s: 1.2 - 3 x (the
+ *  switch time) in all. Never faster than full speed; clearly slower;
+ *  within a loose margin of the piecewise sum. */
+static void
+test_slow_down_mid_task (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (4, 10);
+    double t0 = tf_now ();
+    assert_int_equal (engine_start (engine, 1, 12), 0);
+    zclock_sleep (50);
+    double switched = tf_now () - t0;
+    assert_int_equal (engine_set_speed (engine, 0.25), 0);
+    assert_int_equal (wait_ready (engine, 10000), 0);
+    double seconds = -1;
+    assert_int_equal (engine_recv (engine, NULL, &seconds), 0);
+
+    double expected = 1.2 - 3 * switched;
+    assert_true (seconds >= 0.3);
+    if (seconds < 0.6 || seconds > expected + 0.3)
+        fail_msg ("took %.3f s; switching at %.3f s, expected %.3f", seconds, switched,
+                  expected);
+    engine_destroy (&engine);
+}
+
+/*  4 units at a quarter of 40 units/s, sped up to full after ~0.1 s: done
+ *  at 0.1 + 0.75 x (the switch time). The actor reads the switch no
+ *  earlier than it was sent, so that is a strict lower bound. */
+static void
+test_speed_up_mid_task (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (4, 10);
+    assert_int_equal (engine_set_speed (engine, 0.25), 0);
+    double t0 = tf_now ();
+    assert_int_equal (engine_start (engine, 1, 4), 0);
+    zclock_sleep (100);
+    double before = tf_now () - t0;
+    assert_int_equal (engine_set_speed (engine, 1), 0);
+    double after = tf_now () - t0;
+    assert_int_equal (wait_ready (engine, 10000), 0);
+    double wall = tf_now () - t0;
+    double seconds = -1;
+    assert_int_equal (engine_recv (engine, NULL, &seconds), 0);
+
+    if (wall < 0.1 + 0.75 * before - 1e-6 || wall > 0.1 + 0.75 * after + 0.15)
+        fail_msg ("took %.3f s; switching at %.3f-%.3f s, expected %.3f", wall, before,
+                  after, 0.1 + 0.75 * before);
+    assert_true (seconds <= wall);
+    engine_destroy (&engine);
+}
+
+/*  At speed 0 a task makes no progress, without burning CPU; back at 1
+ *  it finishes the work it had left. Both mid-task and from the start. */
+static void
+test_speed_zero_pauses_a_task (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (10, 1);    /* 3 units: 0.3 s */
+    double t0 = tf_now ();
+    assert_int_equal (engine_start (engine, 1, 3), 0);
+    zclock_sleep (30);
+    assert_int_equal (engine_set_speed (engine, 0), 0);
+    double cpu0 = cpu_now (), w0 = tf_now ();
+    assert_int_equal (wait_ready (engine, 400), -1);
+    assert_true (cpu_now () - cpu0 < 0.5 * (tf_now () - w0));
+    double resumed = tf_now () - t0;
+    assert_int_equal (engine_set_speed (engine, 1), 0);
+    assert_int_equal (wait_ready (engine, 10000), 0);
+    double wall = tf_now () - t0;
+    double seconds = -1;
+    assert_int_equal (engine_recv (engine, NULL, &seconds), 0);
+    assert_true (wall >= resumed);
+    assert_true (seconds >= 0.3);
+    assert_true (seconds < resumed + 1.0);
+
+    /* Paused before the start: nothing until resumed (0.05 s of work
+     * would be done by then at full speed), then all of it. */
+    assert_int_equal (engine_set_speed (engine, 0), 0);
+    assert_int_equal (engine_start (engine, 2, 0.5), 0);
+    assert_int_equal (wait_ready (engine, 150), -1);
+    double w1 = tf_now ();
+    assert_int_equal (engine_set_speed (engine, 1), 0);
+    assert_int_equal (wait_ready (engine, 10000), 0);
+    assert_true (tf_now () - w1 >= 0.05 - 1e-6);
+    assert_int_equal (engine_recv (engine, NULL, &seconds), 0);
+    assert_true (seconds >= 0.05);
+    engine_destroy (&engine);
+}
+
+/*  $TERM is answered promptly at speed 0, mid-task and idle. */
+static void
+test_destroy_at_speed_zero (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (1, 1);
+    assert_int_equal (engine_set_speed (engine, 0), 0);
+    assert_int_equal (engine_start (engine, 5, 5), 0);
+    zclock_sleep (30);
+    double t0 = tf_now ();
+    alarm (DESTROY_WATCHDOG);
+    engine_destroy (&engine);
+    alarm (0);
+    assert_true (tf_now () - t0 < 0.5);
+    assert_null (engine);
+
+    engine = new_emulated (1, 1);
+    assert_int_equal (engine_set_speed (engine, 0), 0);
+    t0 = tf_now ();
+    alarm (DESTROY_WATCHDOG);
+    engine_destroy (&engine);
+    alarm (0);
+    assert_true (tf_now () - t0 < 0.5);
+}
+
+/*  Factors outside [0, 1] are clamped; NaN is refused and changes
+ *  nothing. */
+static void
+test_speed_is_clamped (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (4, 10);
+    assert_int_equal (engine_set_speed (engine, 5), 0);       /* = 1 */
+    assert_true (run_task (engine, 1, 2, NULL) >= 0.045);
+
+    assert_int_equal (engine_set_speed (engine, -1), 0);      /* = 0 */
+    assert_int_equal (engine_start (engine, 2, 0.1), 0);      /* 2.5 ms at 1 */
+    assert_int_equal (wait_ready (engine, 100), -1);
+    assert_int_equal (engine_set_speed (engine, __builtin_nan ("")), -1);
+    assert_int_equal (wait_ready (engine, 50), -1);
+    assert_int_equal (engine_set_speed (engine, 1), 0);
+    assert_int_equal (wait_ready (engine, 5000), 0);
+    assert_int_equal (engine_recv (engine, NULL, NULL), 0);
+    engine_destroy (&engine);
+}
+
+/*  The actor checks what reaches it itself: malformed SPEED messages are
+ *  dropped, and out-of-range factors clamped, whoever sent them. */
+static void
+test_actor_checks_speed_messages (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (4, 10);
+    zsock_t *pipe = engine_sock (engine);
+    double value = 0;
+    float small = 0;
+    zsock_send (pipe, "s", "SPEED");                          /* no factor */
+    zsock_send (pipe, "sb", "SPEED", &small, sizeof (small)); /* 4 bytes */
+    zsock_send (pipe, "sbs", "SPEED", &value, sizeof (value), "extra");
+    value = __builtin_nan ("");
+    zsock_send (pipe, "sb", "SPEED", &value, sizeof (value));
+    /* None of them took: full speed still, 2 units in 0.05 s. */
+    double seconds = run_task (engine, 1, 2, NULL);
+    assert_true (seconds >= 0.045 && seconds < 0.5);
+
+    value = -3;                                                /* = 0 */
+    zsock_send (pipe, "sb", "SPEED", &value, sizeof (value));
+    assert_int_equal (engine_start (engine, 2, 0.1), 0);
+    assert_int_equal (wait_ready (engine, 100), -1);
+    value = 7;                                                 /* = 1 */
+    zsock_send (pipe, "sb", "SPEED", &value, sizeof (value));
+    assert_int_equal (wait_ready (engine, 5000), 0);
+    assert_int_equal (engine_recv (engine, NULL, &seconds), 0);
+    assert_true (seconds >= 0.1);
+    assert_true (run_task (engine, 3, 2, NULL) >= 0.045);     /* 7 was not 7 */
+    engine_destroy (&engine);
+}
+
+/*  A real engine accepts a speed and ignores it: its interference is real. */
+static void
+test_real_ignores_speed (void **state)
+{
+    (void) state;
+    engine_t *engine = new_real (64);
+    assert_int_equal (engine_set_speed (engine, 0), 0);
+    assert_int_equal (engine_start (engine, 1, 3), 0);
+    assert_int_equal (engine_set_speed (engine, 0.5), 0);
+    assert_int_equal (wait_ready (engine, 10000), 0);
+    assert_int_equal (engine_recv (engine, NULL, NULL), 0);
+    assert_int_equal (engine_set_speed (engine, 1), 0);
+    engine_destroy (&engine);
+}
+
 int
 main (void)
 {
@@ -305,6 +527,14 @@ main (void)
         cmocka_unit_test (test_destroy_mid_task_real),
         cmocka_unit_test (test_real_completes),
         cmocka_unit_test (test_invalid_configs),
+        cmocka_unit_test (test_half_speed_doubles_a_task),
+        cmocka_unit_test (test_slow_down_mid_task),
+        cmocka_unit_test (test_speed_up_mid_task),
+        cmocka_unit_test (test_speed_zero_pauses_a_task),
+        cmocka_unit_test (test_destroy_at_speed_zero),
+        cmocka_unit_test (test_speed_is_clamped),
+        cmocka_unit_test (test_actor_checks_speed_messages),
+        cmocka_unit_test (test_real_ignores_speed),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
