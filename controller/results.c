@@ -117,6 +117,23 @@ parse_count (const json_t *object, const char *key, uint64_t *out, const char *w
     return 0;
 }
 
+/*  A missing key leaves *out alone; a present one must be a finite number
+ *  >= 0. */
+static int
+parse_seconds (const json_t *object, const char *key, double *out, const char *where,
+               char *err, size_t errlen)
+{
+    json_t *v = json_object_get (object, key);
+    if (!v)
+        return 0;
+    if (!json_is_number (v) || !(json_number_value (v) >= 0)
+        || !isfinite (json_number_value (v)))
+        return tf_error (err, errlen, "%s\"%s\" must be a non-negative number", where,
+                         key);
+    *out = json_number_value (v);
+    return 0;
+}
+
 int
 results_parse_stats (const json_t *stats, results_stats_t *out, char *err,
                      size_t errlen)
@@ -130,14 +147,11 @@ results_parse_stats (const json_t *stats, results_stats_t *out, char *err,
                          (uint64_t *) ((char *) &parsed + counters[i].offset),
                          "stats: ", err, errlen))
             return -1;
-    json_t *seconds = json_object_get (stats, "compute_seconds");
-    if (seconds) {
-        if (!json_is_number (seconds) || !(json_number_value (seconds) >= 0)
-            || !isfinite (json_number_value (seconds)))
-            return tf_error (err, errlen, "stats: \"compute_seconds\" must be a "
-                             "non-negative number");
-        parsed.compute_seconds = json_number_value (seconds);
-    }
+    parsed.speed_mean = 1;
+    if (parse_seconds (stats, "compute_seconds", &parsed.compute_seconds, "stats: ", err,
+                       errlen)
+        || parse_seconds (stats, "speed_mean", &parsed.speed_mean, "stats: ", err, errlen))
+        return -1;
     *out = parsed;
     return 0;
 }
@@ -188,7 +202,9 @@ parse_children (const json_t *stats, results_child_t **out, int *n, char *err,
         results_child_t *child = &children[i];
         if (parse_count (entry, "tasks", &child->tasks, where, err, errlen)
             || parse_count (entry, "bytes", &child->bytes, where, err, errlen)
-            || parse_count (entry, "requested", &child->requested, where, err, errlen))
+            || parse_count (entry, "requested", &child->requested, where, err, errlen)
+            || parse_seconds (entry, "send_seconds", &child->send_seconds, where, err,
+                              errlen))
             goto out_fail;
         child->name = xstrdup (json_string_value (name));
     }
@@ -325,6 +341,26 @@ makespan (const results_t *self)
     return self->finished ? self->wall_s * self->cfg->platform.time_scale : -1;
 }
 
+/*  One link as its parent saw it, in platform terms: MB sent, seconds
+ *  spent sending (from each transfer's start to its last ack), and the
+ *  mean rate achieved while sending, beside the configured rate. */
+static json_t *
+child_to_json (const results_t *self, const results_child_t *c)
+{
+    const config_t *cfg = self->cfg;
+    double mb = (double) c->bytes / (cfg->platform.payload_scale * CONFIG_MB);
+    double send_s = c->send_seconds * cfg->platform.time_scale;
+    int at = config_find_node (cfg, c->name);
+    json_t *o = json_pack ("{s:s, s:I, s:I, s:I, s:f, s:f}", "name", c->name,
+                           "tasks", (json_int_t) c->tasks, "bytes", (json_int_t) c->bytes,
+                           "requested", (json_int_t) c->requested, "mb", mb,
+                           "send_s", send_s);
+    json_object_set_new (o, "rate_mbps", send_s > 0 ? json_real (mb / send_s) : json_null ());
+    json_object_set_new (o, "link_mbps", at >= 0 ? json_real (cfg->nodes[at].link_mbps)
+                                                 : json_null ());
+    return o;
+}
+
 static json_t *
 node_to_json (const results_t *self, int i)
 {
@@ -332,13 +368,7 @@ node_to_json (const results_t *self, int i)
     const config_node_t *node = &self->cfg->nodes[i];
     json_t *children = json_array ();
     for (int c = 0; c < n->nchildren; c++)
-        json_array_append_new (children,
-                               json_pack ("{s:s, s:I, s:I, s:I}",
-                                          "name", n->children[c].name,
-                                          "tasks", (json_int_t) n->children[c].tasks,
-                                          "bytes", (json_int_t) n->children[c].bytes,
-                                          "requested",
-                                          (json_int_t) n->children[c].requested));
+        json_array_append_new (children, child_to_json (self, &n->children[c]));
     json_t *object = json_pack ("{s:s, s:s?}", "name", node->name,
                                 "parent", node->parent_name);
     json_object_set_new (object, "pid", n->pid > 0 ? json_integer (n->pid) : json_null ());
@@ -352,6 +382,7 @@ node_to_json (const results_t *self, int i)
     json_object_set_new (object, "mb_in", json_real ((double) n->stats.bytes_in / scale));
     json_object_set_new (object, "mb_out", json_real ((double) n->stats.bytes_out / scale));
     json_object_set_new (object, "compute_seconds", json_real (n->stats.compute_seconds));
+    json_object_set_new (object, "speed_mean", json_real (n->stats.speed_mean));
     json_object_set_new (object, "reported", json_boolean (n->reported));
     json_object_set_new (object, "children", children);
     return object;
@@ -525,6 +556,41 @@ print_header (const results_t *self, FILE *out)
     fputc ('\n', out);
 }
 
+/*  Every link that carried a task: what its parent sent and how fast,
+ *  beside the configured rate, in platform terms. */
+static void
+print_links (const results_t *self, FILE *out)
+{
+    int width = 4, any = 0;
+    for (int i = 0; i < self->cfg->nnodes; i++)
+        for (int c = 0; c < self->nodes[i].nchildren; c++) {
+            int len = (int) strlen (self->nodes[i].children[c].name);
+            width = len > width ? len : width;
+            any |= self->nodes[i].children[c].tasks > 0;
+        }
+    if (!any)
+        return;
+    fprintf (out, "  %-*s  %6s  %9s  %9s  %12s  %11s\n", width, "link", "tasks", "MB",
+             "sending s", "MB/s sending", "MB/s config");
+    for (int i = 0; i < self->cfg->nnodes; i++)
+        for (int c = 0; c < self->nodes[i].nchildren; c++) {
+            json_t *o = child_to_json (self, &self->nodes[i].children[c]);
+            json_t *rate = json_object_get (o, "rate_mbps");
+            json_t *link = json_object_get (o, "link_mbps");
+            fprintf (out, "  %-*s  %6lld  %9.1f  %9.2f  ", width,
+                     json_string_value (json_object_get (o, "name")),
+                     (long long) json_integer_value (json_object_get (o, "tasks")),
+                     json_number_value (json_object_get (o, "mb")),
+                     json_number_value (json_object_get (o, "send_s")));
+            if (json_is_number (rate))
+                fprintf (out, "%12.2f", json_number_value (rate));
+            else
+                fprintf (out, "%12s", "-");
+            fprintf (out, "  %11.2f\n", json_is_number (link) ? json_number_value (link) : 0);
+            json_decref (o);
+        }
+}
+
 void
 results_print_summary (const results_t *self, FILE *out)
 {
@@ -583,6 +649,7 @@ results_print_summary (const results_t *self, FILE *out)
         fprintf (out, "  (MB in platform terms; at payload scale %g, %.1f MB moved "
                  "physically)\n", cfg->platform.payload_scale, (double) moved / CONFIG_MB);
     }
+    print_links (self, out);
     free (cells);
 }
 

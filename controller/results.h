@@ -43,12 +43,15 @@ typedef struct {
     uint64_t bytes_in, bytes_out, malformed;
     uint64_t completed, duplicates;      /* meaningful on the root */
     double compute_seconds;
+    double speed_mean;       /* emulated: mean interference factor while
+                                computing (1 = none); 1 when absent */
 } results_stats_t;
 
 /*  What a node sent to one child, from its REPORT. */
 typedef struct {
     char *name;
     uint64_t tasks, bytes, requested;
+    double send_seconds;     /* wall seconds spent sending to it */
 } results_child_t;
 
 typedef struct results results_t;

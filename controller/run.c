@@ -729,6 +729,9 @@ run_prepare (const run_options_t *opt)
                  run->cfg->policy, names);
         goto out_fail;
     }
+    /*  Results name the policy as the registry does, whatever the spelling
+     *  (IA:Single, ia_single, ...). */
+    config_set_policy (run->cfg, policy_find (run->cfg->policy)->name);
     char *text = config_to_json (run->cfg);
     run->config_object = json_loads (text, 0, NULL);
     free (text);

@@ -10,11 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "node/meter.h"
 #include "overlay/util.h"
 
 /*  A child may not hold more unserved asks than this: a child asking
  *  beyond it is broken, and its requests are refused. */
 #define CORE_MAX_WANTED 100000u
+
+/*  A multi-port parent starts another transfer only while its outgoing
+ *  total is below this fraction of the send limit. A measured rate jitters
+ *  by about a chunk per meter window; without the margin, a saturated
+ *  sender reads as "just below" now and then and starts a transfer that
+ *  only starves, holding a task hostage. */
+#define CORE_SPARE_FRACTION 0.9
 
 typedef struct {
     uint64_t id;
@@ -36,6 +44,10 @@ typedef struct {
     int sending;             /* a transfer is in flight */
     task_t task;             /* the task in flight */
     uint32_t count, next, acked;   /* chunks: total, sent, acknowledged */
+    double started_at;       /* when the transfer in flight began */
+    double link_free;        /* the link's pacer: when it finished carrying
+                                its last chunk (virtual time) */
+    meter_t *sent;           /* bytes sent to it, by time */
     core_child_stats_t stats;
 } child_t;
 
@@ -54,6 +66,8 @@ struct core {
     uint32_t recv_count, recv_next;
     uint64_t recv_got;
     uint32_t pending;        /* asked of the parent, not yet arrived */
+    meter_t *recv_meter;     /* bytes received from the parent, by time */
+    double total_free;       /* the send limit's pacer, likewise */
 
     int computing;
     uint64_t computing_task;
@@ -71,6 +85,8 @@ struct core {
     core_action_t *acts;
     int nacts, acts_cap;
 };
+
+int core_sending (const core_t *self);
 
 static const char *const event_names[CORE_EV_COUNT] = {
     "START", "REQUEST", "CHUNK", "ACK", "DONE", "COMPUTED", "TICK",
@@ -109,14 +125,20 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
                          cfg->nnodes), NULL;
     if (cfg->nchildren < 0 || (cfg->nchildren > 0 && !cfg->children))
         return tf_error (err, errlen, "core: children missing"), NULL;
+    if (!(cfg->meter_window > 0) || !(cfg->send_limit_bps >= 0))
+        return tf_error (err, errlen, "core: meter window must be positive and the "
+                         "send limit not negative"), NULL;
 
     core_t *self = xcalloc (1, sizeof *self);
     self->cfg = *cfg;
     self->cfg.children = NULL;
     self->children = xcalloc (cfg->nchildren, sizeof *self->children);
     self->cands = xcalloc (cfg->nchildren, sizeof *self->cands);
-    for (int i = 0; i < cfg->nchildren; i++)
+    for (int i = 0; i < cfg->nchildren; i++) {
         self->children[i].info = cfg->children[i];
+        self->children[i].sent = meter_new (cfg->meter_window);
+    }
+    self->recv_meter = meter_new (cfg->meter_window);
     if (cfg->is_root) {
         self->done_by = xmalloc (cfg->task_count * sizeof *self->done_by);
         for (uint64_t t = 0; t < cfg->task_count; t++)
@@ -131,8 +153,11 @@ core_destroy (core_t **self_p)
     core_t *self = *self_p;
     if (!self)
         return;
-    for (int i = 0; i < self->cfg.nchildren; i++)
+    for (int i = 0; i < self->cfg.nchildren; i++) {
         free (self->children[i].asks);
+        meter_destroy (&self->children[i].sent);
+    }
+    meter_destroy (&self->recv_meter);
     free (self->children);
     free (self->cands);
     free (self->queue);
@@ -259,22 +284,108 @@ chunk_len (const core_t *self, uint64_t bytes, uint32_t index)
     return left < self->cfg.chunk_bytes ? left : self->cfg.chunk_bytes;
 }
 
-/*  Send chunks to child c while its window has room. */
+/*  The pacers model a link that carries one chunk after another: a chunk
+ *  of L bytes at rate r occupies the link for L / r after the link is free,
+ *  and is delivered when its last byte would arrive, not before. `free` is
+ *  when the link finished its previous chunk. A pacer woken late during a
+ *  transfer catches up by at most one chunk; an idle link banks nothing
+ *  (start_transfer moves `free` up to the transfer's start). */
+static double
+pacer_due (double free, uint64_t len, double rate)
+{
+    return free + (double) len / rate;
+}
+
+/*  The link carried a chunk of len bytes, delivered at now (>= its due
+ *  time): it is free again at the chunk's virtual completion, so a late
+ *  delivery does not push later chunks back, but never more than one
+ *  chunk behind now. */
+static double
+pacer_advance (double free, double now, uint64_t len, double rate)
+{
+    double step = (double) len / rate;
+    return free + step > now - step ? free + step : now - step;
+}
+
+/*  Does child c's transfer have a chunk to send, window aside pacing? */
+static int
+has_room (const core_t *self, const child_t *ch)
+{
+    return ch->sending && ch->next < ch->count && ch->next - ch->acked < self->cfg.window;
+}
+
+/*  When may ch's next chunk be delivered? Now or earlier when unpaced. */
+static double
+chunk_due (const core_t *self, const child_t *ch)
+{
+    if (!self->cfg.pace)
+        return 0;
+    uint64_t len = chunk_len (self, ch->task.bytes, ch->next);
+    double due = 0;
+    if (ch->info.link_bps > 0)
+        due = pacer_due (ch->link_free, len, ch->info.link_bps);
+    if (self->cfg.send_limit_bps > 0) {
+        double total = pacer_due (self->total_free, len, self->cfg.send_limit_bps);
+        due = total > due ? total : due;
+    }
+    return due;
+}
+
+static policy_child_t
+candidate (const child_t *ch, int slot)
+{
+    return (policy_child_t){
+        .slot = slot,
+        .compute_rate = ch->info.compute_rate,
+        .link_mbps = ch->info.link_mbps,
+        .link_idle_mbps = ch->info.link_idle_mbps,
+        .ir_send = ch->info.ir_send,
+        .ir_recv = ch->info.ir_recv,
+        .wanted = ch->wanted,
+        .oldest_request = ch->nasks ? ch->asks[ch->ask_head].first_seq : UINT64_MAX,
+        .sending = ch->sending,
+    };
+}
+
 static void
-pump (core_t *self, int c)
+send_chunk (core_t *self, int c, double now)
 {
     child_t *ch = &self->children[c];
-    while (ch->next < ch->count && ch->next - ch->acked < self->cfg.window) {
-        core_action_t *a = emit (self, CORE_ACT_SEND_CHUNK);
-        a->child = c;
-        a->task = ch->task.id;
-        a->units = ch->task.units;
-        a->bytes = ch->task.bytes;
-        a->index = ch->next;
-        a->count = ch->count;
-        a->offset = (uint64_t) ch->next * self->cfg.chunk_bytes;
-        a->len = chunk_len (self, ch->task.bytes, ch->next);
-        ch->next++;
+    core_action_t *a = emit (self, CORE_ACT_SEND_CHUNK);
+    a->child = c;
+    a->task = ch->task.id;
+    a->units = ch->task.units;
+    a->bytes = ch->task.bytes;
+    a->index = ch->next;
+    a->count = ch->count;
+    a->offset = (uint64_t) ch->next * self->cfg.chunk_bytes;
+    a->len = chunk_len (self, ch->task.bytes, ch->next);
+    ch->next++;
+    meter_add (ch->sent, now, (double) a->len);
+    if (self->cfg.pace && ch->info.link_bps > 0)
+        ch->link_free = pacer_advance (ch->link_free, now, a->len, ch->info.link_bps);
+    if (self->cfg.pace && self->cfg.send_limit_bps > 0)
+        self->total_free = pacer_advance (self->total_free, now, a->len,
+                                          self->cfg.send_limit_bps);
+}
+
+/*  Send every chunk that window and pacing allow now, re-deciding before
+ *  each: the policy's favourite among the transfers that may send goes
+ *  first, so a better child's transfer interrupts a worse one's. */
+static void
+pump_all (core_t *self, double now)
+{
+    for (;;) {
+        int n = 0;
+        for (int i = 0; i < self->cfg.nchildren; i++) {
+            child_t *ch = &self->children[i];
+            if (has_room (self, ch) && chunk_due (self, ch) <= now)
+                self->cands[n++] = candidate (ch, i);
+        }
+        if (n == 0)
+            return;
+        int k = n == 1 ? 0 : self->cfg.policy->pick (&self->cfg.parent, self->cands, n);
+        send_chunk (self, self->cands[k >= 0 && k < n ? k : 0].slot, now);
     }
 }
 
@@ -291,7 +402,7 @@ serve_one_ask (child_t *ch)
 }
 
 static void
-start_transfer (core_t *self, int c, task_t task)
+start_transfer (core_t *self, int c, task_t task, double now)
 {
     child_t *ch = &self->children[c];
     serve_one_ask (ch);
@@ -300,11 +411,39 @@ start_transfer (core_t *self, int c, task_t task)
     ch->count = task.bytes == 0 ? 1
         : (uint32_t) ((task.bytes + self->cfg.chunk_bytes - 1) / self->cfg.chunk_bytes);
     ch->next = ch->acked = 0;
-    pump (self, c);
+    ch->started_at = now;
+    /*  An idle link banks no credit: the catch-up allowance is for late
+     *  wake-ups during a transfer, not a burst at the start of each. */
+    if (ch->link_free < now)
+        ch->link_free = now;
+    if (core_sending (self) == 1 && self->total_free < now)
+        self->total_free = now;
+}
+
+/*  May a multi-port parent start one more transfer? Only while its
+ *  outgoing total is clearly below the send limit. A transfer younger than one
+ *  meter window has no trustworthy measurement yet and counts at its
+ *  link's rate (unknown: at the whole limit). */
+static int
+spare_bandwidth (core_t *self, double now)
+{
+    double limit = self->cfg.send_limit_bps, total = 0;
+    if (limit <= 0)
+        return 1;
+    for (int i = 0; i < self->cfg.nchildren; i++) {
+        child_t *ch = &self->children[i];
+        if (!ch->sending)
+            continue;
+        if (now - ch->started_at >= self->cfg.meter_window)
+            total += meter_rate (ch->sent, now);
+        else
+            total += ch->info.link_bps > 0 ? ch->info.link_bps : limit;
+    }
+    return total < CORE_SPARE_FRACTION * limit;
 }
 
 static void
-serve_children (core_t *self)
+serve_children (core_t *self, double now)
 {
     const policy_t *policy = self->cfg.policy;
     while (has_task (self)) {
@@ -312,25 +451,16 @@ serve_children (core_t *self)
         for (int i = 0; i < self->cfg.nchildren; i++) {
             child_t *ch = &self->children[i];
             busy += ch->sending;
-            if (ch->wanted == 0 || ch->sending)
-                continue;
-            self->cands[n++] = (policy_child_t){
-                .slot = i,
-                .compute_rate = ch->info.compute_rate,
-                .link_mbps = ch->info.link_mbps,
-                .link_idle_mbps = ch->info.link_idle_mbps,
-                .ir_send = ch->info.ir_send,
-                .ir_recv = ch->info.ir_recv,
-                .wanted = ch->wanted,
-                .oldest_request = ch->asks[ch->ask_head].first_seq,
-            };
+            if (ch->wanted > 0 && !ch->sending)
+                self->cands[n++] = candidate (ch, i);
         }
-        if (n == 0 || (busy && !policy->multiport))
+        if (n == 0 || (busy && !policy->multiport)
+            || (busy && !spare_bandwidth (self, now)))
             return;
         int k = policy->pick (&self->cfg.parent, self->cands, n);
         if (k < 0 || k >= n)
             return;
-        start_transfer (self, self->cands[k].slot, take_task (self));
+        start_transfer (self, self->cands[k].slot, take_task (self), now);
     }
 }
 
@@ -349,7 +479,8 @@ dispatch (core_t *self, double now)
         a->task = t.id;
         a->units = t.units;
     }
-    serve_children (self);
+    serve_children (self, now);
+    pump_all (self, now);
     if (!self->cfg.is_root && self->q_len + self->pending < self->cfg.buffer) {
         uint32_t n = self->cfg.buffer - (self->q_len + self->pending);
         self->pending += n;
@@ -439,6 +570,7 @@ on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     }
     self->recv_next++;
     self->recv_got += ev->len;
+    meter_add (self->recv_meter, ev->now, (double) ev->len);
     self->stats.bytes_in += ev->len;
     core_action_t *a = emit (self, CORE_ACT_ACK);
     a->task = ev->task;
@@ -466,11 +598,10 @@ on_ack (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     ch->acked++;
     ch->stats.bytes_sent += len;
     self->stats.bytes_out += len;
-    if (ch->acked < ch->count) {
-        pump (self, ev->child);
+    if (ch->acked < ch->count)
         return 0;
-    }
     ch->sending = 0;
+    ch->stats.send_seconds += ev->now - ch->started_at;
     ch->stats.tasks_sent++;
     self->stats.forwarded++;
     emit (self, CORE_ACT_RELEASE)->task = ch->task.id;
@@ -520,6 +651,10 @@ core_handle (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     switch (ev->type) {
     case CORE_EV_START:
         self->started = 1;
+        /*  Mark the meters: they measure from the start of the run. */
+        meter_add (self->recv_meter, ev->now, 0);
+        for (int i = 0; i < self->cfg.nchildren; i++)
+            meter_add (self->children[i].sent, ev->now, 0);
         break;
     case CORE_EV_REQUEST:
         rc = on_request (self, ev, err, errlen);
@@ -584,8 +719,41 @@ core_done_by (const core_t *self)
 double
 core_next_deadline (const core_t *self, double now)
 {
-    if (self->nbatch == 0 || self->batch_flushed)
+    double due = -1;
+    if (self->nbatch > 0 && !self->batch_flushed)
+        due = self->batch_since + self->cfg.batch_delay;
+    for (int i = 0; i < self->cfg.nchildren; i++) {
+        const child_t *ch = &self->children[i];
+        if (!has_room (self, ch))
+            continue;
+        double at = chunk_due (self, ch);
+        if (due < 0 || at < due)
+            due = at;
+    }
+    if (due < 0)
         return -1;
-    double left = self->batch_since + self->cfg.batch_delay - now;
-    return left > 0 ? left : 0;
+    return due > now ? due - now : 0;
+}
+
+double
+core_recv_rate (core_t *self, double now)
+{
+    return meter_rate (self->recv_meter, now);
+}
+
+double
+core_send_rate (core_t *self, int child, double now)
+{
+    if (child < 0 || child >= self->cfg.nchildren)
+        return 0;
+    return meter_rate (self->children[child].sent, now);
+}
+
+int
+core_sending (const core_t *self)
+{
+    int n = 0;
+    for (int i = 0; i < self->cfg.nchildren; i++)
+        n += self->children[i].sending;
+    return n;
 }

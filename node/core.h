@@ -17,9 +17,21 @@
  *  - The local engine takes a held task whenever it is idle.
  *  - A parent only sends to a child that asked. The policy picks among the
  *    children with unserved requests; a single-port policy has at most one
- *    transfer in flight. A task moves as chunks of `chunk_bytes`; the child
- *    acknowledges each, and at most `window` chunks per child are
- *    unacknowledged.
+ *    transfer in flight. A multi-port policy starts another transfer, to a
+ *    child not already receiving, while the estimated outgoing total is
+ *    below 90% of the send limit (a transfer younger than one meter window counts
+ *    at its link's rate, older ones at their measured rate).
+ *  - A task moves as chunks of `chunk_bytes`; the child acknowledges each,
+ *    and at most `window` chunks per child are unacknowledged. Before every
+ *    chunk the sender re-decides: among the transfers that may send, the
+ *    policy's favourite goes first, so a better child interrupts a worse
+ *    one at chunk granularity.
+ *  - With pacing on, each link is held to link_bps and the node's total to
+ *    send_limit_bps by virtual-clock pacers: a chunk of L bytes advances a
+ *    pacer by L / rate, and a pacer that fell behind during a transfer
+ *    catches up by at most one chunk; an idle link banks nothing, so a
+ *    transfer never starts with a burst. core_next_deadline says when a
+ *    held chunk may go.
  *  - Completions (task id, computing node) travel up in batches of at most
  *    `batch_max`, or after `batch_delay` seconds; the root records each
  *    task's computing node once and counts duplicates.
@@ -39,9 +51,14 @@
 
 typedef struct core core_t;
 
-/*  Static facts about one child, copied in at creation. */
+/*  Static facts about one child, copied in at creation. The first five are
+ *  the platform's (for the policy); link_bps is the physical bytes per
+ *  second the link runs at here (platform MB/s x 2^20 x payload scale x
+ *  time scale), used to pace it and to estimate a new transfer's rate;
+ *  0 means unknown. */
 typedef struct {
     double compute_rate, link_mbps, link_idle_mbps, ir_send, ir_recv;
+    double link_bps;
 } core_child_info_t;
 
 typedef struct {
@@ -58,6 +75,10 @@ typedef struct {
     uint32_t batch_max;      /* >= 1 */
     double batch_delay;      /* seconds, >= 0 */
     const policy_t *policy;  /* required */
+    int pace;                /* pace each link to link_bps and the total to
+                                send_limit_bps (emulation) */
+    double send_limit_bps;   /* physical bytes/s out in total, 0 = none */
+    double meter_window;     /* seconds over which rates are measured, > 0 */
     policy_parent_t parent;  /* this node's own facts, for the policy */
     int nchildren;
     const core_child_info_t *children;   /* nchildren entries, copied */
@@ -128,6 +149,8 @@ typedef struct {
     uint64_t tasks_sent;     /* complete transfers to this child */
     uint64_t bytes_sent;     /* acknowledged payload bytes */
     uint64_t requested;      /* tasks it asked for */
+    double send_seconds;     /* time spent sending to it: from each
+                                transfer's start to its last ack */
 } core_child_stats_t;
 
 typedef struct {
@@ -172,8 +195,17 @@ core_child_stats_t core_child_stats (const core_t *self, int child);
  *  tasks not yet complete. Borrowed. NULL on other nodes. */
 const int32_t *core_done_by (const core_t *self);
 
-/*  Seconds until the core next needs a TICK to flush a partial completion
- *  batch, or a negative number when nothing is pending. */
+/*  Seconds until the core next needs a TICK — to flush a partial
+ *  completion batch, or to send a chunk its pacing held back — or a
+ *  negative number when nothing is pending. */
 double core_next_deadline (const core_t *self, double now);
+
+/*  Physical bytes per second received from the parent, and sent to one
+ *  child, over the last meter_window seconds before now. */
+double core_recv_rate (core_t *self, double now);
+double core_send_rate (core_t *self, int child, double now);
+
+/*  Number of transfers to children in flight now. */
+int core_sending (const core_t *self);
 
 #endif

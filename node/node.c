@@ -10,10 +10,12 @@
 #include <czmq.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <unistd.h>
 
 #include "node/core.h"
 #include "node/engine.h"
+#include "node/meter.h"
 #include "overlay/config.h"
 #include "overlay/proto.h"
 #include "overlay/util.h"
@@ -21,6 +23,11 @@
 #define NODE_HANDSHAKE_MS 30000   /* wait for CONFIG, then START */
 #define NODE_STATS_EVERY 0.25     /* seconds between STATS */
 #define NODE_TICK_MAX 0.1         /* longest poll, seconds */
+#define NODE_SPEED_EVERY 0.01     /* emulated interference update, seconds */
+#define NODE_METER_PLATFORM 0.1   /* rates smoothed over 100 ms of platform
+                                     time ... */
+#define NODE_METER_MIN 0.02       /* ... but never under 20 ms of wall time,
+                                     a few chunks at the time scales used */
 #define NODE_LINGER_MS 2000       /* let the final REPORT leave */
 #define NODE_BATCH_MAX 64
 #define NODE_BATCH_DELAY 0.05
@@ -41,6 +48,11 @@ typedef struct {
     zhashx_t *payloads;      /* task id (decimal) -> payload_t */
     zhashx_t *slots;         /* child name -> slot + 1 (as a pointer) */
     double compute_seconds;
+    double bps_per_mbps;     /* physical bytes/s per platform MB/s */
+    double *ir_send;         /* per child: IR_s at this node */
+    double *send_mbps;       /* per child: scratch for observed rates */
+    double speed;            /* the engine's current speed factor */
+    double speed_sum, speed_time;   /* time-weighted mean of speed */
     uint64_t refused;        /* messages that failed to decode */
     int finished;
 } node_t;
@@ -175,12 +187,21 @@ make_core (node_t *self, char *err, size_t errlen)
 {
     const config_t *cfg = self->cfg;
     const config_node_t *me = self->me;
+    int emulated = cfg->platform.mode == PLATFORM_EMULATED;
+    /*  Platform MB/s to physical bytes/s here: fewer bytes per platform
+     *  byte (payload scale), more per second (time scale). */
+    self->bps_per_mbps = CONFIG_MB * cfg->platform.payload_scale * cfg->platform.time_scale;
     core_child_info_t *kids = xcalloc (me->nchildren, sizeof *kids);
+    self->ir_send = xcalloc (me->nchildren, sizeof *self->ir_send);
+    self->send_mbps = xcalloc (me->nchildren, sizeof *self->send_mbps);
     for (int i = 0; i < me->nchildren; i++) {
         const config_node_t *c = &cfg->nodes[me->children[i]];
         kids[i] = (core_child_info_t){c->compute_rate, c->link_mbps, c->link_idle_mbps,
-                                      c->ir_send, c->ir_recv};
+                                      c->ir_send, c->ir_recv,
+                                      c->link_mbps * self->bps_per_mbps};
+        self->ir_send[i] = c->ir_send;
     }
+    double window = NODE_METER_PLATFORM / cfg->platform.time_scale;
     double chunk = cfg->platform.chunk_kib * 1024.0 * cfg->platform.payload_scale;
     core_cfg_t cc = {
         .self = (uint32_t) me->index,
@@ -196,6 +217,9 @@ make_core (node_t *self, char *err, size_t errlen)
         .batch_max = NODE_BATCH_MAX,
         .batch_delay = NODE_BATCH_DELAY,
         .policy = policy_find (cfg->policy),
+        .pace = emulated,
+        .send_limit_bps = me->send_limit_mbps * self->bps_per_mbps,
+        .meter_window = window > NODE_METER_MIN ? window : NODE_METER_MIN,
         .parent = {me->compute_rate, cfg->tasks.input_mb, cfg->tasks.units,
                    me->send_limit_mbps, me->parent < 0},
         .nchildren = me->nchildren,
@@ -226,6 +250,9 @@ stats_json (node_t *self, int final)
         "completed", (json_int_t) s.completed, "duplicates", (json_int_t) s.duplicates,
         "compute_seconds", self->compute_seconds, "held", (int) s.held,
         "computing", s.computing);
+    json_object_set_new (o, "speed_mean", json_real (self->speed_time > 0
+                                                     ? self->speed_sum / self->speed_time
+                                                     : 1.0));
     if (!final)
         return o;
     json_t *kids = json_array ();
@@ -236,6 +263,8 @@ stats_json (node_t *self, int final)
                              self->cfg->nodes[self->me->children[i]].name, "tasks",
                              (json_int_t) c.tasks_sent, "bytes", (json_int_t) c.bytes_sent,
                              "requested", (json_int_t) c.requested));
+        json_object_set_new (json_array_get (kids, i), "send_seconds",
+                             json_real (c.send_seconds));
     }
     json_object_set_new (o, "children", kids);
     const int32_t *by = core_done_by (self->core);
@@ -523,6 +552,38 @@ on_engine (node_t *self)
     return feed (self, &ev, "the engine");
 }
 
+/*  Sleep for seconds (< 1), to the microsecond, unlike zclock_sleep. */
+static void
+sleep_precise (double seconds)
+{
+    struct timespec ts = {0, (long) (seconds * 1e9)};
+    nanosleep (&ts, NULL);
+}
+
+/*  Emulated interference: slow the engine by the model's normalized compute
+ *  rate for the transfer rates this node observes now, in platform MB/s.
+ *  Also keep the time-weighted mean speed while computing. */
+static void
+update_speed (node_t *self, double now, double *last)
+{
+    if (*last > 0 && engine_busy (self->engine)) {
+        self->speed_sum += self->speed * (now - *last);
+        self->speed_time += now - *last;
+    }
+    *last = now;
+    if (self->cfg->platform.mode != PLATFORM_EMULATED)
+        return;
+    double in = core_recv_rate (self->core, now) / self->bps_per_mbps;
+    for (int i = 0; i < self->me->nchildren; i++)
+        self->send_mbps[i] = core_send_rate (self->core, i, now) / self->bps_per_mbps;
+    double f = interference_factor (self->me->ir_recv, in, self->ir_send, self->send_mbps,
+                                    self->me->nchildren);
+    if (fabs (f - self->speed) > 0.002) {
+        engine_set_speed (self->engine, f);
+        self->speed = f;
+    }
+}
+
 /*  The run proper: until STOP, or a fatal error. */
 static int
 serve (node_t *self)
@@ -534,9 +595,11 @@ serve (node_t *self)
         zpoller_add (poller, self->router);
     core_event_t start = {.type = CORE_EV_START, .now = tf_now ()};
     int rc = feed (self, &start, "the controller");
-    double next_stats = tf_now ();
+    double next_stats = tf_now (), last_speed = 0;
     while (rc == 0) {
         double now = tf_now ();
+        if (now - last_speed >= NODE_SPEED_EVERY)
+            update_speed (self, now, &last_speed);
         if (now >= next_stats) {
             send_stats (self, PROTO_STATS);
             next_stats = now + NODE_STATS_EVERY;
@@ -547,7 +610,18 @@ serve (node_t *self)
             wait = due;
         if (wait > NODE_TICK_MAX)
             wait = NODE_TICK_MAX;
-        void *which = zpoller_wait (poller, (int) (wait * 1000) + 1);
+        if (self->cfg->platform.mode == PLATFORM_EMULATED && wait > NODE_SPEED_EVERY)
+            wait = NODE_SPEED_EVERY;
+        /*  Poll whole milliseconds, then sleep out the remainder: with
+         *  time scaled by s, a millisecond late is s milliseconds of
+         *  platform time on every paced chunk. */
+        double until = now + wait;
+        void *which = zpoller_wait (poller, (int) (wait * 1000));
+        if (!which && !zpoller_terminated (poller)) {
+            double left = until - tf_now ();
+            if (left > 0)
+                sleep_precise (left);
+        }
         if (zpoller_terminated (poller)) {
             rc = fail (self, "interrupted");
             break;
@@ -577,7 +651,7 @@ serve (node_t *self)
 int
 node_run (const node_opts_t *opts)
 {
-    node_t node = {.opts = opts}, *self = &node;
+    node_t node = {.opts = opts, .speed = 1}, *self = &node;
     char err[TF_ERRLEN];
     proto_msg_t m = {0};
     int status = 1;
@@ -643,5 +717,7 @@ out:
     zsock_destroy (&self->ctl);
     config_destroy (&self->cfg);
     free (self->endpoint);
+    free (self->ir_send);
+    free (self->send_mbps);
     return status;
 }

@@ -2,7 +2,8 @@
 # treefarm processes on loopback and counts its own assertions.
 set -u
 BUILD=${BUILD:-build}
-TREEFARM=${TREEFARM:-$PWD/$BUILD/bin/treefarm}
+case "$BUILD" in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
+TREEFARM=${TREEFARM:-$BUILD/bin/treefarm}
 WORK=$(mktemp -d /tmp/treefarm-it.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 checks=0 bad=0
@@ -40,7 +41,7 @@ PY
 
 # No node process listed in results.json is alive any more.
 no_node_alive () {
-    local pids
+    local pids p
     pids=$(python3 -c 'import json,sys; print(" ".join(str(x["pid"]) for x in json.load(open(sys.argv[1]))["nodes"] if x.get("pid")))' "$1/results.json")
     [ -n "$pids" ] || { echo "  no pids recorded"; return 1; }
     for p in $pids; do

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -15,8 +16,8 @@
 #include "overlay/util.h"
 
 static const core_child_info_t kids[4] = {
-    {1, 10, 10, 0.01, 0.02}, {2, 10, 10, 0.01, 0.02},
-    {3, 10, 10, 0.01, 0.02}, {4, 10, 10, 0.01, 0.02},
+    {1, 10, 10, 0.01, 0.02, 0}, {2, 10, 10, 0.01, 0.02, 0},
+    {3, 10, 10, 0.01, 0.02, 0}, {4, 10, 10, 0.01, 0.02, 0},
 };
 
 static core_cfg_t
@@ -26,7 +27,7 @@ make_cfg (int is_root, int nchildren, uint64_t tasks)
         .self = is_root ? 0 : 1, .nnodes = 8, .is_root = is_root,
         .task_count = tasks, .task_units = 2, .task_mb = 1, .task_bytes = 1000,
         .chunk_bytes = 400, .window = 2, .buffer = 3,
-        .batch_max = 3, .batch_delay = 0.05,
+        .batch_max = 3, .batch_delay = 0.05, .meter_window = 0.1,
         .policy = policy_find ("fcfs"),
         .nchildren = nchildren, .children = kids,
     };
@@ -443,6 +444,7 @@ run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
         int n;
         const core_action_t *a = feed (cores[at], m.ev, &n);
         free (m.done);
+        assert_true (core_sending (cores[at]) <= 1);   /* FCFS is single-port */
         int up = sim_parent[at];
         for (int i = 0; i < n; i++) {
             const core_action_t *x = &a[i];
@@ -519,6 +521,179 @@ test_a_tree_completes_every_task_exactly_once (void **state)
         run_sim (seed, 200, 1 + seed % 4, seed % 5 == 0 ? 0 : 1000 + seed * 37);
 }
 
+
+/*  --- pacing and multi-port, in virtual time ---------------------------- */
+
+/*  A multi-port test policy: lowest slot first. */
+static int
+lowest_slot (const policy_parent_t *parent, const policy_child_t *c, int n)
+{
+    (void) parent;
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (c[i].slot < c[best].slot)
+            best = i;
+    return best;
+}
+
+static const policy_t multi_test = {"multi-test", "lowest slot, multi-port", 1, lowest_slot};
+
+typedef struct {
+    double t;              /* virtual now */
+    uint64_t bytes[4];     /* per child, sent */
+    double first, last;    /* first and last chunk times */
+    int max_active;        /* most transfers in flight at once */
+    int starts[4];         /* transfers begun per child */
+} pace_run_t;
+
+/*  Note the chunks among actions, for acknowledgement. */
+static int
+collect_chunks (pace_run_t *r, core_t *core, const core_action_t *a, int n,
+                core_action_t *queue, int k)
+{
+    for (int i = 0; i < n; i++) {
+        if (a[i].type != CORE_ACT_SEND_CHUNK)
+            continue;
+        assert_true (k < 256);
+        queue[k++] = a[i];
+        if (a[i].index == 0)
+            r->starts[a[i].child]++;
+        r->bytes[a[i].child] += a[i].len;
+        if (r->first < 0)
+            r->first = r->t;
+        r->last = r->t;
+        if (core_sending (core) > r->max_active)
+            r->max_active = core_sending (core);
+    }
+    return k;
+}
+
+/*  Run a root with paced children in virtual time until `until`: every
+ *  chunk is acknowledged at once; the clock jumps to the core's deadline,
+ *  plus `late` seconds of wake-up lateness. Children keep 1000 asks open. */
+static void
+pace_run (core_t *core, int nchildren, double until, double late, pace_run_t *r)
+{
+    int n, k = 0;
+    core_action_t queue[256];
+    const core_action_t *a;
+    memset (r, 0, sizeof *r);
+    r->first = -1;
+    a = feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    k = collect_chunks (r, core, a, n, queue, k);
+    for (int c = 0; c < nchildren; c++) {
+        a = feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = c, .n = 1000}, &n);
+        k = collect_chunks (r, core, a, n, queue, k);
+    }
+    int steps = 0;
+    while (r->t < until && steps++ < 1000000) {
+        /* Acknowledge everything sent, oldest first (a transfer's acks go
+         * in order); acks may release more chunks, appended behind. */
+        for (int head = 0; head < k; head++) {
+            core_action_t x = queue[head];
+            a = feed (core, (core_event_t){.type = CORE_EV_ACK, .now = r->t,
+                                           .child = x.child, .task = x.task,
+                                           .index = x.index}, &n);
+            k = collect_chunks (r, core, a, n, queue, k);
+        }
+        k = 0;
+        double due = core_next_deadline (core, r->t);
+        assert_true (due >= 0);   /* a paced sender always has a next chunk */
+        r->t += due + late;
+        a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = r->t}, &n);
+        k = collect_chunks (r, core, a, n, queue, k);
+    }
+}
+
+static void
+test_a_paced_link_runs_at_its_configured_rate (void **state)
+{
+    (void) state;
+    static const core_child_info_t one[1] = {{10, 10, 10, 0.01, 0.02, 100000}};
+    for (int jitter = 0; jitter < 2; jitter++) {
+        core_cfg_t cfg = make_cfg (1, 1, 100000);
+        cfg.children = one;
+        cfg.pace = 1;
+        cfg.chunk_bytes = 1000;
+        cfg.task_bytes = 10000;
+        cfg.window = 4;
+        core_t *core = make_core (cfg);
+        pace_run_t r;
+        /* Wake-ups late by 3 ms: a third of a chunk's 10 ms. */
+        pace_run (core, 1, 20.0, jitter ? 0.003 : 0, &r);
+        double rate = r.bytes[0] / (r.last - r.first + 1000 / 100000.0);
+        if (rate < 95000 || rate > 105000)
+            fail_msg ("paced at %.0f B/s, configured 100000 (lateness %d)", rate, jitter);
+        core_child_stats_t cs = core_child_stats (core, 0);
+        assert_true (cs.tasks_sent >= 190);
+        /* Sending took all the time: send_seconds ~ the run's length. */
+        assert_true (cs.send_seconds > 0.95 * (r.last - r.first));
+        core_destroy (&core);
+    }
+}
+
+static void
+test_multiport_stays_within_the_send_limit (void **state)
+{
+    (void) state;
+    static const core_child_info_t three[3] = {
+        {10, 10, 10, 0.01, 0.02, 100000}, {10, 10, 10, 0.01, 0.02, 100000},
+        {10, 10, 10, 0.01, 0.02, 100000},
+    };
+    core_cfg_t cfg = make_cfg (1, 3, 100000);
+    cfg.children = three;
+    cfg.policy = &multi_test;
+    cfg.pace = 1;
+    cfg.chunk_bytes = 1000;
+    cfg.task_bytes = 10000;
+    cfg.window = 4;
+    cfg.send_limit_bps = 150000;
+    core_t *core = make_core (cfg);
+    pace_run_t r;
+    pace_run (core, 3, 20.0, 0.001, &r);
+    double total = r.bytes[0] + r.bytes[1] + r.bytes[2];
+    double span = r.last - r.first + 1000 / 150000.0;
+    double rate = total / span;
+    if (rate > 150000 * 1.05 || rate < 150000 * 0.95)
+        fail_msg ("total %.0f B/s against a limit of 150000", rate);
+    /* Two links of 100000 are needed to fill 150000: two transfers ran at
+     * once, the first child at its link rate, the second on the rest. */
+    assert_int_equal (r.max_active, 2);
+    double r0 = r.bytes[0] / span, r1 = r.bytes[1] / span;
+    if (r0 < 95000 || r0 > 105000 || r1 < 45000 || r1 > 55000)
+        fail_msg ("child rates %.0f and %.0f, expected 100000 and 50000", r0, r1);
+    assert_int_equal (r.bytes[2], 0);   /* no spare bandwidth for a third */
+    core_destroy (&core);
+}
+
+static void
+test_unlimited_multiport_sends_to_every_child_at_once (void **state)
+{
+    (void) state;
+    static const core_child_info_t three[3] = {
+        {10, 10, 10, 0.01, 0.02, 100000}, {10, 10, 10, 0.01, 0.02, 50000},
+        {10, 10, 10, 0.01, 0.02, 20000},
+    };
+    core_cfg_t cfg = make_cfg (1, 3, 100000);
+    cfg.children = three;
+    cfg.policy = &multi_test;
+    cfg.pace = 1;
+    cfg.chunk_bytes = 1000;
+    cfg.task_bytes = 10000;
+    core_t *core = make_core (cfg);
+    pace_run_t r;
+    pace_run (core, 3, 10.0, 0, &r);
+    assert_int_equal (r.max_active, 3);
+    double span = r.last - r.first;
+    assert_true (fabs (r.bytes[0] / span - 100000) < 5000);
+    assert_true (fabs (r.bytes[1] / span - 50000) < 2500);
+    assert_true (fabs (r.bytes[2] / span - 20000) < 1000);
+    /* Never two tasks at once to one child: starts never exceed completions + 1. */
+    for (int c = 0; c < 3; c++)
+        assert_true ((uint64_t) r.starts[c] <= core_child_stats (core, c).tasks_sent + 1);
+    core_destroy (&core);
+}
+
 int
 main (void)
 {
@@ -534,6 +709,9 @@ main (void)
         cmocka_unit_test (test_root_counts_duplicates_and_finishes_once),
         cmocka_unit_test (test_bad_configurations_are_refused),
         cmocka_unit_test (test_a_tree_completes_every_task_exactly_once),
+        cmocka_unit_test (test_a_paced_link_runs_at_its_configured_rate),
+        cmocka_unit_test (test_multiport_stays_within_the_send_limit),
+        cmocka_unit_test (test_unlimited_multiport_sends_to_every_child_at_once),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
