@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "controller/bound.h"
 #include "controller/run.h"
 #include "overlay/proto.h"
 #include "policies/policy.h"
@@ -30,6 +31,7 @@ static int help_main (int argc, char **argv);
 static const command_t commands[] = {
     {"run", "run an experiment on a tree of node processes, write its results",
      run_main},
+    {"bound", "compute a tree's steady-state throughput upper bound", bound_main},
     {"policies", "list the scheduling policies", policies_main},
     {"help", "show this help, or a command's (help COMMAND)", help_main},
 };
