@@ -3,6 +3,7 @@
 #   make            build bin/treefarm and bin/treefarm-node under $(BUILD)
 #   make check      build and run every unit and integration test
 #   make demo       run the reference 7-node fork in emulation
+#   make bench      benchmarks that print figures (pacing accuracy, ...)
 #   make SANITIZE=address,undefined check    the same under sanitizers
 #   make install PREFIX=/usr/local DESTDIR=  install the two commands
 #
@@ -55,7 +56,7 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
             $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps check unit integration demo install uninstall clean
+.PHONY: all deps check unit integration demo bench install uninstall clean
 
 all: $(BINS)
 
@@ -92,6 +93,9 @@ unit: $(TESTS)
 
 demo: $(BINS)
 	@$(BUILD)/bin/treefarm run configs/fork7.json --out $(BUILD)/demo
+
+bench: $(BINS)
+	@BUILD=$(BUILD) bash scripts/bench.sh
 
 install: $(BINS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/treefarm/configs

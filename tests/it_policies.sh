@@ -3,7 +3,7 @@
 # processes, with paced links and emulated interference, and completes every
 # task exactly once; results.json records, per child, tasks, bytes, time
 # spent sending and the mean rate achieved, which pacing keeps at or under
-# the configured link rate.
+# the configured link rate; emulated interference follows the traffic.
 source "$(dirname "$0")/lib.sh"
 
 # 200 tasks at time scale 40 keeps each run to a few seconds.
@@ -36,6 +36,20 @@ for c in root["children"]:
 served = sum(c["tasks"] for c in root["children"])
 if policy == "root-computes":
     assert served == 0 and root["computed"] == 200, (served, root["computed"])
+PY
+    # Interference comes from real traffic: the root, whose sends cost it
+    # IR_s per MB/s, computes slower on average exactly when it sent; a
+    # child that received with IR_r > 0 is slowed too.
+    expect "$p: emulated interference follows the traffic" python3 - "$out/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); root = r["nodes"][0]
+if root["forwarded"] > 0:
+    assert root["speed_mean"] < 0.99, root["speed_mean"]
+else:
+    assert root["speed_mean"] == 1.0, root["speed_mean"]
+for n in r["nodes"][1:]:
+    if n["received"] == 0 or n["computed"] == 0:
+        assert n["speed_mean"] == 1.0, (n["name"], n["speed_mean"])
 PY
 done
 
