@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "overlay/util.h"
+#include "policies/policy.h"
 
 /*  Real numbers in results.json: enough digits to give back what a human
  *  typed in the config, without 9.0600000000000005. */
@@ -60,6 +61,7 @@ struct results {
     double wall_s;
     int finished;
     uint64_t malformed;
+    double offline[BOUND_MODEL_COUNT];   /* the bound computed here */
 };
 
 const char *
@@ -74,7 +76,29 @@ results_new (const config_t *cfg)
     results_t *self = xcalloc (1, sizeof *self);
     self->cfg = cfg;
     self->nodes = xcalloc (cfg->nnodes, sizeof *self->nodes);
+    bound_app_t app = {cfg->tasks.input_mb, cfg->tasks.units};
+    for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
+        bound_tree_t *tree = bound_tree_new (cfg, m, &app, NULL, 0);
+        self->offline[m] = tree ? tree->bound : NAN;
+        bound_tree_destroy (&tree);
+    }
     return self;
+}
+
+/*  The bound a run is judged against: the policy's port model. */
+static bound_model_t
+policy_model (const config_t *cfg)
+{
+    const policy_t *policy = policy_find (cfg->policy);
+    return policy && policy->multiport ? BOUND_MULTI : BOUND_SINGLE;
+}
+
+/*  Do the tree's own bound and the offline one agree? Both come from the
+ *  same step on the same parameters, so they must, to rounding. */
+static int
+bounds_agree (double a, double b)
+{
+    return fabs (a - b) <= 1e-9 * fmax (1, fmax (fabs (a), fabs (b)));
 }
 
 static void
@@ -152,6 +176,21 @@ results_parse_stats (const json_t *stats, results_stats_t *out, char *err,
                        errlen)
         || parse_seconds (stats, "speed_mean", &parsed.speed_mean, "stats: ", err, errlen))
         return -1;
+    json_t *bound = json_object_get (stats, "bound");
+    if (bound) {
+        if (!json_is_object (bound))
+            return tf_error (err, errlen, "stats: \"bound\" must be an object");
+        for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
+            parsed.bound[m] = -1;
+            if (parse_seconds (bound, bound_model_str (m), &parsed.bound[m],
+                               "stats: bound: ", err, errlen))
+                return -1;
+            if (parsed.bound[m] < 0)
+                return tf_error (err, errlen, "stats: bound: \"%s\" missing",
+                                 bound_model_str (m));
+        }
+        parsed.has_bound = 1;
+    }
     *out = parsed;
     return 0;
 }
@@ -388,6 +427,28 @@ node_to_json (const results_t *self, int i)
     return object;
 }
 
+/*  The bound of the policy's port model, as the tree computed it during
+ *  the run and as computed here offline, and every model's. */
+static json_t *
+bound_to_json (const results_t *self)
+{
+    const config_t *cfg = self->cfg;
+    const results_stats_t *root = &self->nodes[cfg->root].stats;
+    bound_model_t model = policy_model (cfg);
+    json_t *all = json_object ();
+    for (int m = 0; m < BOUND_MODEL_COUNT; m++)
+        json_object_set_new (all, bound_model_str (m), json_real (self->offline[m]));
+    json_t *o = json_pack ("{s:s, s:f, s:o}", "model", bound_model_str (model),
+                           "tasks_per_s", self->offline[model], "all", all);
+    json_object_set_new (o, "tree", root->has_bound ? json_real (root->bound[model])
+                                                    : json_null ());
+    json_object_set_new (o, "agree", root->has_bound
+                                         ? json_boolean (bounds_agree (root->bound[model],
+                                                                       self->offline[model]))
+                                         : json_null ());
+    return o;
+}
+
 json_t *
 results_to_json (const results_t *self)
 {
@@ -418,6 +479,12 @@ results_to_json (const results_t *self)
     json_object_set_new (object, "throughput",
                          span > 0 ? json_real ((double) root->completed / span)
                                   : json_null ());
+    json_object_set_new (object, "bound", bound_to_json (self));
+    double bound = self->offline[policy_model (cfg)];
+    json_object_set_new (object, "efficiency",
+                         span > 0 && bound > 0
+                             ? json_real ((double) root->completed / span / bound)
+                             : json_null ());
     json_object_set_new (object, "malformed", json_integer ((json_int_t) self->malformed));
     json_t *nodes = json_array ();
     for (int i = 0; i < cfg->nnodes; i++)
@@ -531,6 +598,23 @@ static const char *const column_names[NCOLS] = {
     "node", "parent", "computed", "forwarded", "received", "MB in", "MB out", "share",
 };
 
+/*  Achieved against the bound of the policy's port model. */
+static void
+print_bound (const results_t *self, double span, FILE *out)
+{
+    const config_t *cfg = self->cfg;
+    const results_stats_t *root = &self->nodes[cfg->root].stats;
+    bound_model_t model = policy_model (cfg);
+    double bound = self->offline[model];
+    fprintf (out, "\n  bound %.3f tasks/s (%s)", bound, bound_model_title (model));
+    if (span > 0 && bound > 0)
+        fprintf (out, "  efficiency %.1f%%", 100.0 * root->completed / span / bound);
+    if (root->has_bound && !bounds_agree (root->bound[model], bound))
+        fprintf (out, "  [the tree computed %.6f: DIFFERS]", root->bound[model]);
+    else if (!root->has_bound)
+        fprintf (out, "  [the tree reported no bound]");
+}
+
 /*  The header line: outcome, makespan, wall time, throughput. */
 static void
 print_header (const results_t *self, FILE *out)
@@ -551,6 +635,7 @@ print_header (const results_t *self, FILE *out)
                  (double) root->completed / span);
     if (root->duplicates)
         fprintf (out, "  %llu duplicates", (unsigned long long) root->duplicates);
+    print_bound (self, span, out);
     if (cfg->platform.time_scale != 1)
         fprintf (out, "  [time scale %g]", cfg->platform.time_scale);
     fputc ('\n', out);

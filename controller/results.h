@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "overlay/bound.h"
 #include "overlay/config.h"
 
 typedef enum {
@@ -45,6 +46,10 @@ typedef struct {
     double compute_seconds;
     double speed_mean;       /* emulated: mean interference factor while
                                 computing (1 = none); 1 when absent */
+    double bound[BOUND_MODEL_COUNT];   /* the root's: the tree's bound per
+                                          model, tasks/s, as the tree
+                                          computed it */
+    int has_bound;
 } results_stats_t;
 
 /*  What a node sent to one child, from its REPORT. */

@@ -16,6 +16,7 @@
 #include "node/core.h"
 #include "node/engine.h"
 #include "node/meter.h"
+#include "overlay/bound.h"
 #include "overlay/config.h"
 #include "overlay/proto.h"
 #include "overlay/util.h"
@@ -53,6 +54,11 @@ typedef struct {
     double *send_mbps;       /* per child: scratch for observed rates */
     double speed;            /* the engine's current speed factor */
     double speed_sum, speed_time;   /* time-weighted mean of speed */
+    double *child_that;      /* per child x model: its subtree bound, as it
+                                reported it; -1 until it does */
+    int child_reports;       /* children whose SUBTREE arrived */
+    double that[BOUND_MODEL_COUNT];   /* our subtree's bound, tasks/s */
+    int that_known;
     uint64_t refused;        /* messages that failed to decode */
     int finished;
 } node_t;
@@ -201,6 +207,9 @@ make_core (node_t *self, char *err, size_t errlen)
                                       c->link_mbps * self->bps_per_mbps};
         self->ir_send[i] = c->ir_send;
     }
+    self->child_that = xmalloc ((me->nchildren * BOUND_MODEL_COUNT + 1) * sizeof (double));
+    for (int i = 0; i < me->nchildren * BOUND_MODEL_COUNT; i++)
+        self->child_that[i] = -1;
     double window = NODE_METER_PLATFORM / cfg->platform.time_scale;
     double chunk = cfg->platform.chunk_kib * 1024.0 * cfg->platform.payload_scale;
     core_cfg_t cc = {
@@ -235,6 +244,74 @@ make_core (node_t *self, char *err, size_t errlen)
     return self->engine ? 0 : -1;
 }
 
+/*  --- the subtree's throughput bound ------------------------------------ */
+
+/*  {"multi": T, "single": T, "bwc": T}: our subtree's bound per model. */
+static json_t *
+bounds_json (const node_t *self)
+{
+    json_t *o = json_object ();
+    for (int m = 0; m < BOUND_MODEL_COUNT; m++)
+        json_object_set_new (o, bound_model_str (m), json_real (self->that[m]));
+    return o;
+}
+
+/*  Once every child has reported its subtree's bound, take our own step in
+ *  every model and pass the result up (DESIGN.md §1: bottom-up), so the
+ *  root knows the tree's bound without the controller. */
+static int
+subtree_bound (node_t *self)
+{
+    const config_t *cfg = self->cfg;
+    int n = self->me->nchildren;
+    if (self->that_known || self->child_reports < n)
+        return 0;
+    bound_app_t app = {cfg->tasks.input_mb, cfg->tasks.units};
+    bound_node_t node;
+    bound_child_t *kids = xcalloc (n, sizeof *kids);
+    bound_share_t *shares = xcalloc (n, sizeof *shares);
+    bound_node_init (&node, cfg, self->me->index, &app);
+    for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
+        for (int i = 0; i < n; i++)
+            bound_child_init (&kids[i], cfg, self->me->children[i], &app,
+                              self->child_that[i * BOUND_MODEL_COUNT + m]);
+        bound_step_t step;
+        bound_step (&node, m, kids, n, INFINITY, &step, shares);
+        self->that[m] = step.t;
+    }
+    free (kids);
+    free (shares);
+    self->that_known = 1;
+    if (!self->parent)
+        return 0;
+    json_t *body = json_pack ("{s:o}", "bounds", bounds_json (self));
+    zmsg_t *msg = proto_encode (PROTO_SUBTREE, &body, NULL);
+    return zmsg_send (&msg, self->parent);
+}
+
+/*  A child's SUBTREE: keep its bounds, once, every model present. */
+static int
+on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
+{
+    double *that = &self->child_that[slot * BOUND_MODEL_COUNT];
+    if (that[0] >= 0) {
+        logmsg (self, "refused a second SUBTREE from %s", peer);
+        self->refused++;
+        return 0;
+    }
+    for (int k = 0; k < BOUND_MODEL_COUNT; k++)
+        if (!json_is_number (json_object_get (m->bounds, bound_model_str (k)))) {
+            logmsg (self, "refused SUBTREE from %s: no \"%s\" bound", peer,
+                    bound_model_str (k));
+            self->refused++;
+            return 0;
+        }
+    for (int k = 0; k < BOUND_MODEL_COUNT; k++)
+        that[k] = json_number_value (json_object_get (m->bounds, bound_model_str (k)));
+    self->child_reports++;
+    return subtree_bound (self);
+}
+
 /*  --- statistics --------------------------------------------------------- */
 
 static json_t *
@@ -250,6 +327,8 @@ stats_json (node_t *self, int final)
         "completed", (json_int_t) s.completed, "duplicates", (json_int_t) s.duplicates,
         "compute_seconds", self->compute_seconds, "held", (int) s.held,
         "computing", s.computing);
+    if (self->that_known && self->me->parent < 0)
+        json_object_set_new (o, "bound", bounds_json (self));
     json_object_set_new (o, "speed_mean", json_real (self->speed_time > 0
                                                      ? self->speed_sum / self->speed_time
                                                      : 1.0));
@@ -507,6 +586,11 @@ on_child (node_t *self)
         ev.done = done;
         break;
     }
+    case PROTO_SUBTREE:
+        if (on_subtree (self, (int) slot, &m, name) < 0)
+            rc = fail (self, "cannot send SUBTREE to the parent");
+        proto_msg_clear (&m);
+        goto out;
     default:
         refused (self, name, proto_command_str (m.command));
         proto_msg_clear (&m);
@@ -595,6 +679,8 @@ serve (node_t *self)
         zpoller_add (poller, self->router);
     core_event_t start = {.type = CORE_EV_START, .now = tf_now ()};
     int rc = feed (self, &start, "the controller");
+    if (rc == 0 && subtree_bound (self) < 0)
+        rc = fail (self, "cannot send SUBTREE to the parent");
     double next_stats = tf_now (), last_speed = 0;
     while (rc == 0) {
         double now = tf_now ();
@@ -719,5 +805,6 @@ out:
     free (self->endpoint);
     free (self->ir_send);
     free (self->send_mbps);
+    free (self->child_that);
     return status;
 }

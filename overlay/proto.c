@@ -1,6 +1,7 @@
 /*  proto — encoding and strict decoding of treefarm messages. See proto.h. */
 #include "overlay/proto.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "overlay/util.h"
@@ -12,7 +13,7 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_STOP] = "STOP",         [PROTO_REPORT] = "REPORT",
     [PROTO_FAIL] = "FAIL",         [PROTO_REQUEST] = "REQUEST",
     [PROTO_CHUNK] = "CHUNK",       [PROTO_ACK] = "ACK",
-    [PROTO_DONE] = "DONE",
+    [PROTO_DONE] = "DONE",         [PROTO_SUBTREE] = "SUBTREE",
 };
 
 const char *
@@ -89,6 +90,23 @@ check_done (json_t *done, char *err, size_t errlen)
             || json_integer_value (n) < 0 || json_integer_value (n) > UINT32_MAX)
             return tf_error (err, errlen, "DONE: entry %zu must be [task, node] "
                              "with non-negative integers", i);
+    }
+    return 0;
+}
+
+static int
+check_bounds (json_t *bounds, char *err, size_t errlen)
+{
+    if (!json_is_object (bounds) || json_object_size (bounds) > PROTO_MAX_BOUNDS)
+        return tf_error (err, errlen, "SUBTREE: field \"bounds\" must be an object of "
+                         "at most %d entries", PROTO_MAX_BOUNDS);
+    const char *key;
+    json_t *v;
+    json_object_foreach (bounds, key, v) {
+        if (!json_is_number (v) || !(json_number_value (v) >= 0)
+            || !isfinite (json_number_value (v)))
+            return tf_error (err, errlen, "SUBTREE: bound \"%s\" must be a finite "
+                             "number >= 0", key);
     }
     return 0;
 }
@@ -199,6 +217,12 @@ decode_fields (proto_msg_t *m, char *err, size_t errlen)
         static const char *const k[] = {"done", NULL};
         m->done = json_object_get (b, "done");
         return check_keys (b, k, cmd, err, errlen) || check_done (m->done, err, errlen)
+            ? -1 : 0;
+    }
+    case PROTO_SUBTREE: {
+        static const char *const k[] = {"bounds", NULL};
+        m->bounds = json_object_get (b, "bounds");
+        return check_keys (b, k, cmd, err, errlen) || check_bounds (m->bounds, err, errlen)
             ? -1 : 0;
     }
     default:

@@ -16,7 +16,7 @@
  *    node's name): HELLO, CONFIG, BOUND, START, STATS, FINISHED, STOP,
  *    REPORT, FAIL;
  *  - child <-> parent (child DEALER -> parent ROUTER, identity = the
- *    child's name): REQUEST, CHUNK, ACK, DONE.
+ *    child's name): REQUEST, CHUNK, ACK, DONE, SUBTREE.
  */
 #ifndef TF_PROTO_H
 #define TF_PROTO_H
@@ -28,6 +28,7 @@
 #define PROTO_VERSION 1
 #define PROTO_MAX_BODY (64u << 20)   /* a body larger than this is refused */
 #define PROTO_MAX_DONE 4096          /* completions in one DONE */
+#define PROTO_MAX_BOUNDS 8           /* models in one SUBTREE */
 
 typedef enum {
     PROTO_HELLO = 1,    /* node -> ctl  {name, pid, version}              */
@@ -44,6 +45,7 @@ typedef enum {
                                             count} + payload frame        */
     PROTO_ACK,          /* child -> parent {task, index}                  */
     PROTO_DONE,         /* child -> parent {done: [[task, node], ...]}    */
+    PROTO_SUBTREE,      /* child -> parent {bounds: {model: tasks/s}}     */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -68,6 +70,8 @@ typedef struct {
                                 borrowed from body */
     json_t *done;            /* DONE: the array, borrowed from body,
                                 entries checked to be [int>=0, int>=0] */
+    json_t *bounds;          /* SUBTREE: object of at most PROTO_MAX_BOUNDS
+                                names -> finite numbers >= 0, borrowed */
 } proto_msg_t;
 
 /*  Decode msg (identity already popped), taking ownership of it and

@@ -16,6 +16,11 @@ run_config () {   # name config tasks
     expect "$name: nodes.csv has a row per node" \
         test "$(($(wc -l <"$out/nodes.csv") - 1))" = "$(python3 -c 'import json,sys;print(len(json.load(open(sys.argv[1]))["nodes"]))' "$out/results.json")"
     expect "$name: summary printed" grep -q "results:" "$WORK/$name.out"
+    expect "$name: summary shows achieved against the bound" grep -q "efficiency" "$WORK/$name.out"
+    expect "$name: the tree's own bound equals the offline bound" python3 -c '
+import json, sys
+b = json.load(open(sys.argv[1]))["bound"]
+sys.exit(0 if b["agree"] is True and b["tree"] == b["tasks_per_s"] else 1)' "$out/results.json"
 }
 
 run_config fork7 configs/fork7.json 1000

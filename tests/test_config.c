@@ -102,7 +102,7 @@ test_fork7_values (void **state)
     assert_true (config->tasks.count == 1000);
     assert_true (config->tasks.input_mb == 2);
     assert_true (config->tasks.units == 5);
-    assert_string_equal (config->policy, "fcfs");
+    assert_string_equal (config->policy, "ia-multi");
     assert_int_equal (config->platform.mode, PLATFORM_EMULATED);
     assert_true (config->platform.time_scale == 20);
     assert_true (config->platform.payload_scale == 0.01);

@@ -106,6 +106,11 @@ test_every_encoder_round_trips (void **state)
     assert_int_equal (json_array_size (m.done), 2);
     proto_msg_clear (&m);
 
+    body = json_pack ("{s:{s:f, s:f}}", "bounds", "multi", 6.5, "bwc", 7.25);
+    decode_ok (proto_encode (PROTO_SUBTREE, &body, NULL), &m);
+    assert_true (json_number_value (json_object_get (m.bounds, "bwc")) == 7.25);
+    proto_msg_clear (&m);
+
     body = json_pack ("{s:{s:i}}", "stats", "computed", 4);
     decode_ok (proto_encode (PROTO_STATS, &body, NULL), &m);
     assert_int_equal (json_integer_value (json_object_get (m.object, "computed")), 4);
@@ -160,6 +165,10 @@ test_malformed_fields_are_refused (void **state)
     refused (raw (1, PROTO_DONE, "{\"done\":[[1]]}", NULL), "entry 0");
     refused (raw (1, PROTO_DONE, "{\"done\":[[1,2],[3,-1]]}", NULL), "entry 1");
     refused (raw (1, PROTO_DONE, "{\"done\":{}}", NULL), "array");
+    refused (raw (1, PROTO_SUBTREE, "{\"bounds\":{\"multi\":-1}}", NULL), "\"multi\"");
+    refused (raw (1, PROTO_SUBTREE, "{\"bounds\":{\"multi\":\"x\"}}", NULL), "finite");
+    refused (raw (1, PROTO_SUBTREE, "{\"bounds\":[]}", NULL), "object");
+    refused (raw (1, PROTO_SUBTREE, "{}", NULL), "object");
 }
 
 static void

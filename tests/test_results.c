@@ -401,6 +401,53 @@ test_default_dir (void **state)
     free (dir);
 }
 
+
+/*  The bound: the controller computes it offline for the policy's port
+ *  model and compares the tree's own. By hand for the fixture (Z = 1 MB,
+ *  w = 2, no interference, no send limit), in tasks/s: C = 2, 1, 1.5, 0.5
+ *  for root, a, b, a1; B_r = 5, 5, 2 for a, b, a1. That(a1) = min(2, 0.5)
+ *  = 0.5; That(a) = 1 + 0.5 = 1.5 (port 0.25 busy); That(b) = 1.5; the
+ *  root sends 1.5 + 1.5 on a port busy 0.6 of the time: 2 + 3 = 5, in
+ *  every model. */
+static void
+test_bound_against_the_tree_s_own (void **state)
+{
+    fixture_t *f = *state;
+    feed_complete_run (f);
+    feed_ok (f, 0, 0, "{\"completed\": 5, \"bound\": {\"multi\": 5, \"single\": 5,"
+                      " \"bwc\": 5}}");
+    json_t *r = results_to_json (f->results);
+    json_t *b = json_object_get (r, "bound");
+    assert_string_equal (json_string_value (json_object_get (b, "model")), "single");
+    assert_float_equal (json_number_value (json_object_get (b, "tasks_per_s")), 5.0, 1e-12);
+    assert_float_equal (json_number_value (json_object_get (json_object_get (b, "all"),
+                                                            "bwc")), 5.0, 1e-12);
+    assert_true (json_is_true (json_object_get (b, "agree")));
+    /*  5 tasks in 20 platform seconds against 5 tasks/s. */
+    assert_float_equal (json_number_value (json_object_get (r, "efficiency")), 0.05, 1e-12);
+    json_decref (r);
+
+    feed_ok (f, 0, 0, "{\"completed\": 5, \"bound\": {\"multi\": 5, \"single\": 4,"
+                      " \"bwc\": 5}}");
+    r = results_to_json (f->results);
+    assert_true (json_is_false (json_object_get (json_object_get (r, "bound"), "agree")));
+    json_decref (r);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream (&text, &size);
+    results_print_summary (f->results, out);
+    fclose (out);
+    assert_non_null (strstr (text, "bound 5.000 tasks/s (single-port"));
+    assert_non_null (strstr (text, "efficiency 5.0%"));
+    assert_non_null (strstr (text, "DIFFERS"));
+    free (text);
+
+    refused (f, 0, 0, "{\"bound\": [5]}", "\"bound\" must be an object");
+    refused (f, 0, 0, "{\"bound\": {\"multi\": 5, \"single\": 5}}", "\"bwc\" missing");
+    refused (f, 0, 0, "{\"bound\": {\"multi\": -5, \"single\": 5, \"bwc\": 5}}",
+             "\"multi\"");
+}
+
 int
 main (void)
 {
@@ -417,6 +464,7 @@ main (void)
         cmocka_unit_test_setup_teardown (test_write_into_missing_dir_fails, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_bound_against_the_tree_s_own, setup, teardown),
         cmocka_unit_test_setup_teardown (test_make_dir, setup, teardown),
         cmocka_unit_test (test_default_dir),
     };
