@@ -3,14 +3,18 @@
  *  Pipe protocol between engine_t (front) and its actor (back), one
  *  message per command, every frame length-checked on receipt:
  *
- *      front -> actor   "START" task:u64 units:f64
- *      actor -> front   "DONE"  task:u64 seconds:f64 checksum:i64
+ *      front -> actor   "START"    task:u64 units:f64
+ *      actor -> front   "PROGRESS" units:f64
+ *      actor -> front   "DONE"     task:u64 seconds:f64 checksum:i64 units:f64
  *      front -> actor   "SPEED" factor:f64   (emulated only; in [0, 1])
  *      front -> actor   "$TERM"              (zactor_destroy sends it)
  *
  *  Numbers travel as 8-byte frames in host byte order: both ends are
  *  threads of one process. The checksum is the kernel's (0 when emulated);
- *  engine_recv reads it only to validate the frame.
+ *  engine_recv reads it only to validate the frame. Both PROGRESS and DONE
+ *  carry the engine's cumulative units: every finished task's units, plus,
+ *  in a PROGRESS, the part of the running task done so far. A DONE adds
+ *  the task's units as given to START, so completions sum exactly.
  *
  *  The actor answers $TERM and SPEED promptly even mid-task: the emulated
  *  engine sleeps in slices of at most ENGINE_SLICE polling its pipe, and
@@ -22,6 +26,15 @@
  *  did at the speed in force all along, and only then reads a SPEED that
  *  woke it, which applies from that instant. Slices bound how late a
  *  task's end is noticed, not how exact its progress is.
+ *
+ *  While busy the actor reports progress about every ENGINE_PROGRESS_EVERY
+ *  seconds: the emulated engine after a slice, the real one after a block
+ *  of rows (counting rows done / N of the current diagonal), both limited
+ *  by the time since the last report, so SPEED messages waking the actor
+ *  early, or small blocks, do not add reports. Idle, it sends nothing.
+ *  A report is sent without waiting: if the front has stopped reading and
+ *  the pipe is full it is dropped, since the next one supersedes it, and
+ *  the actor never blocks on one while it should answer $TERM.
  */
 #include "node/engine.h"
 
@@ -37,12 +50,16 @@
 #define ENGINE_MAX_N 16384
 #define ENGINE_SEED 0x7472ee           /* every node: the same matrix */
 #define ENGINE_BLOCK_MACS 65536        /* real: work between pipe checks */
+/* A report is due once this much of ENGINE_PROGRESS_EVERY has passed, so
+ * that a slice waking a hair early does not skip a beat. */
+#define ENGINE_PROGRESS_DUE (0.9 * ENGINE_PROGRESS_EVERY)
 
 struct engine {
     zactor_t *actor;
     platform_mode_t mode;
     double factor;            /* the speed factor last sent */
     int busy;                 /* a START went out; its DONE not yet read */
+    double units;             /* cumulative units, as last reported */
 };
 
 /*  The actor's own state; lives on the actor thread's stack. */
@@ -53,6 +70,9 @@ typedef struct {
     kernel_t *kernel;         /* real mode only */
     double factor;            /* emulated speed factor, [0, 1] */
     int terminated;           /* $TERM or an interrupt seen */
+    double done;              /* units of the tasks finished so far */
+    double task_units;        /* units of the running task */
+    double reported;          /* when the last report (or START) was */
 } actor_t;
 
 /*  What a task run ended with. */
@@ -111,6 +131,26 @@ actor_speed (actor_t *self, zmsg_t *msg)
 }
 
 static void actor_start (actor_t *self, zmsg_t *msg);
+
+/*  Report progress if one is due at `now`: `in_task` units of the running
+ *  task are done (capped at its size, which rounding of the real engine's
+ *  last rows or the emulated engine's last slice may overshoot). */
+static void
+actor_progress (actor_t *self, double in_task, double now)
+{
+    if (now - self->reported < ENGINE_PROGRESS_DUE)
+        return;
+    self->reported = now;
+
+    double units = self->done + fmin (in_task, self->task_units);
+    zframe_t *command = zframe_from ("PROGRESS");
+    zframe_t *value = zframe_new (&units, sizeof (units));
+    /* Once the first frame is in, libzmq takes the rest of the message. */
+    if (zframe_send (&command, self->pipe, ZFRAME_MORE | ZFRAME_DONTWAIT) == 0)
+        zframe_send (&value, self->pipe, ZFRAME_DONTWAIT);
+    zframe_destroy (&command);
+    zframe_destroy (&value);
+}
 
 /*  Read and handle one command from the pipe. $TERM (or an interrupt)
  *  ends the actor and SPEED is applied at any time; START is taken only
@@ -178,6 +218,8 @@ actor_run_emulated (actor_t *self, double units)
         double now = tf_now ();
         progress += (now - last) * speed;
         last = now;
+        if (progress < units)
+            actor_progress (self, progress, now);
         if (ready)
             actor_recv (self, 1);
     }
@@ -192,11 +234,12 @@ actor_check_pipe (actor_t *self)
         actor_recv (self, 1);
 }
 
-/*  Real: rows [from, to) of diagonal d in blocks, checking the pipe between
- *  blocks. Adds to *checksum. */
+/*  Real: rows [from, to) of diagonal d in blocks, checking the pipe and
+ *  reporting progress between blocks; `before` units of the task were
+ *  done when the diagonal began. Adds to *checksum. */
 static void
 actor_run_rows (actor_t *self, uint32_t d, uint32_t from, uint32_t to,
-                int64_t *checksum)
+                double before, int64_t *checksum)
 {
     uint32_t n = kernel_size (self->kernel);
     uint32_t block = n < ENGINE_BLOCK_MACS ? ENGINE_BLOCK_MACS / n : 1;
@@ -204,6 +247,7 @@ actor_run_rows (actor_t *self, uint32_t d, uint32_t from, uint32_t to,
     for (uint32_t r = from; r < to && !self->terminated; r += block) {
         uint32_t end = to - r > block ? r + block : to;
         *checksum += kernel_rows (self->kernel, d, r, end, NULL);
+        actor_progress (self, before + (double) end / n, tf_now ());
         actor_check_pipe (self);
     }
 }
@@ -222,11 +266,11 @@ actor_run_real (actor_t *self, uint64_t task, double units, int64_t *checksum)
 
     *checksum = 0;
     for (uint64_t k = 0; k < diagonals && !self->terminated; k++) {
-        actor_run_rows (self, d, 0, n, checksum);
+        actor_run_rows (self, d, 0, n, (double) k, checksum);
         d = d + 1 == n ? 0 : d + 1;
     }
     if (rows > 0 && !self->terminated)
-        actor_run_rows (self, d, 0, rows, checksum);
+        actor_run_rows (self, d, 0, rows, (double) diagonals, checksum);
     return self->terminated ? RUN_TERMINATED : RUN_DONE;
 }
 
@@ -243,18 +287,22 @@ actor_start (actor_t *self, zmsg_t *msg)
     }
 
     double start = tf_now ();
+    self->task_units = units;
+    self->reported = start;
     int64_t checksum = 0;
     run_result_t result = self->kernel
                               ? actor_run_real (self, task, units, &checksum)
                               : actor_run_emulated (self, units);
     if (result == RUN_TERMINATED)
         return;
+    self->done += units;
 
     zmsg_t *done = zmsg_new ();
     zmsg_addstr (done, "DONE");
     frame_put_u64 (done, task);
     frame_put_f64 (done, tf_now () - start);
     frame_put_u64 (done, (uint64_t) checksum);
+    frame_put_f64 (done, self->done);
     zmsg_send (&done, self->pipe);
 }
 
@@ -398,21 +446,34 @@ engine_recv (engine_t *self, uint64_t *task, double *seconds)
 
     int rc = -1;
     uint64_t id, checksum;
-    double wall;
+    double wall, units;
     char *command = zmsg_popstr (msg);
-    if (command && streq (command, "DONE") && !frame_pop_8 (msg, &id) &&
-        !frame_pop_8 (msg, &wall) && !frame_pop_8 (msg, &checksum) &&
-        zmsg_size (msg) == 0) {
+    if (command && streq (command, "PROGRESS") && !frame_pop_8 (msg, &units) &&
+        zmsg_size (msg) == 0 && units >= 0 && isfinite (units)) {
+        self->units = units;
+        rc = 1;
+    } else if (command && streq (command, "DONE") && !frame_pop_8 (msg, &id) &&
+               !frame_pop_8 (msg, &wall) && !frame_pop_8 (msg, &checksum) &&
+               !frame_pop_8 (msg, &units) && zmsg_size (msg) == 0 && units >= 0 &&
+               isfinite (units)) {
         if (task)
             *task = id;
         if (seconds)
             *seconds = wall;
+        self->units = units;
         self->busy = 0;
         rc = 0;
     }
     free (command);
     zmsg_destroy (&msg);
     return rc;
+}
+
+double
+engine_units (const engine_t *self)
+{
+    assert (self);
+    return self->units;
 }
 
 int

@@ -1,8 +1,9 @@
 /*  engine — the worker thread that computes a node's tasks.
  *
  *  An engine is a czmq actor. The node's runtime hands it one task at a
- *  time (engine_start) and polls engine_sock for completions
- *  (engine_recv); the actor exits on $TERM even in the middle of a task.
+ *  time (engine_start) and polls engine_sock for progress reports and
+ *  completions (engine_recv); the actor exits on $TERM even in the middle
+ *  of a task.
  *
  *  Two kinds:
  *  - emulated: a task of w units takes w / (C * s) seconds of wall time for
@@ -11,7 +12,7 @@
  *    actor sleeps rather than burns CPU, in slices of at most ENGINE_SLICE
  *    seconds so that it stays responsive to $TERM and speed changes.
  *  - real: a task runs the diagonal kernel (node/kernel.h) for w units on an
- *    N x N matrix, burning real CPU, checking its pipe between diagonals.
+ *    N x N matrix, burning real CPU, checking its pipe between blocks of rows.
  */
 #ifndef TF_ENGINE_H
 #define TF_ENGINE_H
@@ -22,6 +23,7 @@
 #include "overlay/config.h"
 
 #define ENGINE_SLICE 0.010
+#define ENGINE_PROGRESS_EVERY 0.010
 
 typedef struct engine engine_t;
 
@@ -43,13 +45,22 @@ void engine_destroy (engine_t **self_p);
  *  or -1 if the engine is busy. */
 int engine_start (engine_t *self, uint64_t task, double units);
 
-/*  The socket to poll; readable when a task has finished. */
+/*  The socket to poll; readable when a progress report or a completion
+ *  waits to be read by engine_recv. */
 zsock_t *engine_sock (engine_t *self);
 
-/*  Read one completion: the task id and the wall seconds it took. Returns
- *  0, or -1 if what arrived was not a completion. Call only when
- *  engine_sock is readable. */
+/*  Read one message from the engine. A completion fills the task id and
+ *  the wall seconds it took and returns 0. A progress report (the actor
+ *  sends one about every ENGINE_PROGRESS_EVERY seconds while busy) only
+ *  updates engine_units and returns 1. Returns -1 if what arrived was
+ *  neither. Call only when engine_sock is readable. */
 int engine_recv (engine_t *self, uint64_t *task, double *seconds);
+
+/*  Compute units done since the engine started, counting progress inside
+ *  the running task, as of the last message engine_recv read (so at most
+ *  about ENGINE_PROGRESS_EVERY seconds old while busy, exact at each
+ *  completion). */
+double engine_units (const engine_t *self);
 
 /*  Set the emulated engine's speed factor in [0, 1] (values outside are
  *  clamped): from the moment the actor reads it, progress accrues at

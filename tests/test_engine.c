@@ -17,7 +17,8 @@
 #include "node/engine.h"
 #include "overlay/util.h"
 
-/*  Wait up to timeout_ms for a completion. Returns 0 when one is ready. */
+/*  Wait up to timeout_ms for any message, progress or completion, without
+ *  reading it. Returns 0 when one is ready. */
 static int
 wait_ready (engine_t *engine, int timeout_ms)
 {
@@ -25,6 +26,25 @@ wait_ready (engine_t *engine, int timeout_ms)
     void *which = zpoller_wait (poller, timeout_ms);
     zpoller_destroy (&poller);
     return which ? 0 : -1;
+}
+
+/*  Read messages for up to timeout_ms until a completion, which fills
+ *  task and seconds (either may be NULL). Progress reports are read and
+ *  passed over; anything else fails the test. Returns 0 when a completion
+ *  was read, -1 if none came in time. */
+static int
+wait_done (engine_t *engine, int timeout_ms, uint64_t *task, double *seconds)
+{
+    double deadline = tf_now () + timeout_ms / 1000.0;
+    for (;;) {
+        int left = (int) ((deadline - tf_now ()) * 1000);
+        if (wait_ready (engine, left > 0 ? left : 0))
+            return -1;
+        int rc = engine_recv (engine, task, seconds);
+        assert_in_range (rc, 0, 1);
+        if (rc == 0)
+            return 0;
+    }
 }
 
 static engine_t *
@@ -68,10 +88,9 @@ test_emulated_duration (void **state)
     double cpu0 = cpu_now ();
     double t0 = tf_now ();
     assert_int_equal (engine_start (engine, 17, 2), 0);
-    assert_int_equal (wait_ready (engine, 5000), 0);
     uint64_t task = 0;
     double seconds = -1;
-    assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+    assert_int_equal (wait_done (engine, 5000, &task, &seconds), 0);
     double wall = tf_now () - t0;
     double cpu = cpu_now () - cpu0;
 
@@ -83,8 +102,7 @@ test_emulated_duration (void **state)
 
     /* Twice the units, twice the time: 4 units take 0.1 s. */
     assert_int_equal (engine_start (engine, 18, 4), 0);
-    assert_int_equal (wait_ready (engine, 5000), 0);
-    assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+    assert_int_equal (wait_done (engine, 5000, &task, &seconds), 0);
     assert_true (task == 18);
     assert_true (seconds >= 0.095);
     assert_true (seconds < 1.0);
@@ -102,10 +120,9 @@ test_emulated_short_tasks (void **state)
     double t0 = tf_now ();
     for (uint64_t i = 0; i < 20; i++) {
         assert_int_equal (engine_start (engine, i, 1), 0);
-        assert_int_equal (wait_ready (engine, 5000), 0);
         uint64_t task;
         double seconds;
-        assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+        assert_int_equal (wait_done (engine, 5000, &task, &seconds), 0);
         assert_true (task == i);
         assert_true (seconds >= 1.0 / 900);
     }
@@ -127,6 +144,8 @@ test_task_id_and_busy (void **state)
     for (size_t i = 0; i < sizeof (ids) / sizeof (ids[0]); i++) {
         assert_int_equal (engine_start (engine, ids[i], i % 2 ? 0.5 : 0), 0);
         assert_true (engine_busy (engine));
+        /* Under 9 ms of work: no progress report, the completion is the
+         * first message. */
         assert_int_equal (wait_ready (engine, 5000), 0);
         assert_true (engine_busy (engine));     /* done, but not yet read */
         uint64_t task = 42;
@@ -149,17 +168,15 @@ test_start_while_busy (void **state)
     assert_int_equal (engine_start (engine, 2, 0.5), -1);
     assert_true (engine_busy (engine));
 
-    assert_int_equal (wait_ready (engine, 5000), 0);
     uint64_t task;
     double seconds;
-    assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+    assert_int_equal (wait_done (engine, 5000, &task, &seconds), 0);
     assert_true (task == 1);
     /* No second completion follows: the refused start never ran. */
     assert_int_equal (wait_ready (engine, 150), -1);
 
     assert_int_equal (engine_start (engine, 3, 0), 0);
-    assert_int_equal (wait_ready (engine, 5000), 0);
-    assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+    assert_int_equal (wait_done (engine, 5000, &task, &seconds), 0);
     assert_true (task == 3);
     engine_destroy (&engine);
 }
@@ -218,28 +235,24 @@ test_real_completes (void **state)
     for (uint64_t id = 100; id < 103; id++) {
         assert_int_equal (engine_start (engine, id, 3), 0);
         assert_true (engine_busy (engine));
-        assert_int_equal (wait_ready (engine, 10000), 0);
         uint64_t task;
         double seconds = -1;
-        assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+        assert_int_equal (wait_done (engine, 10000, &task, &seconds), 0);
         assert_true (task == id);
         assert_true (seconds > 0 && seconds < 10);
         assert_false (engine_busy (engine));
     }
     /* Fractional units and zero units are accepted too. */
     assert_int_equal (engine_start (engine, 7, 0.25), 0);
-    assert_int_equal (wait_ready (engine, 10000), 0);
-    assert_int_equal (engine_recv (engine, NULL, NULL), 0);
+    assert_int_equal (wait_done (engine, 10000, NULL, NULL), 0);
     assert_int_equal (engine_start (engine, 8, 0), 0);
-    assert_int_equal (wait_ready (engine, 10000), 0);
-    assert_int_equal (engine_recv (engine, NULL, NULL), 0);
+    assert_int_equal (wait_done (engine, 10000, NULL, NULL), 0);
     engine_destroy (&engine);
 
     /* The smallest matrix works. */
     engine = new_real (2);
     assert_int_equal (engine_start (engine, 9, 5.5), 0);
-    assert_int_equal (wait_ready (engine, 10000), 0);
-    assert_int_equal (engine_recv (engine, NULL, NULL), 0);
+    assert_int_equal (wait_done (engine, 10000, NULL, NULL), 0);
     engine_destroy (&engine);
 }
 
@@ -303,10 +316,9 @@ run_task (engine_t *engine, uint64_t id, double units, double *wall)
 {
     double t0 = tf_now ();
     assert_int_equal (engine_start (engine, id, units), 0);
-    assert_int_equal (wait_ready (engine, 10000), 0);
     uint64_t task = 0;
     double seconds = -1;
-    assert_int_equal (engine_recv (engine, &task, &seconds), 0);
+    assert_int_equal (wait_done (engine, 10000, &task, &seconds), 0);
     if (wall)
         *wall = tf_now () - t0;
     assert_true (task == id);
@@ -345,9 +357,8 @@ test_slow_down_mid_task (void **state)
     zclock_sleep (50);
     double switched = tf_now () - t0;
     assert_int_equal (engine_set_speed (engine, 0.25), 0);
-    assert_int_equal (wait_ready (engine, 10000), 0);
     double seconds = -1;
-    assert_int_equal (engine_recv (engine, NULL, &seconds), 0);
+    assert_int_equal (wait_done (engine, 10000, NULL, &seconds), 0);
 
     double expected = 1.2 - 3 * switched;
     assert_true (seconds >= 0.3);
@@ -372,10 +383,9 @@ test_speed_up_mid_task (void **state)
     double before = tf_now () - t0;
     assert_int_equal (engine_set_speed (engine, 1), 0);
     double after = tf_now () - t0;
-    assert_int_equal (wait_ready (engine, 10000), 0);
-    double wall = tf_now () - t0;
     double seconds = -1;
-    assert_int_equal (engine_recv (engine, NULL, &seconds), 0);
+    assert_int_equal (wait_done (engine, 10000, NULL, &seconds), 0);
+    double wall = tf_now () - t0;
 
     if (wall < 0.1 + 0.75 * before - 1e-6 || wall > 0.1 + 0.75 * after + 0.15)
         fail_msg ("took %.3f s; switching at %.3f-%.3f s, expected %.3f", wall, before,
@@ -396,14 +406,13 @@ test_speed_zero_pauses_a_task (void **state)
     zclock_sleep (30);
     assert_int_equal (engine_set_speed (engine, 0), 0);
     double cpu0 = cpu_now (), w0 = tf_now ();
-    assert_int_equal (wait_ready (engine, 400), -1);
+    assert_int_equal (wait_done (engine, 400, NULL, NULL), -1);
     assert_true (cpu_now () - cpu0 < 0.5 * (tf_now () - w0));
     double resumed = tf_now () - t0;
     assert_int_equal (engine_set_speed (engine, 1), 0);
-    assert_int_equal (wait_ready (engine, 10000), 0);
-    double wall = tf_now () - t0;
     double seconds = -1;
-    assert_int_equal (engine_recv (engine, NULL, &seconds), 0);
+    assert_int_equal (wait_done (engine, 10000, NULL, &seconds), 0);
+    double wall = tf_now () - t0;
     assert_true (wall >= resumed);
     assert_true (seconds >= 0.3);
     assert_true (seconds < resumed + 1.0);
@@ -412,12 +421,11 @@ test_speed_zero_pauses_a_task (void **state)
      * would be done by then at full speed), then all of it. */
     assert_int_equal (engine_set_speed (engine, 0), 0);
     assert_int_equal (engine_start (engine, 2, 0.5), 0);
-    assert_int_equal (wait_ready (engine, 150), -1);
+    assert_int_equal (wait_done (engine, 150, NULL, NULL), -1);
     double w1 = tf_now ();
     assert_int_equal (engine_set_speed (engine, 1), 0);
-    assert_int_equal (wait_ready (engine, 10000), 0);
+    assert_int_equal (wait_done (engine, 10000, NULL, &seconds), 0);
     assert_true (tf_now () - w1 >= 0.05 - 1e-6);
-    assert_int_equal (engine_recv (engine, NULL, &seconds), 0);
     assert_true (seconds >= 0.05);
     engine_destroy (&engine);
 }
@@ -459,12 +467,11 @@ test_speed_is_clamped (void **state)
 
     assert_int_equal (engine_set_speed (engine, -1), 0);      /* = 0 */
     assert_int_equal (engine_start (engine, 2, 0.1), 0);      /* 2.5 ms at 1 */
-    assert_int_equal (wait_ready (engine, 100), -1);
+    assert_int_equal (wait_done (engine, 100, NULL, NULL), -1);
     assert_int_equal (engine_set_speed (engine, __builtin_nan ("")), -1);
-    assert_int_equal (wait_ready (engine, 50), -1);
+    assert_int_equal (wait_done (engine, 50, NULL, NULL), -1);
     assert_int_equal (engine_set_speed (engine, 1), 0);
-    assert_int_equal (wait_ready (engine, 5000), 0);
-    assert_int_equal (engine_recv (engine, NULL, NULL), 0);
+    assert_int_equal (wait_done (engine, 5000, NULL, NULL), 0);
     engine_destroy (&engine);
 }
 
@@ -490,11 +497,10 @@ test_actor_checks_speed_messages (void **state)
     value = -3;                                                /* = 0 */
     zsock_send (pipe, "sb", "SPEED", &value, sizeof (value));
     assert_int_equal (engine_start (engine, 2, 0.1), 0);
-    assert_int_equal (wait_ready (engine, 100), -1);
+    assert_int_equal (wait_done (engine, 100, NULL, NULL), -1);
     value = 7;                                                 /* = 1 */
     zsock_send (pipe, "sb", "SPEED", &value, sizeof (value));
-    assert_int_equal (wait_ready (engine, 5000), 0);
-    assert_int_equal (engine_recv (engine, NULL, &seconds), 0);
+    assert_int_equal (wait_done (engine, 5000, NULL, &seconds), 0);
     assert_true (seconds >= 0.1);
     assert_true (run_task (engine, 3, 2, NULL) >= 0.045);     /* 7 was not 7 */
     engine_destroy (&engine);
@@ -509,9 +515,207 @@ test_real_ignores_speed (void **state)
     assert_int_equal (engine_set_speed (engine, 0), 0);
     assert_int_equal (engine_start (engine, 1, 3), 0);
     assert_int_equal (engine_set_speed (engine, 0.5), 0);
-    assert_int_equal (wait_ready (engine, 10000), 0);
-    assert_int_equal (engine_recv (engine, NULL, NULL), 0);
+    assert_int_equal (wait_done (engine, 10000, NULL, NULL), 0);
     assert_int_equal (engine_set_speed (engine, 1), 0);
+    engine_destroy (&engine);
+}
+
+
+/*  --- progress ---------------------------------------------------------- */
+
+/*  Read one message before `deadline` (tf_now seconds) and expect a
+ *  progress report. Returns 1 when one was read, 0 at the deadline. A
+ *  completion fails the test: the callers' tasks outlast their deadlines. */
+static int
+next_progress (engine_t *engine, double deadline)
+{
+    int left = (int) ((deadline - tf_now ()) * 1000);
+    if (left <= 0 || wait_ready (engine, left))
+        return 0;
+    assert_int_equal (engine_recv (engine, NULL, NULL), 1);
+    assert_true (engine_busy (engine));
+    return 1;
+}
+
+/*  At 4 units/s, 10 times faster, half speed: 20 units/s. Sampled over
+ *  0.3 s of a long task, units never go down, never run ahead of the time
+ *  since the start (strict), and are not far behind it (loose). Reports
+ *  come about every 10 ms: at least a third of that many. */
+static void
+test_units_grow_while_busy (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (4, 10);
+    assert_true (engine_units (engine) == 0);
+    assert_int_equal (engine_set_speed (engine, 0.5), 0);
+    double t0 = tf_now ();
+    assert_int_equal (engine_start (engine, 1, 1000), 0);
+
+    int reports = 0;
+    double last = 0;
+    while (next_progress (engine, t0 + 0.3)) {
+        double units = engine_units (engine);
+        double elapsed = tf_now () - t0;
+        reports++;
+        if (units < last || units > 20 * elapsed + 1e-9)
+            fail_msg ("report %d: %.6f units at %.4f s, after %.6f", reports, units,
+                      elapsed, last);
+        last = units;
+    }
+    double elapsed = tf_now () - t0;
+    if (reports < 10 || last < 20 * (elapsed - 0.1) * 0.5)
+        fail_msg ("%d reports in %.3f s, last at %.4f units", reports, elapsed, last);
+    assert_true (engine_busy (engine));
+    engine_destroy (&engine);
+}
+
+/*  Run `count` tasks of `units` each; during each, reports lie between
+ *  the totals before and after it, and each completion brings the total
+ *  to the exact sum of the units so far. */
+static void
+check_units_sum (engine_t *engine, int count, double units)
+{
+    double total = engine_units (engine);
+    for (int i = 0; i < count; i++) {
+        assert_int_equal (engine_start (engine, (uint64_t) i, units), 0);
+        double last = total;
+        int rc;
+        do {
+            assert_int_equal (wait_ready (engine, 10000), 0);
+            rc = engine_recv (engine, NULL, NULL);
+            assert_in_range (rc, 0, 1);
+            double now = engine_units (engine);
+            if (now < last || now > total + units + 1e-9)
+                fail_msg ("task %d: %.9f units after %.9f, total before %.9f", i, now,
+                          last, total);
+            last = now;
+        } while (rc == 1);
+        total += units;
+        assert_float_equal (engine_units (engine), total, 1e-9);
+    }
+}
+
+/*  3 tasks of 2.5 units at 100 units/s: 25 ms each, so some reports come
+ *  between completions; the total is 7.5, whatever the slices. */
+static void
+test_units_sum_completions_emulated (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (100, 1);
+    check_units_sum (engine, 3, 2.5);
+    assert_float_equal (engine_units (engine), 7.5, 1e-9);
+    /* A slowed task and an empty one count their units, no more. */
+    assert_int_equal (engine_set_speed (engine, 0.5), 0);
+    check_units_sum (engine, 1, 0.3);
+    check_units_sum (engine, 1, 0);
+    assert_float_equal (engine_units (engine), 7.8, 1e-9);
+    engine_destroy (&engine);
+}
+
+/*  The real engine counts the units it was given, even where its last
+ *  diagonal's rows round up (0.3 of 2048 rows is 614.4, run as 614; 0.7
+ *  is 1433.6, run as 1434). Tens of milliseconds a diagonal: reports come
+ *  between completions. */
+static void
+test_units_sum_completions_real (void **state)
+{
+    (void) state;
+    engine_t *engine = new_real (2048);
+    assert_true (engine_units (engine) == 0);
+    check_units_sum (engine, 3, 2.5);
+    assert_float_equal (engine_units (engine), 7.5, 1e-9);
+    check_units_sum (engine, 1, 0.3);
+    check_units_sum (engine, 1, 0.7);
+    check_units_sum (engine, 1, 0);
+    assert_float_equal (engine_units (engine), 8.5, 1e-9);
+    engine_destroy (&engine);
+}
+
+/*  At speed 0 the units stand still, while reports keep coming (the task
+ *  is still running); back at speed 1 they grow again. */
+static void
+test_speed_zero_stops_units (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (10, 1);
+    assert_int_equal (engine_start (engine, 1, 1000), 0);
+    zclock_sleep (50);
+    assert_int_equal (engine_set_speed (engine, 0), 0);
+    /* Reports already sent, or credited just before the actor read the
+     * SPEED, may still show growth: let them pass. */
+    double until = tf_now () + 0.05;
+    while (next_progress (engine, until))
+        ;
+    double paused = engine_units (engine);
+    assert_true (paused > 0);
+
+    int reports = 0;
+    until = tf_now () + 0.2;
+    while (next_progress (engine, until)) {
+        reports++;
+        if (engine_units (engine) != paused)
+            fail_msg ("paused at %.9f units, report %d says %.9f", paused, reports,
+                      engine_units (engine));
+    }
+    assert_true (reports >= 5);
+
+    assert_int_equal (engine_set_speed (engine, 1), 0);
+    until = tf_now () + 0.1;
+    while (next_progress (engine, until))
+        ;
+    assert_true (engine_units (engine) > paused);
+    engine_destroy (&engine);
+}
+
+/*  Reports come only while busy: none before the first task, and none
+ *  after a completion, here one that sent several. */
+static void
+test_no_progress_when_idle (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (10, 1);
+    assert_int_equal (wait_ready (engine, 50), -1);
+
+    assert_int_equal (engine_start (engine, 1, 1), 0);   /* 0.1 s */
+    int reports = 0;
+    int rc;
+    do {
+        assert_int_equal (wait_ready (engine, 10000), 0);
+        rc = engine_recv (engine, NULL, NULL);
+        assert_in_range (rc, 0, 1);
+        reports += rc;
+    } while (rc == 1);
+    assert_true (reports >= 3);
+    assert_float_equal (engine_units (engine), 1, 1e-9);
+
+    assert_int_equal (wait_ready (engine, 50), -1);
+    assert_float_equal (engine_units (engine), 1, 1e-9);
+    engine_destroy (&engine);
+}
+
+/*  One diagonal of a 2048 x 2048 matrix takes tens of milliseconds: the
+ *  real engine reports the rows done as a fraction of it along the way. */
+static void
+test_real_progress_is_fractional (void **state)
+{
+    (void) state;
+    engine_t *engine = new_real (2048);
+    assert_int_equal (engine_start (engine, 1, 1), 0);
+    int fractional = 0;
+    int rc;
+    double last = 0;
+    do {
+        assert_int_equal (wait_ready (engine, 10000), 0);
+        rc = engine_recv (engine, NULL, NULL);
+        assert_in_range (rc, 0, 1);
+        double units = engine_units (engine);
+        assert_true (units >= last && units <= 1);
+        if (rc == 1 && units > 0 && units < 1)
+            fractional++;
+        last = units;
+    } while (rc == 1);
+    assert_true (fractional >= 1);
+    assert_float_equal (engine_units (engine), 1, 1e-9);
     engine_destroy (&engine);
 }
 
@@ -535,6 +739,12 @@ main (void)
         cmocka_unit_test (test_speed_is_clamped),
         cmocka_unit_test (test_actor_checks_speed_messages),
         cmocka_unit_test (test_real_ignores_speed),
+        cmocka_unit_test (test_units_grow_while_busy),
+        cmocka_unit_test (test_units_sum_completions_emulated),
+        cmocka_unit_test (test_units_sum_completions_real),
+        cmocka_unit_test (test_speed_zero_stops_units),
+        cmocka_unit_test (test_no_progress_when_idle),
+        cmocka_unit_test (test_real_progress_is_fractional),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
