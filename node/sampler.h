@@ -1,0 +1,70 @@
+/*  sampler — what a node did, interval by interval.
+ *
+ *  Every sample interval the node records its cumulative counters: compute
+ *  units completed (counting progress inside the running task, so long
+ *  tasks still give samples), bytes received from its parent and bytes
+ *  sent to each child, and whether the engine was busy for the whole
+ *  interval. The sampler keeps the last `capacity` samples in a ring
+ *  (older ones are dropped, and counted) and turns consecutive samples into
+ *  per-interval rates. Pure: the caller passes the time.
+ */
+#ifndef TF_SAMPLER_H
+#define TF_SAMPLER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct sampler sampler_t;
+
+/*  One interval between two consecutive samples, as rates. */
+typedef struct {
+    double t0, t1;           /* the interval, seconds (caller's clock) */
+    double units_rate;       /* compute units per second */
+    double recv_rate;        /* bytes per second from the parent */
+    const double *send_rate; /* nchildren entries, bytes per second to each
+                                child; borrowed, valid until the next call */
+    int busy;                /* the engine was busy for the whole interval */
+} sampler_interval_t;
+
+/*  Create a sampler for a node with nchildren (>= 0) children, keeping at
+ *  most capacity (>= 2) samples. All its memory is allocated here. */
+sampler_t *sampler_new (int nchildren, int capacity);
+
+/*  Destroy and null the caller's pointer. Safe on NULL. */
+void sampler_destroy (sampler_t **self_p);
+
+/*  Record the cumulative counters at time t: units computed, bytes received,
+ *  bytes sent to each child (nchildren entries), and whether the engine was
+ *  busy during the whole interval since the previous sample (the first
+ *  sample's flag belongs to no interval). A time not after the previous
+ *  sample's is ignored (returns -1), as are counters that go backwards and
+ *  non-finite values; nothing is changed then. When the ring is full the
+ *  oldest sample is dropped and counted. Returns 0 when recorded.
+ *  O(nchildren). */
+int sampler_record (sampler_t *self, double t, double units, double bytes_in,
+                    const double *bytes_out, int busy);
+
+/*  Number of intervals available (samples kept - 1, or 0). */
+int sampler_intervals (const sampler_t *self);
+
+/*  Samples dropped from the ring so far. */
+uint64_t sampler_dropped (const sampler_t *self);
+
+/*  The i-th interval, oldest first (0 <= i < sampler_intervals), between
+ *  the i-th and (i+1)-th samples kept; busy is the later sample's flag.
+ *  Returns 0, or -1 if i is out of range (out untouched). */
+int sampler_interval (sampler_t *self, int i, sampler_interval_t *out);
+
+/*  Write the intervals as CSV: a header
+ *    t0,t1,busy,units_per_s,recv_mbps,send_mbps_<child>...
+ *  then one row per interval, oldest first, each line ending in '\n'.
+ *  Times are multiplied by time_scale and rates divided by it (platform
+ *  time); byte rates are divided by bytes_per_mb too (platform MB/s: 2^20
+ *  x payload scale). Numbers are printed with %.9g, busy as 0 or 1.
+ *  children names the children (nchildren entries), written as given, so
+ *  a name should hold no comma or quote. time_scale and bytes_per_mb must
+ *  be > 0. Flushes out. Returns 0, or -1 on a write error. */
+int sampler_write_csv (sampler_t *self, FILE *out, const char *const *children,
+                       double time_scale, double bytes_per_mb);
+
+#endif
