@@ -7,6 +7,7 @@
  */
 #include "node/core.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,8 @@ typedef struct {
     uint32_t ask_head, nasks, ask_cap;
     uint32_t wanted;         /* sum of left over asks */
     int sending;             /* a transfer is in flight */
+    int streaming;           /* calibration: keep a probe transfer going */
+    int probe;               /* the transfer in flight is a probe */
     task_t task;             /* the task in flight */
     uint32_t count, next, acked;   /* chunks: total, sent, acknowledged */
     double started_at;       /* when the transfer in flight began */
@@ -79,6 +82,7 @@ struct core {
 
     uint64_t seq;            /* arrival numbering of asked tasks */
     int started;
+    int meters_marked;
     int finished;            /* root: FINISHED emitted */
     core_stats_t stats;
 
@@ -89,7 +93,7 @@ struct core {
 int core_sending (const core_t *self);
 
 static const char *const event_names[CORE_EV_COUNT] = {
-    "START", "REQUEST", "CHUNK", "ACK", "DONE", "COMPUTED", "TICK",
+    "START", "REQUEST", "CHUNK", "ACK", "DONE", "COMPUTED", "TICK", "STREAM",
 };
 
 static const char *const action_names[CORE_ACT_COUNT] = {
@@ -407,6 +411,7 @@ start_transfer (core_t *self, int c, task_t task, double now)
     child_t *ch = &self->children[c];
     serve_one_ask (ch);
     ch->sending = 1;
+    ch->probe = 0;
     ch->task = task;
     ch->count = task.bytes == 0 ? 1
         : (uint32_t) ((task.bytes + self->cfg.chunk_bytes - 1) / self->cfg.chunk_bytes);
@@ -442,6 +447,30 @@ spare_bandwidth (core_t *self, double now)
     return total < CORE_SPARE_FRACTION * limit;
 }
 
+/*  Calibration: keep a probe transfer going to every streaming child. */
+static void
+serve_probes (core_t *self, double now)
+{
+    for (int i = 0; i < self->cfg.nchildren; i++) {
+        child_t *ch = &self->children[i];
+        if (!ch->streaming || ch->sending)
+            continue;
+        task_t probe = {.id = CORE_PROBE_TASK, .units = self->cfg.task_units,
+                        .bytes = self->cfg.task_bytes};
+        ch->sending = 1;
+        ch->probe = 1;
+        ch->task = probe;
+        ch->count = probe.bytes == 0 ? 1
+            : (uint32_t) ((probe.bytes + self->cfg.chunk_bytes - 1) / self->cfg.chunk_bytes);
+        ch->next = ch->acked = 0;
+        ch->started_at = now;
+        if (ch->link_free < now)
+            ch->link_free = now;
+        if (self->total_free < now)
+            self->total_free = now;
+    }
+}
+
 static void
 serve_children (core_t *self, double now)
 {
@@ -469,8 +498,11 @@ serve_children (core_t *self, double now)
 static void
 dispatch (core_t *self, double now)
 {
-    if (!self->started)
+    serve_probes (self, now);
+    if (!self->started) {
+        pump_all (self, now);
         return;
+    }
     if (!self->computing && has_task (self)) {
         task_t t = take_task (self);
         self->computing = 1;
@@ -532,7 +564,8 @@ on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
 {
     if (self->cfg.is_root)
         return tf_error (err, errlen, "the root has no parent to receive from");
-    if (ev->task >= self->cfg.task_count)
+    int probe = ev->task == CORE_PROBE_TASK;
+    if (ev->task >= self->cfg.task_count && !probe)
         return tf_error (err, errlen, "chunk of task %llu, the bag has %llu",
                          (unsigned long long) ev->task,
                          (unsigned long long) self->cfg.task_count);
@@ -543,7 +576,7 @@ on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         if (ev->index != 0)
             return tf_error (err, errlen, "task %llu starts at chunk %u, not 0",
                              (unsigned long long) ev->task, ev->index);
-        if (self->pending == 0)
+        if (self->pending == 0 && !probe)
             return tf_error (err, errlen, "task %llu arrived unasked",
                              (unsigned long long) ev->task);
     }
@@ -571,15 +604,20 @@ on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     self->recv_next++;
     self->recv_got += ev->len;
     meter_add (self->recv_meter, ev->now, (double) ev->len);
-    self->stats.bytes_in += ev->len;
+    if (probe)
+        self->stats.probe_bytes_in += ev->len;
+    else
+        self->stats.bytes_in += ev->len;
     core_action_t *a = emit (self, CORE_ACT_ACK);
     a->task = ev->task;
     a->index = ev->index;
     if (last) {
         self->recv_active = 0;
-        self->pending--;
-        self->stats.received++;
-        queue_push (self, self->recv);
+        if (!probe) {
+            self->pending--;
+            self->stats.received++;
+            queue_push (self, self->recv);
+        }
     }
     return 0;
 }
@@ -596,11 +634,19 @@ on_ack (core_t *self, const core_event_t *ev, char *err, size_t errlen)
                          "awaited", ev->index, (unsigned long long) ev->task);
     uint64_t len = chunk_len (self, ch->task.bytes, ev->index);
     ch->acked++;
-    ch->stats.bytes_sent += len;
-    self->stats.bytes_out += len;
+    if (ch->probe)
+        ch->stats.probe_bytes += len;
+    else {
+        ch->stats.bytes_sent += len;
+        self->stats.bytes_out += len;
+    }
     if (ch->acked < ch->count)
         return 0;
     ch->sending = 0;
+    if (ch->probe) {
+        ch->probe = 0;
+        return 0;
+    }
     ch->stats.send_seconds += ev->now - ch->started_at;
     ch->stats.tasks_sent++;
     self->stats.forwarded++;
@@ -644,6 +690,14 @@ core_handle (core_t *self, const core_event_t *ev, char *err, size_t errlen)
 {
     int rc = 0;
     self->nacts = 0;
+    if (!self->meters_marked) {
+        /*  The meters measure from the first event on (a run's START, or a
+         *  calibration's first probe). */
+        meter_add (self->recv_meter, ev->now, 0);
+        for (int i = 0; i < self->cfg.nchildren; i++)
+            meter_add (self->children[i].sent, ev->now, 0);
+        self->meters_marked = 1;
+    }
     if (self->batch_flushed) {
         self->nbatch = 0;
         self->batch_flushed = 0;
@@ -651,10 +705,6 @@ core_handle (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     switch (ev->type) {
     case CORE_EV_START:
         self->started = 1;
-        /*  Mark the meters: they measure from the start of the run. */
-        meter_add (self->recv_meter, ev->now, 0);
-        for (int i = 0; i < self->cfg.nchildren; i++)
-            meter_add (self->children[i].sent, ev->now, 0);
         break;
     case CORE_EV_REQUEST:
         rc = on_request (self, ev, err, errlen);
@@ -672,6 +722,13 @@ core_handle (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         rc = on_computed (self, ev, err, errlen);
         break;
     case CORE_EV_TICK:
+        break;
+    case CORE_EV_STREAM:
+        rc = check_child (self, ev->child, err, errlen);
+        if (rc == 0) {
+            self->children[ev->child].streaming = ev->n != 0;
+            meter_add (self->children[ev->child].sent, ev->now, 0);
+        }
         break;
     default:
         rc = tf_error (err, errlen, "unknown event %d", (int) ev->type);
@@ -747,6 +804,13 @@ core_send_rate (core_t *self, int child, double now)
     if (child < 0 || child >= self->cfg.nchildren)
         return 0;
     return meter_rate (self->children[child].sent, now);
+}
+
+void
+core_set_child_ir (core_t *self, int child, double ir_send)
+{
+    if (child >= 0 && child < self->cfg.nchildren && ir_send >= 0 && isfinite (ir_send))
+        self->children[child].info.ir_send = ir_send;
 }
 
 int

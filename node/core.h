@@ -51,6 +51,13 @@
 
 typedef struct core core_t;
 
+/*  The task id of calibration probes (DESIGN.md §1's 3-point procedure): a
+ *  parent told to stream to a child sends it probe transfers of one task's
+ *  size, back to back, through the same windows, pacers and meters as
+ *  tasks; the child acknowledges and discards them. Probes never touch the
+ *  bag, the buffer or the completion record. */
+#define CORE_PROBE_TASK ((uint64_t) INT64_MAX)
+
 /*  Static facts about one child, copied in at creation. The first five are
  *  the platform's (for the policy); link_bps is the physical bytes per
  *  second the link runs at here (platform MB/s x 2^20 x payload scale x
@@ -92,6 +99,8 @@ typedef enum {
     CORE_EV_DONE,            /* child reports a batch of completions */
     CORE_EV_COMPUTED,        /* the local engine finished a task */
     CORE_EV_TICK,            /* time passed */
+    CORE_EV_STREAM,          /* calibration: stream probes to child while
+                                n == 1, stop when n == 0 */
     CORE_EV_COUNT
 } core_event_type_t;
 
@@ -149,6 +158,7 @@ typedef struct {
     uint64_t tasks_sent;     /* complete transfers to this child */
     uint64_t bytes_sent;     /* acknowledged payload bytes */
     uint64_t requested;      /* tasks it asked for */
+    uint64_t probe_bytes;    /* calibration probe bytes acknowledged */
     double send_seconds;     /* time spent sending to it: from each
                                 transfer's start to its last ack */
 } core_child_stats_t;
@@ -163,6 +173,7 @@ typedef struct {
     uint64_t malformed;      /* refused events */
     uint64_t completed;      /* root: distinct tasks recorded complete */
     uint64_t duplicates;     /* root: completions of already-complete tasks */
+    uint64_t probe_bytes_in; /* calibration probe bytes received */
     uint32_t held;           /* tasks held now, not computing */
     int computing;           /* a local task is running */
 } core_stats_t;
@@ -204,6 +215,11 @@ double core_next_deadline (const core_t *self, double now);
  *  child, over the last meter_window seconds before now. */
 double core_recv_rate (core_t *self, double now);
 double core_send_rate (core_t *self, int child, double now);
+
+/*  Replace what the core believes of child's IR_s (e.g. with a node's
+ *  online estimate, "ir": "measured"): policies see it from the next
+ *  decision on. Ignored for a bad slot or a non-finite or negative value. */
+void core_set_child_ir (core_t *self, int child, double ir_send);
 
 /*  Number of transfers to children in flight now. */
 int core_sending (const core_t *self);

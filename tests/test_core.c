@@ -694,6 +694,68 @@ test_unlimited_multiport_sends_to_every_child_at_once (void **state)
     core_destroy (&core);
 }
 
+static void
+test_probes_stream_at_the_link_rate_and_leave_the_bag_alone (void **state)
+{
+    (void) state;
+    static const core_child_info_t one[1] = {{10, 10, 10, 0.01, 0.02, 100000}};
+    core_cfg_t cfg = make_cfg (1, 1, 50);
+    cfg.children = one;
+    cfg.pace = 1;
+    cfg.chunk_bytes = 1000;
+    cfg.task_bytes = 10000;
+    core_t *parent = make_core (cfg);
+    core_t *child = make_core (make_cfg (0, 0, 50));
+    int n;
+    const core_action_t *a =
+        feed (parent, (core_event_t){.type = CORE_EV_STREAM, .child = 0, .n = 1}, &n);
+    assert_int_equal (n, 0);   /* the first chunk is due after one chunk time */
+    double t = 0;
+    uint64_t acked = 0;
+    while (t < 5.0) {
+        t += core_next_deadline (parent, t);
+        a = feed (parent, (core_event_t){.type = CORE_EV_TICK, .now = t}, &n);
+        core_action_t sent[16];
+        int k = 0;
+        for (int i = 0; i < n && k < 16; i++) {
+            assert_int_not_equal (a[i].type, CORE_ACT_COMPUTE);   /* bag untouched */
+            if (a[i].type == CORE_ACT_SEND_CHUNK)
+                sent[k++] = a[i];
+        }
+        for (int i = 0; i < k; i++) {
+            assert_int_equal (sent[i].task, CORE_PROBE_TASK);
+            /* The child takes probes unasked, acknowledges, keeps nothing. */
+            const core_action_t *c = feed (
+                child, (core_event_t){.type = CORE_EV_CHUNK, .now = t, .task = sent[i].task,
+                                      .units = sent[i].units, .bytes = sent[i].bytes,
+                                      .index = sent[i].index, .count = sent[i].count,
+                                      .len = sent[i].len}, &n);
+            assert_int_equal (n, 1);
+            assert_int_equal (c[0].type, CORE_ACT_ACK);
+            feed (parent, (core_event_t){.type = CORE_EV_ACK, .now = t, .child = 0,
+                                         .task = sent[i].task, .index = sent[i].index}, &n);
+            acked += sent[i].len;
+        }
+    }
+    /* 100000 B/s for t seconds, to a chunk. */
+    if (fabs ((double) acked - 100000 * t) > 1000)
+        fail_msg ("probes carried %llu bytes in %.3f s at 100000 B/s",
+                  (unsigned long long) acked, t);
+    assert_int_equal (core_child_stats (parent, 0).probe_bytes, acked);
+    assert_int_equal (core_child_stats (parent, 0).tasks_sent, 0);
+    assert_int_equal (core_stats (parent).forwarded, 0);
+    assert_int_equal (core_stats (parent).bytes_out, 0);
+    assert_int_equal (core_stats (child).probe_bytes_in, acked);
+    assert_int_equal (core_stats (child).received, 0);
+    assert_int_equal (core_stats (child).held, 0);
+    assert_true (core_recv_rate (child, t) > 0);   /* probes drive interference */
+    /* Stop: the transfer in flight finishes, no new one starts. */
+    feed (parent, (core_event_t){.type = CORE_EV_STREAM, .now = t, .child = 0, .n = 0}, &n);
+    assert_true (core_sending (parent) <= 1);
+    core_destroy (&parent);
+    core_destroy (&child);
+}
+
 int
 main (void)
 {
@@ -712,6 +774,7 @@ main (void)
         cmocka_unit_test (test_a_paced_link_runs_at_its_configured_rate),
         cmocka_unit_test (test_multiport_stays_within_the_send_limit),
         cmocka_unit_test (test_unlimited_multiport_sends_to_every_child_at_once),
+        cmocka_unit_test (test_probes_stream_at_the_link_rate_and_leave_the_bag_alone),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
