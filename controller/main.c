@@ -32,6 +32,7 @@ static const command_t commands[] = {
     {"run", "run an experiment on a tree of node processes, write its results",
      run_main},
     {"bound", "compute a tree's steady-state throughput upper bound", bound_main},
+    {"measure", "calibrate a deployed tree: measure C, link rates and interference", measure_main},
     {"policies", "list the scheduling policies", policies_main},
     {"help", "show this help, or a command's (help COMMAND)", help_main},
 };

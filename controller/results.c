@@ -50,6 +50,8 @@ typedef struct {
     int64_t pid;             /* 0: unknown */
     results_child_t *children;
     int nchildren;
+    json_t *fit;             /* its online estimates, as last reported */
+    char *samples_csv;       /* its samples, from its REPORT */
 } node_results_t;
 
 struct results {
@@ -115,8 +117,11 @@ results_destroy (results_t **self_p)
     results_t *self = *self_p;
     if (!self)
         return;
-    for (int i = 0; i < self->cfg->nnodes; i++)
+    for (int i = 0; i < self->cfg->nnodes; i++) {
         children_free (self->nodes[i].children, self->nodes[i].nchildren);
+        json_decref (self->nodes[i].fit);
+        free (self->nodes[i].samples_csv);
+    }
     free (self->nodes);
     free (self->done_by);
     free (self->error);
@@ -203,13 +208,28 @@ check_node (const results_t *self, int node, char *err, size_t errlen)
     return 0;
 }
 
+/*  The online fit is the node's to describe: keep the object as sent. */
+static int
+keep_fit (node_results_t *n, const json_t *stats, char *err, size_t errlen)
+{
+    json_t *fit = json_object_get (stats, "fit");
+    if (!fit)
+        return 0;
+    if (!json_is_object (fit))
+        return tf_error (err, errlen, "stats: \"fit\" must be an object");
+    json_decref (n->fit);
+    n->fit = json_incref (fit);
+    return 0;
+}
+
 int
 results_update_stats (results_t *self, int node, const json_t *stats, char *err,
                       size_t errlen)
 {
     results_stats_t parsed;
     if (check_node (self, node, err, errlen)
-        || results_parse_stats (stats, &parsed, err, errlen))
+        || results_parse_stats (stats, &parsed, err, errlen)
+        || keep_fit (&self->nodes[node], stats, err, errlen))
         return -1;
     self->nodes[node].stats = parsed;
     return 0;
@@ -293,8 +313,12 @@ results_update_report (results_t *self, int node, const json_t *stats, char *err
     results_child_t *children;
     int nchildren;
     int32_t *done_by = NULL;
+    json_t *samples = json_object_get (stats, "samples_csv");
+    if (samples && !json_is_string (samples) && !json_is_null (samples))
+        return tf_error (err, errlen, "stats: \"samples_csv\" must be a string");
     if (check_node (self, node, err, errlen)
         || results_parse_stats (stats, &parsed, err, errlen)
+        || keep_fit (&self->nodes[node], stats, err, errlen)
         || parse_children (stats, &children, &nchildren, err, errlen))
         return -1;
     if (node == self->cfg->root
@@ -305,6 +329,10 @@ results_update_report (results_t *self, int node, const json_t *stats, char *err
     node_results_t *n = &self->nodes[node];
     n->stats = parsed;
     n->reported = 1;
+    if (json_is_string (samples)) {
+        free (n->samples_csv);
+        n->samples_csv = xstrdup (json_string_value (samples));
+    }
     children_free (n->children, n->nchildren);
     n->children = children;
     n->nchildren = nchildren;
@@ -422,6 +450,7 @@ node_to_json (const results_t *self, int i)
     json_object_set_new (object, "mb_out", json_real ((double) n->stats.bytes_out / scale));
     json_object_set_new (object, "compute_seconds", json_real (n->stats.compute_seconds));
     json_object_set_new (object, "speed_mean", json_real (n->stats.speed_mean));
+    json_object_set_new (object, "fit", n->fit ? json_incref (n->fit) : json_null ());
     json_object_set_new (object, "reported", json_boolean (n->reported));
     json_object_set_new (object, "children", children);
     return object;
@@ -577,6 +606,31 @@ out_free:
     return rc;
 }
 
+/*  DIR/samples/NODE.csv for every node that sent its samples. */
+static int
+write_samples (const results_t *self, const char *dir, char *err, size_t errlen)
+{
+    char *sub = xasprintf ("%s/samples", dir);
+    int rc = 0;
+    for (int i = 0; i < self->cfg->nnodes && rc == 0; i++) {
+        if (!self->nodes[i].samples_csv)
+            continue;
+        if (results_make_dir (sub, err, errlen) != 0) {
+            rc = -1;
+            break;
+        }
+        char *path = xasprintf ("%s/%s.csv", sub, self->cfg->nodes[i].name);
+        FILE *f = fopen (path, "w");
+        int ok = f && fputs (self->nodes[i].samples_csv, f) >= 0;
+        ok = (f && fclose (f) == 0) && ok;
+        if (!ok)
+            rc = tf_error (err, errlen, "cannot write %s", path);
+        free (path);
+    }
+    free (sub);
+    return rc;
+}
+
 int
 results_write (const results_t *self, const char *dir, char *err, size_t errlen)
 {
@@ -584,7 +638,7 @@ results_write (const results_t *self, const char *dir, char *err, size_t errlen)
         || write_file (self, dir, "nodes.csv", write_nodes_csv, err, errlen)
         || write_file (self, dir, "tasks.csv", write_tasks_csv, err, errlen))
         return -1;
-    return 0;
+    return write_samples (self, dir, err, errlen);
 }
 
 /* ------------------------------------------------------------------------

@@ -11,6 +11,7 @@
  *  consequences and only logged.
  */
 #include "controller/run.h"
+#include "controller/measure.h"
 
 #include <czmq.h>
 #include <errno.h>
@@ -86,6 +87,11 @@ typedef struct {
     const char *node_bin;    /* --node-bin, or NULL */
     int quiet;
     double timeout;          /* --timeout, 0 = none */
+    int measure;             /* treefarm measure: calibrate, no bag */
+    double cal_seconds;      /* platform seconds per phase */
+    double cal_warmup;       /* of which not measured */
+    const char *platform_out;   /* --out of measure: the platform file */
+    const char *plot_node;   /* --plot NODE, or NULL for the root */
 } run_options_t;
 
 typedef struct {
@@ -108,6 +114,8 @@ typedef struct {
     double t_start;          /* START sent, 0 before */
     double t_end;            /* FINISHED, or the failure */
     uint64_t malformed;      /* messages refused, all peers */
+    measure_t *measure;      /* treefarm measure: the plan, else NULL */
+    int cal_phase;           /* phase in progress, -1 before the first */
     char *pending_exit;      /* an unexpected exit, waiting for its FAIL */
     int pending_peer;        /* whose: index in peers */
     double pending_deadline;
@@ -206,7 +214,7 @@ start_all (run_t *run)
         peer_t *peer = &run->peers[i];
         int parent = peer->node->parent;
         const char *endpoint = parent >= 0 ? run->peers[parent].endpoint : "";
-        if (send_to (run, peer, proto_start (endpoint), 0) != 0) {
+        if (send_to (run, peer, proto_start (endpoint, run->measure != NULL), 0) != 0) {
             run_fail (run, RESULTS_FAILED, "node %s: cannot send START", peer->node->name);
             return;
         }
@@ -383,6 +391,14 @@ handle_message (run_t *run)
     case PROTO_FAIL:
         on_fail (run, peer, &m);
         break;
+    case PROTO_MEASURED:
+        if (!run->measure
+            || measure_record (run->measure, index, (int) m.phase,
+                               json_number_value (json_object_get (m.body, "units_per_s")),
+                               json_number_value (json_object_get (m.body, "recv_mbps")),
+                               m.object, err, sizeof err) != 0)
+            refuse (run, peer, "MEASURED: %s", run->measure ? err : "not calibrating");
+        break;
     default:
         refuse (run, peer, "unexpected %s", proto_command_str (m.command));
         break;
@@ -546,6 +562,37 @@ launch (run_t *run)
     return rc;
 }
 
+/*  Calibration: once the whole tree is connected (the root knows the
+ *  tree's bound, so every node's SUBTREE came through), run the phases
+ *  one after the other; after the last, stop as a run stops at FINISHED. */
+static void
+drive_measure (run_t *run, double now)
+{
+    const config_t *cfg = run->cfg;
+    if (run->cal_phase < 0 && !results_node_stats (run->results, cfg->root)->has_bound)
+        return;
+    if (run->cal_phase >= 0 && !measure_phase_done (run->measure, run->cal_phase))
+        return;
+    if (++run->cal_phase == measure_phases (run->measure)) {
+        run->finished = 1;
+        run->t_end = now;
+        run->phase = PHASE_STOPPING;
+        return;
+    }
+    if (!run->opt.quiet)
+        fprintf (stderr, "[%s] phase %d/%d: %s\n", cfg->name, run->cal_phase + 1,
+                 measure_phases (run->measure),
+                 measure_phase_str (run->measure, run->cal_phase));
+    for (int i = 0; i < cfg->nnodes; i++) {
+        json_t *body = measure_request (run->measure, run->cal_phase, i);
+        if (send_to (run, &run->peers[i], proto_encode (PROTO_MEASURE, &body, NULL), 0)) {
+            run_fail (run, RESULTS_FAILED, "node %s: cannot send MEASURE",
+                      run->peers[i].node->name);
+            return;
+        }
+    }
+}
+
 /*  The handshake and the run proper, until FINISHED or a failure. */
 static void
 run_until_stopping (run_t *run)
@@ -555,7 +602,9 @@ run_until_stopping (run_t *run)
         check_deadlines (run, now);
         if (run->phase == PHASE_STOPPING)
             break;
-        if (run->phase == PHASE_RUNNING)
+        if (run->phase == PHASE_RUNNING && run->measure)
+            drive_measure (run, now);
+        else if (run->phase == PHASE_RUNNING)
             progress_update (run->progress, results_completed (run->results), now);
         poll_messages (run, LOOP_TICK_MS);
         handle_exits (run);
@@ -692,6 +741,7 @@ run_destroy (run_t **run_p)
     zsock_destroy (&run->control);
     progress_destroy (&run->progress);
     results_destroy (&run->results);
+    measure_destroy (&run->measure);
     if (run->peers)
         for (int i = 0; i < run->cfg->nnodes; i++)
             free (run->peers[i].endpoint);
@@ -763,13 +813,22 @@ run_prepare (const run_options_t *opt)
     }
 
     run->results = results_new (run->cfg);
+    run->cal_phase = -1;
+    if (opt->measure)
+        run->measure = measure_new (run->cfg, opt->cal_seconds, opt->cal_warmup);
+    if (opt->plot_node && config_find_node (run->cfg, opt->plot_node) < 0) {
+        run_log (NULL, "%s: --plot: no node named \"%s\"", opt->config_path,
+                 opt->plot_node);
+        goto out_fail;
+    }
     run->peers = xcalloc (run->cfg->nnodes, sizeof *run->peers);
     for (int i = 0; i < run->cfg->nnodes; i++) {
         run->peers[i].node = &run->cfg->nodes[i];
         run->peers[i].slot = -1;
     }
     char *label = xasprintf ("%s/%s", run->cfg->name, run->cfg->policy);
-    run->progress = progress_new (stdout, opt->quiet ? PROGRESS_QUIET : PROGRESS_AUTO,
+    run->progress = progress_new (stdout,
+                                  opt->quiet || opt->measure ? PROGRESS_QUIET : PROGRESS_AUTO,
                                   label, run->cfg->tasks.count,
                                   run->cfg->platform.time_scale);
     free (label);
@@ -777,6 +836,55 @@ run_prepare (const run_options_t *opt)
 out_fail:
     run_destroy (&run);
     return NULL;
+}
+
+/*  Calibration done: the table, the platform file, measure.json, a plot. */
+static int
+measure_finish (run_t *run, int code)
+{
+    char err[TF_ERRLEN];
+    const config_t *cfg = run->cfg;
+    if (code != RUN_EXIT_OK) {
+        printf ("calibration of %s: %s\n", cfg->name, results_error (run->results)
+                                                        ? results_error (run->results)
+                                                        : "failed");
+        return code;
+    }
+    if (measure_compute (run->measure, err, sizeof err) != 0) {
+        run_log (run, "calibration: %s", err);
+        return RUN_EXIT_FAILED;
+    }
+    measure_print (run->measure, stdout);
+    char *path = run->opt.platform_out ? xstrdup (run->opt.platform_out)
+                                       : xasprintf ("%s/platform.json", run->dir);
+    char *text = measure_platform_json (run->measure);
+    FILE *f = text ? fopen (path, "w") : NULL;
+    int ok = f && fputs (text, f) >= 0 && fputc ('\n', f) != EOF;
+    ok = (f && fclose (f) == 0) && ok;
+    free (text);
+    if (!ok) {
+        run_log (run, "cannot write the platform file %s", path);
+        free (path);
+        return RUN_EXIT_FAILED;
+    }
+    printf ("platform: %s\n", path);
+    free (path);
+    json_t *json = measure_to_json (run->measure);
+    char *mpath = xasprintf ("%s/measure.json", run->dir);
+    if (json_dump_file (json, mpath, JSON_INDENT (2) | JSON_REAL_PRECISION (15)) != 0)
+        code = RUN_EXIT_FAILED;
+    json_decref (json);
+    free (mpath);
+    int node = run->opt.plot_node ? config_find_node (cfg, run->opt.plot_node) : cfg->root;
+    if (measure_plot (run->measure, node, run->dir, err, sizeof err) != 0) {
+        run_log (run, "plot: %s", err);
+        code = RUN_EXIT_FAILED;
+    }
+    else
+        printf ("plot: %s/interference-%s.png (and .svg)\n", run->dir,
+                cfg->nodes[node].name);
+    fflush (stdout);
+    return code;
 }
 
 /*  Run, shut down, write the results. Returns the exit code. */
@@ -805,6 +913,8 @@ run_execute (run_t *run)
             code = RUN_EXIT_FAILED;
     }
     fflush (stderr);
+    if (run->measure)
+        return measure_finish (run, code);
     results_print_summary (run->results, stdout);
     printf ("results: %s/results.json\n", run->dir);
     fflush (stdout);
@@ -919,6 +1029,137 @@ run_main (int argc, char **argv)
         return usage_error ("unexpected argument \"%s\"", argv[optind + 1]);
     opt.config_path = argv[optind];
 
+    run_t *run = run_prepare (&opt);
+    if (!run)
+        return RUN_EXIT_USAGE;
+    int code = run_execute (run);
+    run_destroy (&run);
+    return code;
+}
+
+/* ------------------------------------------------------------------------
+ *  treefarm measure
+ */
+
+static void
+measure_usage (FILE *out)
+{
+    fprintf (out,
+             "usage: treefarm measure CONFIG [--out PLATFORM.json] [--dir DIR]\n"
+             "                        [--seconds S] [--warmup S] [--plot NODE]\n"
+             "                        [--node-bin PATH] [--quiet] [--timeout SECONDS]\n"
+             "\n"
+             "Calibrate the deployed tree with the 3-point procedure (DESIGN.md 1,\n"
+             "docs/measure.md): every node computes throughout; a first phase moves no\n"
+             "data (C); then, for each link, the parent streams to the child as fast as\n"
+             "the link allows while its own parent streams to it (MR, C_r at the child;\n"
+             "SR, RR, C_sr at the parent). Prints the measured parameters beside the\n"
+             "configured ones and writes the measured platform as a config every command\n"
+             "accepts.\n"
+             "\n"
+             "  --out FILE      the platform file (default DIR/platform.json)\n"
+             "  --dir DIR       results directory (default results/NAME-TIME):\n"
+             "                  results.json, measure.json (every phase's figures) and\n"
+             "                  interference-NODE.{png,svg,dat,gp}\n"
+             "  --seconds S     platform seconds per phase (default 20)\n"
+             "  --warmup S      platform seconds not measured at each phase's start\n"
+             "                  (default a quarter of --seconds)\n"
+             "  --plot NODE     the node to plot (default the root)\n"
+             "  --node-bin PATH the treefarm-node binary (also TREEFARM_NODE)\n"
+             "  --quiet         no phase lines on stderr\n"
+             "  --timeout S     give up after S wall seconds\n"
+             "  -h, --help      this help\n"
+             "\n"
+             "Exit status: 0 calibrated, 1 failed, 2 bad usage or config, 130 interrupted.\n");
+}
+
+int
+measure_main (int argc, char **argv)
+{
+    enum { OPT_OUT = 256, OPT_DIR, OPT_SECONDS, OPT_WARMUP, OPT_PLOT, OPT_QUIET,
+           OPT_NODE_BIN, OPT_TIMEOUT };
+    static const struct option options[] = {
+        {"out", required_argument, NULL, OPT_OUT},
+        {"dir", required_argument, NULL, OPT_DIR},
+        {"seconds", required_argument, NULL, OPT_SECONDS},
+        {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"plot", required_argument, NULL, OPT_PLOT},
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {"node-bin", required_argument, NULL, OPT_NODE_BIN},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    run_options_t opt;
+    memset (&opt, 0, sizeof opt);
+    opt.measure = 1;
+    opt.cal_seconds = 20;
+    opt.cal_warmup = -1;
+    opterr = 0;
+    optind = 0;
+    int c;
+    while ((c = getopt_long (argc, argv, ":h", options, NULL)) != -1) {
+        double *number = NULL;
+        switch (c) {
+        case OPT_OUT:
+            opt.platform_out = optarg;
+            break;
+        case OPT_DIR:
+            opt.out_dir = optarg;
+            break;
+        case OPT_SECONDS:
+            number = &opt.cal_seconds;
+            break;
+        case OPT_WARMUP:
+            number = &opt.cal_warmup;
+            break;
+        case OPT_TIMEOUT:
+            number = &opt.timeout;
+            break;
+        case OPT_PLOT:
+            opt.plot_node = optarg;
+            break;
+        case OPT_QUIET:
+            opt.quiet = 1;
+            break;
+        case OPT_NODE_BIN:
+            opt.node_bin = optarg;
+            break;
+        case 'h':
+            measure_usage (stdout);
+            return RUN_EXIT_OK;
+        case ':':
+            fprintf (stderr, "treefarm measure: %s needs an argument\n", argv[optind - 1]);
+            return RUN_EXIT_USAGE;
+        default:
+            fprintf (stderr, "treefarm measure: unknown option \"%s\" (see treefarm "
+                     "measure --help)\n", argv[optind - 1]);
+            return RUN_EXIT_USAGE;
+        }
+        if (number) {
+            char *end;
+            errno = 0;
+            *number = strtod (optarg, &end);
+            if (errno || end == optarg || *end || !(*number >= 0) || !isfinite (*number)
+                || (c != OPT_WARMUP && *number == 0)) {
+                fprintf (stderr, "treefarm measure: %s: \"%s\" is not a valid number of "
+                         "seconds\n", argv[optind - 2 >= 0 ? optind - 2 : 0], optarg);
+                return RUN_EXIT_USAGE;
+            }
+        }
+    }
+    if (optind >= argc || optind + 1 < argc) {
+        fprintf (stderr, "treefarm measure: %s (see treefarm measure --help)\n",
+                 optind >= argc ? "missing CONFIG" : "one CONFIG only");
+        return RUN_EXIT_USAGE;
+    }
+    if (opt.cal_warmup < 0)
+        opt.cal_warmup = opt.cal_seconds / 4;
+    if (opt.cal_warmup >= opt.cal_seconds) {
+        fprintf (stderr, "treefarm measure: --warmup must be below --seconds\n");
+        return RUN_EXIT_USAGE;
+    }
+    opt.config_path = argv[optind];
     run_t *run = run_prepare (&opt);
     if (!run)
         return RUN_EXIT_USAGE;

@@ -32,4 +32,9 @@
  *  Returns the process exit code. */
 int run_main (int argc, char **argv);
 
+/*  Run `treefarm measure` (argv[0] = "measure"): deploy the tree as run
+ *  does, calibrate it instead of running a bag (controller/measure.h), and
+ *  write the measured platform. Returns the process exit code. */
+int measure_main (int argc, char **argv);
+
 #endif

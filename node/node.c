@@ -15,7 +15,9 @@
 
 #include "node/core.h"
 #include "node/engine.h"
+#include "node/fit.h"
 #include "node/meter.h"
+#include "node/sampler.h"
 #include "overlay/bound.h"
 #include "overlay/config.h"
 #include "overlay/proto.h"
@@ -30,6 +32,9 @@
 #define NODE_METER_MIN 0.02       /* ... but never under 20 ms of wall time,
                                      a few chunks at the time scales used */
 #define NODE_LINGER_MS 2000       /* let the final REPORT leave */
+#define NODE_SAMPLES 65536        /* samples a node keeps */
+#define NODE_FIT_MIN 20           /* busy samples before "ir": "measured"
+                                     trusts an estimate */
 #define NODE_BATCH_MAX 64
 #define NODE_BATCH_DELAY 0.05
 
@@ -54,11 +59,33 @@ typedef struct {
     double *send_mbps;       /* per child: scratch for observed rates */
     double speed;            /* the engine's current speed factor */
     double speed_sum, speed_time;   /* time-weighted mean of speed */
+    double *held;            /* observed rates, bytes/s: [0] from the
+                                parent, [1 + i] to child i, as last metered */
+    double *observed;        /* their integral over time, bytes */
+    double held_since;       /* when held was metered */
     double *child_that;      /* per child x model: its subtree bound, as it
                                 reported it; -1 until it does */
     int child_reports;       /* children whose SUBTREE arrived */
     double that[BOUND_MODEL_COUNT];   /* our subtree's bound, tasks/s */
     int that_known;
+    int measure;             /* calibration mode (START mode "measure") */
+    sampler_t *sampler;      /* what this node did, interval by interval */
+    fit_t *fit;              /* compute rate against transfer rates */
+    double *sample_out;      /* scratch: bytes sent per child */
+    double *fit_x;           /* scratch: regressors */
+    double last_sample;      /* when the last sample was taken */
+    int idle_seen;           /* the engine was idle since the last sample */
+    double units, units_at;  /* the engine's cumulative units, and when we
+                                read them */
+    struct {                 /* the calibration phase in progress */
+        int active, taken;
+        uint32_t phase;
+        double ta, tb;       /* measure from ta to tb */
+        double units, units_at, t;   /* at ta */
+        uint64_t bytes_in;   /* probe bytes received, at ta */
+        uint64_t *bytes_out; /* probe bytes acknowledged per child, at ta */
+        int *streams;        /* per child: we stream to it this phase */
+    } cal;
     uint64_t refused;        /* messages that failed to decode */
     int finished;
 } node_t;
@@ -211,6 +238,12 @@ make_core (node_t *self, char *err, size_t errlen)
     for (int i = 0; i < me->nchildren * BOUND_MODEL_COUNT; i++)
         self->child_that[i] = -1;
     double window = NODE_METER_PLATFORM / cfg->platform.time_scale;
+    self->sampler = sampler_new (me->nchildren, NODE_SAMPLES);
+    self->fit = fit_new (1 + me->nchildren);
+    self->sample_out = xcalloc (me->nchildren + 1, sizeof *self->sample_out);
+    self->held = xcalloc (me->nchildren + 1, sizeof *self->held);
+    self->observed = xcalloc (me->nchildren + 1, sizeof *self->observed);
+    self->fit_x = xcalloc (me->nchildren + 2, sizeof *self->fit_x);
     double chunk = cfg->platform.chunk_kib * 1024.0 * cfg->platform.payload_scale;
     core_cfg_t cc = {
         .self = (uint32_t) me->index,
@@ -312,6 +345,98 @@ on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
     return subtree_bound (self);
 }
 
+/*  --- sampling and the online fit ------------------------------------------ */
+
+/*  Record the counters now; if the engine computed throughout the interval
+ *  just closed, add it to the fit: compute rate (platform units/s) against
+ *  the receive rate and each child's send rate (platform MB/s). Called
+ *  right after an engine message, so units and bytes are of one instant. */
+static void
+take_sample (node_t *self, double now)
+{
+    int n = self->me->nchildren;
+    /*  The observed transfer (the integral of the metered rates the
+     *  engine's speed followed), up to now. */
+    double dt = self->held_since > 0 ? now - self->held_since : 0;
+    for (int c = 0; c < n; c++)
+        self->sample_out[c] = self->observed[1 + c] + self->held[1 + c] * dt;
+    int busy = !self->idle_seen && engine_busy (self->engine);
+    self->idle_seen = !engine_busy (self->engine);
+    if (sampler_record (self->sampler, now, self->units,
+                        self->observed[0] + self->held[0] * dt, self->sample_out, busy))
+        return;
+    self->last_sample = now;
+    int k = sampler_intervals (self->sampler);
+    sampler_interval_t iv;
+    if (k == 0 || sampler_interval (self->sampler, k - 1, &iv) || !iv.busy)
+        return;
+    double scale = self->cfg->platform.time_scale;
+    self->fit_x[0] = iv.recv_rate / self->bps_per_mbps;
+    for (int c = 0; c < n; c++)
+        self->fit_x[1 + c] = iv.send_rate[c] / self->bps_per_mbps;
+    fit_add (self->fit, iv.units_rate / scale, self->fit_x);
+}
+
+static json_t *
+number_or_null (double x)
+{
+    return isfinite (x) ? json_real (x) : json_null ();
+}
+
+/*  The online estimates: C is the intercept, IR = -slope / C; standard
+ *  errors scaled the same way (C's own uncertainty neglected). */
+static json_t *
+fit_json (node_t *self)
+{
+    int n = self->me->nchildren;
+    double *coef = xcalloc (n + 2, sizeof *coef), *se = xcalloc (n + 2, sizeof *se);
+    int p = fit_solve (self->fit, coef, se);
+    double c = p > 0 ? coef[0] : NAN;
+    json_t *ir_s = json_object (), *ir_s_se = json_object ();
+    for (int i = 0; i < n; i++) {
+        const char *name = self->cfg->nodes[self->me->children[i]].name;
+        json_object_set_new (ir_s, name, number_or_null (p > 0 ? -coef[2 + i] / c : NAN));
+        json_object_set_new (ir_s_se, name, number_or_null (p > 0 ? se[2 + i] / c : NAN));
+    }
+    json_t *o = json_pack ("{s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
+                           "n", (json_int_t) fit_count (self->fit),
+                           "c", number_or_null (c), "c_se", number_or_null (p > 0 ? se[0] : NAN),
+                           "ir_recv", number_or_null (p > 0 ? -coef[1] / c : NAN),
+                           "ir_recv_se", number_or_null (p > 0 ? se[1] / c : NAN),
+                           "ir_send", ir_s, "ir_send_se", ir_s_se);
+    /*  "ir": "measured": IA policies order children by these estimates
+     *  once there are enough samples; until then, by the configured. */
+    if (self->cfg->platform.ir_measured && fit_count (self->fit) >= NODE_FIT_MIN && p > 0)
+        for (int i = 0; i < n; i++)
+            if (isfinite (coef[2 + i]) && c > 0)
+                core_set_child_ir (self->core, i, -coef[2 + i] / c);
+    free (coef);
+    free (se);
+    return o;
+}
+
+/*  The samples as CSV text (platform units), for the controller to file. */
+static json_t *
+samples_json (node_t *self)
+{
+    int n = self->me->nchildren;
+    const char **names = xcalloc (n + 1, sizeof *names);
+    for (int i = 0; i < n; i++)
+        names[i] = self->cfg->nodes[self->me->children[i]].name;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    int rc = f ? sampler_write_csv (self->sampler, f, names, self->cfg->platform.time_scale,
+                                    CONFIG_MB * self->cfg->platform.payload_scale)
+               : -1;
+    if (f)
+        fclose (f);
+    json_t *o = rc == 0 && text ? json_string (text) : json_null ();
+    free (text);
+    free (names);
+    return o;
+}
+
 /*  --- statistics --------------------------------------------------------- */
 
 static json_t *
@@ -332,8 +457,10 @@ stats_json (node_t *self, int final)
     json_object_set_new (o, "speed_mean", json_real (self->speed_time > 0
                                                      ? self->speed_sum / self->speed_time
                                                      : 1.0));
+    json_object_set_new (o, "fit", fit_json (self));
     if (!final)
         return o;
+    json_object_set_new (o, "samples_csv", samples_json (self));
     json_t *kids = json_array ();
     for (int i = 0; i < self->me->nchildren; i++) {
         core_child_stats_t c = core_child_stats (self->core, i);
@@ -604,7 +731,98 @@ out:
     return rc;
 }
 
-/*  Returns 1 when the controller says STOP. */
+/*  --- calibration (treefarm measure) -------------------------------------- */
+
+/*  Stream probes to a child, or stop. */
+static int
+stream (node_t *self, int slot, int on)
+{
+    core_event_t ev = {.type = CORE_EV_STREAM, .now = tf_now (), .child = slot, .n = on};
+    return feed (self, &ev, "the controller");
+}
+
+/*  MEASURE: stream to the children named, and measure from warm-up to end. */
+static int
+on_measure (node_t *self, const proto_msg_t *m)
+{
+    int n = self->me->nchildren;
+    if (!self->measure || self->cal.active) {
+        refused (self, "the controller", self->measure ? "MEASURE during a phase"
+                                                       : "MEASURE outside measure mode");
+        return 0;
+    }
+    if (!self->cal.streams) {
+        self->cal.streams = xcalloc (n + 1, sizeof *self->cal.streams);
+        self->cal.bytes_out = xcalloc (n + 1, sizeof *self->cal.bytes_out);
+    }
+    memset (self->cal.streams, 0, (n + 1) * sizeof *self->cal.streams);
+    size_t i;
+    json_t *e;
+    json_array_foreach (m->streams, i, e) {
+        intptr_t slot = self->slots ? (intptr_t) zhashx_lookup (self->slots,
+                                                                json_string_value (e)) - 1
+                                    : -1;
+        if (slot < 0) {
+            refused (self, "the controller", "MEASURE streams to a non-child");
+            return 0;
+        }
+        self->cal.streams[slot] = 1;
+    }
+    double now = tf_now ();
+    self->cal.active = 1;
+    self->cal.taken = 0;
+    self->cal.phase = m->phase;
+    self->cal.ta = now + m->warmup;
+    self->cal.tb = now + m->seconds;
+    for (int c = 0; c < n; c++)
+        if (self->cal.streams[c] && stream (self, c, 1) < 0)
+            return -1;
+    return 0;
+}
+
+/*  Take the warm-up snapshot, or end the phase and report, when due. */
+static int
+measure_tick (node_t *self, double now)
+{
+    int n = self->me->nchildren;
+    if (!self->cal.active)
+        return 0;
+    if (!self->cal.taken && now >= self->cal.ta) {
+        self->cal.taken = 1;
+        self->cal.t = now;
+        self->cal.units = self->units;
+        self->cal.units_at = self->units_at;
+        self->cal.bytes_in = core_stats (self->core).probe_bytes_in;
+        for (int c = 0; c < n; c++)
+            self->cal.bytes_out[c] = core_child_stats (self->core, c).probe_bytes;
+        return 0;
+    }
+    if (!self->cal.taken || now < self->cal.tb)
+        return 0;
+    self->cal.active = 0;
+    double scale = self->cfg->platform.time_scale, dt = now - self->cal.t;
+    double du = self->units - self->cal.units, dut = self->units_at - self->cal.units_at;
+    json_t *send = json_object ();
+    for (int c = 0; c < n; c++) {
+        uint64_t b = core_child_stats (self->core, c).probe_bytes - self->cal.bytes_out[c];
+        json_object_set_new (send, self->cfg->nodes[self->me->children[c]].name,
+                             json_real (b / dt / self->bps_per_mbps));
+        if (self->cal.streams[c] && stream (self, c, 0) < 0) {
+            json_decref (send);
+            return -1;
+        }
+    }
+    uint64_t bin = core_stats (self->core).probe_bytes_in - self->cal.bytes_in;
+    /*  Rates in platform terms: units per platform second, MB/s. */
+    json_t *body = json_pack ("{s:i, s:f, s:f, s:f, s:o}", "phase", (int) self->cal.phase,
+                              "seconds", dt * scale,
+                              "units_per_s", dut > 0 ? du / dut / scale : 0.0,
+                              "recv_mbps", bin / dt / self->bps_per_mbps, "send_mbps", send);
+    zmsg_t *msg = proto_encode (PROTO_MEASURED, &body, NULL);
+    return zmsg_send (&msg, self->ctl);
+}
+
+/*  Returns 1 when the controller says STOP, -1 on a fatal error. */
 static int
 on_control (node_t *self)
 {
@@ -617,11 +835,15 @@ on_control (node_t *self)
         refused (self, "the controller", why);
         return 0;
     }
-    int stop = m.command == PROTO_STOP;
-    if (!stop)
+    int rc = 0;
+    if (m.command == PROTO_STOP)
+        rc = 1;
+    else if (m.command == PROTO_MEASURE)
+        rc = on_measure (self, &m);
+    else
         refused (self, "the controller", proto_command_str (m.command));
     proto_msg_clear (&m);
-    return stop;
+    return rc;
 }
 
 static int
@@ -629,11 +851,22 @@ on_engine (node_t *self)
 {
     uint64_t task;
     double seconds;
-    if (engine_recv (self->engine, &task, &seconds) < 0)
+    int rc = engine_recv (self->engine, &task, &seconds);
+    if (rc < 0)
         return fail (self, "the compute engine sent something unexpected"), -1;
+    double now = tf_now ();
+    self->units = engine_units (self->engine);
+    self->units_at = now;
+    if (now - self->last_sample >= self->cfg->platform.sample_ms / 1000.0)
+        take_sample (self, now);
+    if (rc == 1)
+        return 0;   /* progress only */
     self->compute_seconds += seconds;
-    core_event_t ev = {.type = CORE_EV_COMPUTED, .now = tf_now (), .task = task};
-    return feed (self, &ev, "the engine");
+    core_event_t ev = {.type = CORE_EV_COMPUTED, .now = now, .task = task};
+    int r = feed (self, &ev, "the engine");
+    if (!engine_busy (self->engine))
+        self->idle_seen = 1;
+    return r;
 }
 
 /*  Sleep for seconds (< 1), to the microsecond, unlike zclock_sleep. */
@@ -650,19 +883,28 @@ sleep_precise (double seconds)
 static void
 update_speed (node_t *self, double now, double *last)
 {
-    if (*last > 0 && engine_busy (self->engine)) {
-        self->speed_sum += self->speed * (now - *last);
-        self->speed_time += now - *last;
+    int n = self->me->nchildren;
+    if (*last > 0) {
+        if (engine_busy (self->engine)) {
+            self->speed_sum += self->speed * (now - *last);
+            self->speed_time += now - *last;
+        }
+        /*  What was observed, held since the last update, is what the
+         *  engine's speed followed: integrate it for the sampler. */
+        for (int j = 0; j <= n; j++)
+            self->observed[j] += self->held[j] * (now - *last);
     }
     *last = now;
+    self->held[0] = core_recv_rate (self->core, now);
+    for (int i = 0; i < n; i++)
+        self->held[1 + i] = core_send_rate (self->core, i, now);
     if (self->cfg->platform.mode != PLATFORM_EMULATED)
         return;
-    double in = core_recv_rate (self->core, now) / self->bps_per_mbps;
-    for (int i = 0; i < self->me->nchildren; i++)
-        self->send_mbps[i] = core_send_rate (self->core, i, now) / self->bps_per_mbps;
-    double f = interference_factor (self->me->ir_recv, in, self->ir_send, self->send_mbps,
-                                    self->me->nchildren);
-    if (fabs (f - self->speed) > 0.002) {
+    double in = self->held[0] / self->bps_per_mbps;
+    for (int i = 0; i < n; i++)
+        self->send_mbps[i] = self->held[1 + i] / self->bps_per_mbps;
+    double f = interference_factor (self->me->ir_recv, in, self->ir_send, self->send_mbps, n);
+    if (f != self->speed) {
         engine_set_speed (self->engine, f);
         self->speed = f;
     }
@@ -678,19 +920,43 @@ serve (node_t *self)
     if (self->router)
         zpoller_add (poller, self->router);
     core_event_t start = {.type = CORE_EV_START, .now = tf_now ()};
-    int rc = feed (self, &start, "the controller");
+    int rc = 0;
+    if (self->measure) {
+        /*  Calibration: the bag stays closed; the engine computes one
+         *  endless task, as every node does in every phase. */
+        core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
+        rc = feed (self, &tick, "the clock");
+        engine_start (self->engine, CORE_PROBE_TASK, 1e12);
+    }
+    else
+        rc = feed (self, &start, "the controller");
     if (rc == 0 && subtree_bound (self) < 0)
         rc = fail (self, "cannot send SUBTREE to the parent");
     double next_stats = tf_now (), last_speed = 0;
     while (rc == 0) {
         double now = tf_now ();
-        if (now - last_speed >= NODE_SPEED_EVERY)
+        if (now - last_speed >= NODE_SPEED_EVERY) {
             update_speed (self, now, &last_speed);
+            self->held_since = last_speed;
+        }
         if (now >= next_stats) {
             send_stats (self, PROTO_STATS);
             next_stats = now + NODE_STATS_EVERY;
         }
+        /*  An idle engine sends nothing: sample on the clock instead. */
+        if (!engine_busy (self->engine)
+            && now - self->last_sample >= self->cfg->platform.sample_ms / 1000.0)
+            take_sample (self, now);
+        if (measure_tick (self, now) < 0) {
+            rc = fail (self, "cannot report a calibration phase");
+            break;
+        }
         double wait = next_stats - now;
+        if (self->cal.active) {
+            double at = self->cal.taken ? self->cal.tb : self->cal.ta;
+            if (at - now < wait)
+                wait = at - now > 0 ? at - now : 0;
+        }
         double due = core_next_deadline (self->core, now);
         if (due >= 0 && due < wait)
             wait = due;
@@ -713,7 +979,10 @@ serve (node_t *self)
             break;
         }
         if (which == self->ctl) {
-            if (on_control (self)) {
+            int c = on_control (self);
+            if (c < 0)
+                rc = fail (self, "calibration failed");
+            else if (c > 0) {
                 verbose (self, "stopped by the controller");
                 send_stats (self, PROTO_REPORT);
                 break;
@@ -786,6 +1055,7 @@ node_run (const node_opts_t *opts)
         self->payloads = zhashx_new ();
         zhashx_set_destructor (self->payloads, payload_destroy);
     }
+    self->measure = m.measure;
     proto_msg_clear (&m);
     if (make_core (self, err, sizeof err) < 0) {
         status = fail (self, err);
@@ -806,5 +1076,13 @@ out:
     free (self->ir_send);
     free (self->send_mbps);
     free (self->child_that);
+    free (self->cal.streams);
+    free (self->cal.bytes_out);
+    sampler_destroy (&self->sampler);
+    fit_destroy (&self->fit);
+    free (self->sample_out);
+    free (self->held);
+    free (self->observed);
+    free (self->fit_x);
     return status;
 }

@@ -60,7 +60,7 @@ static const char *const task_keys[] = {
 };
 static const char *const platform_keys[] = {
     "mode", "time_scale", "payload_scale", "chunk_kib", "window", "buffer",
-    "matrix_n", NULL
+    "matrix_n", "sample_ms", "ir", NULL
 };
 static const char *const node_keys[] = {
     "name", "parent", "host", "compute", "link_mbps", "link_idle_mbps",
@@ -371,14 +371,25 @@ parse_platform (config_t *self, section_t *top)
     self->platform.window = 4;
     self->platform.buffer = 3;
     self->platform.matrix_n = 1024;
+    self->platform.sample_ms = 100;
+    self->platform.ir_measured = 0;
 
     section_t s;
     int rc = get_section (top, "platform", 0, &s);
     if (rc <= 0)
         return rc;
-    const char *mode = NULL;
-    if (check_keys (&s, platform_keys) < 0 || get_string (&s, "mode", 0, &mode) < 0)
+    const char *mode = NULL, *ir = NULL;
+    if (check_keys (&s, platform_keys) < 0 || get_string (&s, "mode", 0, &mode) < 0
+        || get_string (&s, "ir", 0, &ir) < 0)
         return -1;
+    if (ir && streq (ir, "measured"))
+        self->platform.ir_measured = 1;
+    else if (ir && !streq (ir, "configured")) {
+        char q[QUOTE_LEN];
+        return fail (s.ld, "platform.ir",
+                     "unknown value %s (expected \"configured\" or \"measured\")",
+                     quote (q, sizeof q, ir));
+    }
     if (mode && streq (mode, "real"))
         self->platform.mode = PLATFORM_REAL;
     else if (mode && !streq (mode, "emulated")) {
@@ -393,7 +404,8 @@ parse_platform (config_t *self, section_t *top)
         || get_u32 (&s, "chunk_kib", 1, 65536, &self->platform.chunk_kib) < 0
         || get_u32 (&s, "window", 1, 1024, &self->platform.window) < 0
         || get_u32 (&s, "buffer", 1, 1000, &self->platform.buffer) < 0
-        || get_u32 (&s, "matrix_n", 2, 16384, &self->platform.matrix_n) < 0)
+        || get_u32 (&s, "matrix_n", 2, 16384, &self->platform.matrix_n) < 0
+        || get_u32 (&s, "sample_ms", 1, 60000, &self->platform.sample_ms) < 0)
         return -1;
     /*  Real compute on real links runs at the machines' own speed: scaling
      *  its time or its bytes would report figures nobody measured. */
@@ -792,7 +804,8 @@ config_to_json (const config_t *self)
         json_array_append_new (tree, entry);
     }
     json_t *json = json_pack (
-        "{s:s, s:{s:I, s:f, s:f}, s:s, s:{s:s, s:f, s:f, s:i, s:i, s:i, s:i}, s:o}",
+        "{s:s, s:{s:I, s:f, s:f}, s:s, s:{s:s, s:f, s:f, s:i, s:i, s:i, s:i, s:i, s:s}, "
+        "s:o}",
         "name", self->name,
         "tasks", "count", (json_int_t) self->tasks.count, "input_mb",
         self->tasks.input_mb, "units", self->tasks.units,
@@ -804,6 +817,8 @@ config_to_json (const config_t *self)
         "window", (int) self->platform.window,
         "buffer", (int) self->platform.buffer,
         "matrix_n", (int) self->platform.matrix_n,
+        "sample_ms", (int) self->platform.sample_ms,
+        "ir", self->platform.ir_measured ? "measured" : "configured",
         "tree", tree);
     int digits = 1, more;
     while (json && (more = real_digits (json, digits)) != digits)

@@ -70,6 +70,10 @@ typedef struct {
         uint32_t window;          /* chunks in flight per child; default 4 */
         uint32_t buffer;          /* tasks a node keeps; default 3 */
         uint32_t matrix_n;        /* kernel size N (real mode); default 1024 */
+        uint32_t sample_ms;       /* sampler interval, wall ms; default 100 */
+        int ir_measured;          /* "ir": "measured": IA policies order
+                                     children by the online estimates of
+                                     IR_s; default "configured" */
     } platform;
     config_node_t *nodes;    /* nnodes entries, tree[] order */
     int nnodes;

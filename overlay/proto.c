@@ -14,6 +14,7 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_FAIL] = "FAIL",         [PROTO_REQUEST] = "REQUEST",
     [PROTO_CHUNK] = "CHUNK",       [PROTO_ACK] = "ACK",
     [PROTO_DONE] = "DONE",         [PROTO_SUBTREE] = "SUBTREE",
+    [PROTO_MEASURE] = "MEASURE",   [PROTO_MEASURED] = "MEASURED",
 };
 
 const char *
@@ -94,21 +95,45 @@ check_done (json_t *done, char *err, size_t errlen)
     return 0;
 }
 
+/*  A finite number >= 0. */
+static int
+get_number (json_t *body, const char *key, double *out, const char *cmd, char *err,
+            size_t errlen)
+{
+    json_t *v = json_object_get (body, key);
+    if (!json_is_number (v) || !(json_number_value (v) >= 0)
+        || !isfinite (json_number_value (v)))
+        return tf_error (err, errlen, "%s: field \"%s\" must be a finite number >= 0",
+                         cmd, key);
+    *out = json_number_value (v);
+    return 0;
+}
+
+/*  An object of names -> finite numbers >= 0 (at most 4096 entries). */
+static int
+check_bounds_named (json_t *object, const char *cmd, const char *field, char *err,
+                    size_t errlen)
+{
+    if (!json_is_object (object) || json_object_size (object) > PROTO_MAX_DONE)
+        return tf_error (err, errlen, "%s: field \"%s\" must be an object", cmd, field);
+    const char *key;
+    json_t *v;
+    json_object_foreach (object, key, v) {
+        if (!json_is_number (v) || !(json_number_value (v) >= 0)
+            || !isfinite (json_number_value (v)))
+            return tf_error (err, errlen, "%s: %s \"%s\" must be a finite number >= 0",
+                             cmd, field, key);
+    }
+    return 0;
+}
+
 static int
 check_bounds (json_t *bounds, char *err, size_t errlen)
 {
-    if (!json_is_object (bounds) || json_object_size (bounds) > PROTO_MAX_BOUNDS)
+    if (json_is_object (bounds) && json_object_size (bounds) > PROTO_MAX_BOUNDS)
         return tf_error (err, errlen, "SUBTREE: field \"bounds\" must be an object of "
                          "at most %d entries", PROTO_MAX_BOUNDS);
-    const char *key;
-    json_t *v;
-    json_object_foreach (bounds, key, v) {
-        if (!json_is_number (v) || !(json_number_value (v) >= 0)
-            || !isfinite (json_number_value (v)))
-            return tf_error (err, errlen, "SUBTREE: bound \"%s\" must be a finite "
-                             "number >= 0", key);
-    }
-    return 0;
+    return check_bounds_named (bounds, "SUBTREE", "bounds", err, errlen);
 }
 
 /*  Check and extract the fields of each command. */
@@ -144,9 +169,50 @@ decode_fields (proto_msg_t *m, char *err, size_t errlen)
             || get_string (b, "endpoint", &m->text, cmd, err, errlen) ? -1 : 0;
     }
     case PROTO_START: {
-        static const char *const k[] = {"parent", NULL};
-        return check_keys (b, k, cmd, err, errlen)
-            || get_string (b, "parent", &m->text, cmd, err, errlen) ? -1 : 0;
+        static const char *const k[] = {"parent", "mode", NULL};
+        const char *mode = NULL;
+        if (check_keys (b, k, cmd, err, errlen)
+            || get_string (b, "parent", &m->text, cmd, err, errlen)
+            || get_string (b, "mode", &mode, cmd, err, errlen))
+            return -1;
+        if (strcmp (mode, "run") != 0 && strcmp (mode, "measure") != 0)
+            return tf_error (err, errlen, "START: mode must be \"run\" or \"measure\"");
+        m->measure = strcmp (mode, "measure") == 0;
+        return 0;
+    }
+    case PROTO_MEASURE: {
+        static const char *const k[] = {"phase", "seconds", "warmup", "streams", NULL};
+        size_t i;
+        json_t *e;
+        if (check_keys (b, k, cmd, err, errlen)
+            || get_uint (b, "phase", UINT32_MAX, &v, cmd, err, errlen)
+            || get_number (b, "seconds", &m->seconds, cmd, err, errlen)
+            || get_number (b, "warmup", &m->warmup, cmd, err, errlen))
+            return -1;
+        m->phase = (uint32_t) v;
+        if (!(m->seconds > 0) || !(m->warmup >= 0) || m->warmup >= m->seconds)
+            return tf_error (err, errlen, "MEASURE: need 0 <= warmup < seconds");
+        m->streams = json_object_get (b, "streams");
+        if (!json_is_array (m->streams))
+            return tf_error (err, errlen, "MEASURE: field \"streams\" must be an array");
+        json_array_foreach (m->streams, i, e)
+            if (!json_is_string (e))
+                return tf_error (err, errlen, "MEASURE: streams[%zu] must be a name", i);
+        return 0;
+    }
+    case PROTO_MEASURED: {
+        static const char *const k[] = {"phase", "seconds", "units_per_s", "recv_mbps",
+                                        "send_mbps", NULL};
+        double x;
+        if (check_keys (b, k, cmd, err, errlen)
+            || get_uint (b, "phase", UINT32_MAX, &v, cmd, err, errlen)
+            || get_number (b, "seconds", &m->seconds, cmd, err, errlen)
+            || get_number (b, "units_per_s", &x, cmd, err, errlen)
+            || get_number (b, "recv_mbps", &x, cmd, err, errlen))
+            return -1;
+        m->phase = (uint32_t) v;
+        m->object = json_object_get (b, "send_mbps");
+        return check_bounds_named (m->object, "MEASURED", "send_mbps", err, errlen);
     }
     case PROTO_FAIL: {
         static const char *const k[] = {"error", NULL};
@@ -335,9 +401,10 @@ proto_bound (const char *endpoint)
 }
 
 zmsg_t *
-proto_start (const char *parent_endpoint)
+proto_start (const char *parent_endpoint, int measure)
 {
-    return encode_packed (PROTO_START, json_pack ("{s:s}", "parent", parent_endpoint));
+    return encode_packed (PROTO_START, json_pack ("{s:s, s:s}", "parent", parent_endpoint,
+                                                  "mode", measure ? "measure" : "run"));
 }
 
 zmsg_t *

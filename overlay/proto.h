@@ -34,7 +34,8 @@ typedef enum {
     PROTO_HELLO = 1,    /* node -> ctl  {name, pid, version}              */
     PROTO_CONFIG,       /* ctl -> node  {config: <experiment object>}     */
     PROTO_BOUND,        /* node -> ctl  {endpoint: "tcp://..."|""}        */
-    PROTO_START,        /* ctl -> node  {parent: "tcp://..."|""}          */
+    PROTO_START,        /* ctl -> node  {parent: "tcp://..."|"", mode:
+                                         "run"|"measure"}                 */
     PROTO_STATS,        /* node -> ctl  {stats: {...}}      periodic      */
     PROTO_FINISHED,     /* root -> ctl  {}                  bag complete  */
     PROTO_STOP,         /* ctl -> node  {}                                */
@@ -46,6 +47,10 @@ typedef enum {
     PROTO_ACK,          /* child -> parent {task, index}                  */
     PROTO_DONE,         /* child -> parent {done: [[task, node], ...]}    */
     PROTO_SUBTREE,      /* child -> parent {bounds: {model: tasks/s}}     */
+    PROTO_MEASURE,      /* ctl -> node  {phase, seconds, warmup,
+                                         streams: [child, ...]}           */
+    PROTO_MEASURED,     /* node -> ctl  {phase, seconds, units_per_s,
+                                         recv_mbps, send_mbps: {child: r}} */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -60,6 +65,11 @@ typedef struct {
     zframe_t *payload;       /* CHUNK */
     const char *text;        /* HELLO name, BOUND endpoint, START parent,
                                 FAIL error: borrowed from body */
+    int measure;             /* START: mode "measure" (else "run") */
+    uint32_t phase;          /* MEASURE, MEASURED */
+    double seconds, warmup;  /* MEASURE: phase and warm-up, wall seconds;
+                                MEASURED: seconds measured */
+    json_t *streams;         /* MEASURE: array of child names, borrowed */
     int64_t pid;             /* HELLO */
     uint64_t task;           /* CHUNK, ACK */
     uint32_t n;              /* REQUEST */
@@ -89,7 +99,7 @@ void proto_msg_clear (proto_msg_t *msg);
 zmsg_t *proto_encode (proto_command_t command, json_t **body_p, zframe_t **payload_p);
 zmsg_t *proto_hello (const char *name, int64_t pid);
 zmsg_t *proto_bound (const char *endpoint);
-zmsg_t *proto_start (const char *parent_endpoint);
+zmsg_t *proto_start (const char *parent_endpoint, int measure);
 zmsg_t *proto_request (uint32_t n);
 zmsg_t *proto_chunk (uint64_t task, double units, uint64_t bytes, uint32_t index,
                      uint32_t count, zframe_t **payload_p);

@@ -67,6 +67,8 @@ assert_configs_equal (const config_t *a, const config_t *b)
     assert_int_equal (a->platform.window, b->platform.window);
     assert_int_equal (a->platform.buffer, b->platform.buffer);
     assert_int_equal (a->platform.matrix_n, b->platform.matrix_n);
+    assert_int_equal (a->platform.sample_ms, b->platform.sample_ms);
+    assert_int_equal (a->platform.ir_measured, b->platform.ir_measured);
     assert_int_equal (a->nnodes, b->nnodes);
     assert_int_equal (a->root, b->root);
     for (int i = 0; i < a->nnodes; i++) {
@@ -111,6 +113,8 @@ test_fork7_values (void **state)
     assert_int_equal (config->platform.chunk_kib, 512);
     assert_int_equal (config->platform.window, 4);
     assert_int_equal (config->platform.matrix_n, 1024);
+    assert_int_equal (config->platform.sample_ms, 100);
+    assert_int_equal (config->platform.ir_measured, 0);
 
     assert_int_equal (config->nnodes, 7);
     assert_int_equal (config->root, 0);
@@ -171,6 +175,8 @@ test_defaults (void **state)
     assert_int_equal (config->platform.window, 4);
     assert_int_equal (config->platform.buffer, 3);
     assert_int_equal (config->platform.matrix_n, 1024);
+    assert_int_equal (config->platform.sample_ms, 100);
+    assert_int_equal (config->platform.ir_measured, 0);
     assert_int_equal (config->nnodes, 1);
     assert_int_equal (config->root, 0);
     assert_string_equal (config->nodes[0].host, "127.0.0.1");
@@ -221,6 +227,8 @@ test_every_key (void **state)
     assert_int_equal (config->platform.window, 8);
     assert_int_equal (config->platform.buffer, 5);
     assert_int_equal (config->platform.matrix_n, 512);
+    assert_int_equal (config->platform.sample_ms, 50);
+    assert_int_equal (config->platform.ir_measured, 1);
     const config_node_t *w1 = node_named (config, "w-1");
     assert_string_equal (w1->host, "198.18.0.2");
     assert_true (w1->compute_rate == 1e-3);

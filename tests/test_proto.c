@@ -64,9 +64,26 @@ test_every_encoder_round_trips (void **state)
     assert_string_equal (m.text, "tcp://127.0.0.1:5555");
     proto_msg_clear (&m);
 
-    decode_ok (proto_start (""), &m);
+    decode_ok (proto_start ("", 0), &m);
     assert_int_equal (m.command, PROTO_START);
     assert_string_equal (m.text, "");
+    assert_int_equal (m.measure, 0);
+    proto_msg_clear (&m);
+    decode_ok (proto_start ("tcp://127.0.0.1:1", 1), &m);
+    assert_int_equal (m.measure, 1);
+    proto_msg_clear (&m);
+
+    json_t *mb = json_pack ("{s:i, s:f, s:f, s:[s]}", "phase", 3, "seconds", 1.5,
+                            "warmup", 0.25, "streams", "Lab3");
+    decode_ok (proto_encode (PROTO_MEASURE, &mb, NULL), &m);
+    assert_int_equal (m.phase, 3);
+    assert_true (m.seconds == 1.5 && m.warmup == 0.25);
+    assert_string_equal (json_string_value (json_array_get (m.streams, 0)), "Lab3");
+    proto_msg_clear (&m);
+    mb = json_pack ("{s:i, s:f, s:f, s:f, s:{s:f}}", "phase", 3, "seconds", 1.25,
+                    "units_per_s", 9.06, "recv_mbps", 0.0, "send_mbps", "Lab3", 10.8);
+    decode_ok (proto_encode (PROTO_MEASURED, &mb, NULL), &m);
+    assert_true (json_number_value (json_object_get (m.object, "Lab3")) == 10.8);
     proto_msg_clear (&m);
 
     decode_ok (proto_request (3), &m);
@@ -169,6 +186,17 @@ test_malformed_fields_are_refused (void **state)
     refused (raw (1, PROTO_SUBTREE, "{\"bounds\":{\"multi\":\"x\"}}", NULL), "finite");
     refused (raw (1, PROTO_SUBTREE, "{\"bounds\":[]}", NULL), "object");
     refused (raw (1, PROTO_SUBTREE, "{}", NULL), "object");
+    refused (raw (1, PROTO_START, "{\"parent\":\"\"}", NULL), "\"mode\"");
+    refused (raw (1, PROTO_START, "{\"parent\":\"\",\"mode\":\"x\"}", NULL), "mode must");
+    refused (raw (1, PROTO_MEASURE,
+                  "{\"phase\":1,\"seconds\":1,\"warmup\":2,\"streams\":[]}", NULL),
+             "warmup < seconds");
+    refused (raw (1, PROTO_MEASURE,
+                  "{\"phase\":1,\"seconds\":1,\"warmup\":0,\"streams\":[1]}", NULL),
+             "streams[0]");
+    refused (raw (1, PROTO_MEASURED,
+                  "{\"phase\":1,\"seconds\":1,\"units_per_s\":-1,\"recv_mbps\":0,"
+                  "\"send_mbps\":{}}", NULL), "\"units_per_s\"");
 }
 
 static void

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Integration: nodes measure their own interference.
+# - treefarm measure (3-point calibration) recovers, in emulation, every
+#   node's C within 5% and every IR within 10% relative, on a fork whose
+#   root has three children and on a 3-level tree whose inner nodes have
+#   several children and stream while receiving;
+# - the platform file it writes is accepted by bound and run; the plot is
+#   written as PNG and SVG;
+# - the online fit during a run recovers the same within the same bounds;
+# - measuring changes no task's outcome: calibration touches no task, and a
+#   run with sampling completes every task exactly once;
+# - a real-kernel calibration on loopback writes a platform file and plot.
+source "$(dirname "$0")/lib.sh"
+
+close_to () {   # platform.json reference.json: C 5%, IR 10% relative
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+got = {n["name"]: n for n in json.load(open(sys.argv[1]))["tree"]}
+ref = {n["name"]: n for n in json.load(open(sys.argv[2]))["tree"]}
+bad = []
+for name, r in ref.items():
+    g = got[name]
+    if abs(g["compute"] - r["compute"]) > 0.05 * r["compute"]:
+        bad.append("%s C %.4f vs %.4f" % (name, g["compute"], r["compute"]))
+    for k in ("ir_recv", "ir_send"):
+        if r.get(k) and abs(g.get(k, 0) - r[k]) > 0.10 * r[k]:
+            bad.append("%s %s %.5f vs %.5f" % (name, k, g.get(k, 0), r[k]))
+for b in bad: print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+}
+
+for cfg in tests/configs/good/interference.json configs/tree3.json; do
+    name=$(basename "$cfg" .json)
+    "$TREEFARM" measure "$cfg" --dir "$WORK/m-$name" --out "$WORK/$name-platform.json" \
+        --quiet >"$WORK/m-$name.out" 2>"$WORK/m-$name.err"
+    rc=$?
+    expect "measure $name: exit 0 (got $rc)" test "$rc" = 0
+    [ "$rc" = 0 ] || { tail -5 "$WORK/m-$name.err"; continue; }
+    expect "measure $name: C within 5%, every IR within 10%" \
+        close_to "$WORK/$name-platform.json" "$cfg"
+    expect "measure $name: table printed" grep -q "IR_s" "$WORK/m-$name.out"
+    expect "measure $name: no task touched" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["completed"] == 0 and sum(n["computed"] for n in r["nodes"]) == 0 else 1)' \
+        "$WORK/m-$name/results.json"
+    root=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tree"][0]["name"])' "$cfg")
+    expect "measure $name: PNG plot" sh -c "head -c 8 '$WORK/m-$name/interference-$root.png' | grep -q PNG"
+    expect "measure $name: SVG plot" grep -q "<svg" "$WORK/m-$name/interference-$root.svg"
+    expect "measure $name: bound accepts the platform file" \
+        "$TREEFARM" bound "$WORK/$name-platform.json" --json
+done
+no_node_alive "$WORK/m-tree3" && ok "measure: no node process left" || nok "measure: no node process left"
+
+# A run on the measured platform, and the online fit during a run.
+"$TREEFARM" run "$WORK/interference-platform.json" --out "$WORK/run-measured" --quiet \
+    >/dev/null 2>"$WORK/rm.err"
+expect "run accepts the measured platform" tasks_exactly_once "$WORK/run-measured" 400
+"$TREEFARM" run tests/configs/good/interference.json --out "$WORK/fit" --quiet >/dev/null 2>&1
+expect "sampled run: every task exactly once" tasks_exactly_once "$WORK/fit" 400
+expect "sampled run: a samples CSV per node" \
+    test "$(ls "$WORK/fit/samples" | wc -l)" = 4
+expect "online fit: C within 5%, every IR within 10%, with standard errors" python3 - \
+    "$WORK/fit/results.json" <<'PY'
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+cfg = {n["name"]: n for n in r["config"]["tree"]}
+bad = []
+for n in r["nodes"]:
+    f, c = n["fit"], cfg[n["name"]]
+    if f["n"] < 20 or abs(f["c"] - c["compute"]) > 0.05 * c["compute"]:
+        bad.append("%s n %d C %s" % (n["name"], f["n"], f["c"]))
+    if "ir_recv" in c and abs(f["ir_recv"] - c["ir_recv"]) > 0.1 * c["ir_recv"]:
+        bad.append("%s ir_recv %s" % (n["name"], f["ir_recv"]))
+    for k, v in f["ir_send"].items():
+        if abs(v - cfg[k]["ir_send"]) > 0.1 * cfg[k]["ir_send"] or not f["ir_send_se"][k] > 0:
+            bad.append("%s ir_send %s %s" % (n["name"], k, v))
+for b in bad: print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+
+# The real kernel on loopback: whatever it measures, it writes it down.
+"$TREEFARM" measure configs/real4.json --seconds 2 --dir "$WORK/real" --plot w2 --quiet \
+    >"$WORK/real.out" 2>"$WORK/real.err"
+rc=$?
+expect "real-kernel measure: exit 0 (got $rc)" test "$rc" = 0
+expect "real-kernel measure: platform file loads" "$TREEFARM" bound "$WORK/real/platform.json" --json
+expect "real-kernel measure: plot written" test -s "$WORK/real/interference-w2.png"
+
+# Bad usage.
+"$TREEFARM" measure configs/tree3.json --plot nosuch --dir "$WORK/x" >/dev/null 2>"$WORK/e"
+expect "measure --plot of an unknown node: exit 2" test "$?" = 2
+"$TREEFARM" measure configs/tree3.json --seconds 1 --warmup 2 >/dev/null 2>"$WORK/e"
+expect "measure --warmup >= --seconds: exit 2" test "$?" = 2
+expect "treefarm measure --help" "$TREEFARM" measure --help
+
+finish
