@@ -80,6 +80,13 @@ for b in bad: print("  " + b)
 sys.exit(1 if bad else 0)
 PY
 
+# "ir": "measured": IA policies order by the online estimates; still every
+# task exactly once.
+sed -e 's/"sample_ms": 100/"sample_ms": 100, "ir": "measured"/' \
+    tests/configs/good/interference.json >"$WORK/measured-ir.json"
+"$TREEFARM" run "$WORK/measured-ir.json" --out "$WORK/mir" --quiet >/dev/null 2>&1
+expect "\"ir\": \"measured\" run: every task exactly once" tasks_exactly_once "$WORK/mir" 400
+
 # The real kernel on loopback: whatever it measures, it writes it down.
 "$TREEFARM" measure configs/real4.json --seconds 2 --dir "$WORK/real" --plot w2 --quiet \
     >"$WORK/real.out" 2>"$WORK/real.err"

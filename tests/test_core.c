@@ -756,6 +756,39 @@ test_probes_stream_at_the_link_rate_and_leave_the_bag_alone (void **state)
     core_destroy (&child);
 }
 
+/*  "ir": "measured": a node's online estimate replaces the configured
+ *  IR_s, and an IA policy's order follows it from the next decision on. */
+static void
+test_estimated_ir_reorders_ia_policies (void **state)
+{
+    (void) state;
+    static const core_child_info_t two[2] = {
+        {10, 10, 10, 0.010, 0.02, 0}, {10, 10, 10, 0.020, 0.02, 0},
+    };
+    core_cfg_t cfg = make_cfg (1, 2, 50);
+    cfg.children = two;
+    cfg.policy = policy_find ("ia-single");
+    cfg.task_bytes = 0;   /* one empty chunk a task */
+    core_t *core = make_core (cfg);
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 5}, &n);
+    const core_action_t *a =
+        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 5}, &n);
+    /* Child 0 (IR_s 0.010) was served at its request; finish that. */
+    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 1, .index = 0},
+              &n);
+    assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->child, 0);
+    /* Measured: child 1 interferes less than child 0 after all. */
+    core_set_child_ir (core, 1, 0.005);
+    core_set_child_ir (core, 0, -1);   /* ignored */
+    core_set_child_ir (core, 7, 0.001);   /* ignored */
+    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 2, .index = 0},
+              &n);
+    assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->child, 1);
+    core_destroy (&core);
+}
+
 int
 main (void)
 {
@@ -775,6 +808,7 @@ main (void)
         cmocka_unit_test (test_multiport_stays_within_the_send_limit),
         cmocka_unit_test (test_unlimited_multiport_sends_to_every_child_at_once),
         cmocka_unit_test (test_probes_stream_at_the_link_rate_and_leave_the_bag_alone),
+        cmocka_unit_test (test_estimated_ir_reorders_ia_policies),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
