@@ -17,22 +17,9 @@
 #include "policies/policy.h"
 
 static int
-ia_multi_order (const policy_parent_t *parent, const policy_child_t *a,
-                const policy_child_t *b)
-{
-    if (a->ir_send != b->ir_send)
-        return a->ir_send < b->ir_send ? 1 : -1;
-    double pa = policy_single_opt_priority (parent, a);
-    double pb = policy_single_opt_priority (parent, b);
-    if (pa != pb)
-        return pa > pb ? 1 : -1;
-    return 0;
-}
-
-static int
 ia_multi_pick (const policy_parent_t *parent, const policy_child_t *children, int n)
 {
-    return policy_pick_first (parent, children, n, ia_multi_order, 1);
+    return policy_pick_first (parent, children, n, policy_ia_order, 1);
 }
 
 const policy_t policy_ia_multi = {

@@ -133,3 +133,16 @@ policy_pick_first (const policy_parent_t *parent, const policy_child_t *children
     }
     return best;
 }
+
+int
+policy_ia_order (const policy_parent_t *parent, const policy_child_t *a,
+                 const policy_child_t *b)
+{
+    if (a->ir_send != b->ir_send)
+        return a->ir_send < b->ir_send ? 1 : -1;
+    double pa = policy_single_opt_priority (parent, a);
+    double pb = policy_single_opt_priority (parent, b);
+    if (pa != pb)
+        return pa > pb ? 1 : -1;
+    return 0;
+}

@@ -94,6 +94,12 @@ double policy_single_opt_priority (const policy_parent_t *parent,
 typedef int (*policy_order_fn) (const policy_parent_t *parent,
                                 const policy_child_t *a, const policy_child_t *b);
 
+/*  The IA order shared by IA:Single and IA:Multi: lower IR_s first; on a
+ *  tie the larger Single-opt priority (the faster link), then 0 (the slot
+ *  decides). Returns 1 if a goes before b, -1 if after, 0 if tied. */
+int policy_ia_order (const policy_parent_t *parent, const policy_child_t *a,
+                     const policy_child_t *b);
+
 /*  The body of most picks: return the index of the candidate that order
  *  puts first, equal ones going to the lower slot, or -1 if none is
  *  eligible. A candidate with wanted == 0 or a transfer in flight is never
