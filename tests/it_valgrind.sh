@@ -19,6 +19,15 @@ expect "controller and 9 nodes valgrind-clean, run complete (exit $rc)" test "$r
 [ "$rc" = 0 ] || tail -30 "$WORK/vg.err"
 expect "every task exactly once under valgrind" tasks_exactly_once "$WORK/vg" 60
 
+# Calibration under memcheck: measure mode in every node (probe streams,
+# MEASURE/MEASURED), the controller's plan, platform file and plot.
+TREEFARM_NODE_WRAPPER="$VG" $VG "$TREEFARM" measure configs/chain4.json --seconds 10 \
+    --dir "$WORK/vgm" --quiet >"$WORK/vgm.out" 2>"$WORK/vgm.err"
+rc=$?
+expect "measure: controller and 4 nodes valgrind-clean (exit $rc)" test "$rc" = 0
+[ "$rc" = 0 ] || tail -30 "$WORK/vgm.err"
+expect "measure under valgrind wrote the platform file" test -s "$WORK/vgm/platform.json"
+
 # Failure paths under valgrind too: a bad policy, and Ctrl-C mid-run.
 $VG "$TREEFARM" run configs/chain4.json --policy nosuch >"$WORK/o" 2>"$WORK/e"
 rc=$?
