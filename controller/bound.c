@@ -5,6 +5,7 @@
  *  people, with the units in the header, or JSON for scripts.
  */
 #include "controller/bound.h"
+#include "controller/cli.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -249,21 +250,6 @@ usage (FILE *out)
              "2 bad usage or config.\n");
 }
 
-static int
-usage_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-
-/*  Print a usage error and return the usage exit code. */
-static int
-usage_error (const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    fputs ("treefarm bound: ", stderr);
-    vfprintf (stderr, fmt, ap);
-    fputs (" (see treefarm bound --help)\n", stderr);
-    va_end (ap);
-    return BOUND_EXIT_USAGE;
-}
 
 /*  Parse a finite number >= min (or > min if strict) into *value. */
 static int
@@ -355,7 +341,8 @@ bound_main (int argc, char **argv)
         switch (c) {
         case OPT_MODEL:
             if (bound_model_parse (optarg, &opt.model) != 0)
-                return usage_error ("--model: unknown model \"%s\" (expected multi, "
+                return cli_usage_error ("bound", BOUND_EXIT_USAGE,
+                                        "--model: unknown model \"%s\" (expected multi, "
                                     "single or bwc)", optarg);
             break;
         case OPT_LP:
@@ -366,26 +353,31 @@ bound_main (int argc, char **argv)
             break;
         case OPT_SEND:
             if (parse_number (optarg, 0, 0, &opt.send_mb) != 0)
-                return usage_error ("--send: \"%s\" is not a size >= 0 MB", optarg);
+                return cli_usage_error ("bound", BOUND_EXIT_USAGE,
+                                        "--send: \"%s\" is not a size >= 0 MB", optarg);
             break;
         case OPT_COMPUTE:
             if (parse_number (optarg, 0, 1, &opt.compute_units) != 0)
-                return usage_error ("--compute: \"%s\" is not a number of units > 0",
+                return cli_usage_error ("bound", BOUND_EXIT_USAGE,
+                                        "--compute: \"%s\" is not a number of units > 0",
                                     optarg);
             break;
         case 'h':
             usage (stdout);
             return BOUND_EXIT_OK;
         case ':':
-            return usage_error ("%s needs an argument", argv[optind - 1]);
+            return cli_usage_error ("bound", BOUND_EXIT_USAGE,
+                                    "%s needs an argument", argv[optind - 1]);
         default:
-            return usage_error ("unknown option \"%s\"", argv[optind - 1]);
+            return cli_usage_error ("bound", BOUND_EXIT_USAGE,
+                                    "unknown option \"%s\"", argv[optind - 1]);
         }
     }
     if (optind >= argc)
-        return usage_error ("missing CONFIG");
+        return cli_usage_error ("bound", BOUND_EXIT_USAGE, "missing CONFIG");
     if (optind + 1 < argc)
-        return usage_error ("unexpected argument \"%s\"", argv[optind + 1]);
+        return cli_usage_error ("bound", BOUND_EXIT_USAGE,
+                                "unexpected argument \"%s\"", argv[optind + 1]);
     opt.config_path = argv[optind];
     return bound_execute (&opt);
 }

@@ -11,6 +11,7 @@
  *  consequences and only logged.
  */
 #include "controller/run.h"
+#include "controller/cli.h"
 #include "controller/measure.h"
 
 #include <czmq.h>
@@ -956,21 +957,6 @@ usage (FILE *out)
              "130 interrupted. No node process outlives the command.\n");
 }
 
-/*  Print a usage error and return the usage exit code. */
-static int
-usage_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-
-static int
-usage_error (const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    fputs ("treefarm run: ", stderr);
-    vfprintf (stderr, fmt, ap);
-    fputs (" (see treefarm run --help)\n", stderr);
-    va_end (ap);
-    return RUN_EXIT_USAGE;
-}
 
 int
 run_main (int argc, char **argv)
@@ -1010,7 +996,8 @@ run_main (int argc, char **argv)
             opt.timeout = strtod (optarg, &end);
             if (errno || end == optarg || *end || !(opt.timeout > 0)
                 || !isfinite (opt.timeout))
-                return usage_error ("--timeout: \"%s\" is not a positive number of "
+                return cli_usage_error ("run", RUN_EXIT_USAGE,
+                                        "--timeout: \"%s\" is not a positive number of "
                                     "seconds", optarg);
             break;
         }
@@ -1018,15 +1005,18 @@ run_main (int argc, char **argv)
             usage (stdout);
             return RUN_EXIT_OK;
         case ':':
-            return usage_error ("%s needs an argument", argv[optind - 1]);
+            return cli_usage_error ("run", RUN_EXIT_USAGE,
+                                    "%s needs an argument", argv[optind - 1]);
         default:
-            return usage_error ("unknown option \"%s\"", argv[optind - 1]);
+            return cli_usage_error ("run", RUN_EXIT_USAGE,
+                                    "unknown option \"%s\"", argv[optind - 1]);
         }
     }
     if (optind >= argc)
-        return usage_error ("missing CONFIG");
+        return cli_usage_error ("run", RUN_EXIT_USAGE, "missing CONFIG");
     if (optind + 1 < argc)
-        return usage_error ("unexpected argument \"%s\"", argv[optind + 1]);
+        return cli_usage_error ("run", RUN_EXIT_USAGE,
+                                "unexpected argument \"%s\"", argv[optind + 1]);
     opt.config_path = argv[optind];
 
     run_t *run = run_prepare (&opt);
@@ -1129,36 +1119,30 @@ measure_main (int argc, char **argv)
             measure_usage (stdout);
             return RUN_EXIT_OK;
         case ':':
-            fprintf (stderr, "treefarm measure: %s needs an argument\n", argv[optind - 1]);
-            return RUN_EXIT_USAGE;
+            return cli_usage_error ("measure", RUN_EXIT_USAGE, "%s needs an argument",
+                                    argv[optind - 1]);
         default:
-            fprintf (stderr, "treefarm measure: unknown option \"%s\" (see treefarm "
-                     "measure --help)\n", argv[optind - 1]);
-            return RUN_EXIT_USAGE;
+            return cli_usage_error ("measure", RUN_EXIT_USAGE, "unknown option \"%s\"",
+                                    argv[optind - 1]);
         }
         if (number) {
             char *end;
             errno = 0;
             *number = strtod (optarg, &end);
             if (errno || end == optarg || *end || !(*number >= 0) || !isfinite (*number)
-                || (c != OPT_WARMUP && *number == 0)) {
-                fprintf (stderr, "treefarm measure: %s: \"%s\" is not a valid number of "
-                         "seconds\n", argv[optind - 2 >= 0 ? optind - 2 : 0], optarg);
-                return RUN_EXIT_USAGE;
-            }
+                || (c != OPT_WARMUP && *number == 0))
+                return cli_usage_error ("measure", RUN_EXIT_USAGE, "\"%s\" is not a "
+                                        "valid number of seconds", optarg);
         }
     }
-    if (optind >= argc || optind + 1 < argc) {
-        fprintf (stderr, "treefarm measure: %s (see treefarm measure --help)\n",
-                 optind >= argc ? "missing CONFIG" : "one CONFIG only");
-        return RUN_EXIT_USAGE;
-    }
+    if (optind >= argc || optind + 1 < argc)
+        return cli_usage_error ("measure", RUN_EXIT_USAGE, "%s",
+                                optind >= argc ? "missing CONFIG" : "one CONFIG only");
     if (opt.cal_warmup < 0)
         opt.cal_warmup = opt.cal_seconds / 4;
-    if (opt.cal_warmup >= opt.cal_seconds) {
-        fprintf (stderr, "treefarm measure: --warmup must be below --seconds\n");
-        return RUN_EXIT_USAGE;
-    }
+    if (opt.cal_warmup >= opt.cal_seconds)
+        return cli_usage_error ("measure", RUN_EXIT_USAGE,
+                                "--warmup must be below --seconds");
     opt.config_path = argv[optind];
     run_t *run = run_prepare (&opt);
     if (!run)
