@@ -405,13 +405,13 @@ serve_one_ask (child_t *ch)
     }
 }
 
+/*  Put task (a probe or not) in flight to child c, starting at now. */
 static void
-start_transfer (core_t *self, int c, task_t task, double now)
+begin_transfer (core_t *self, int c, task_t task, int probe, double now)
 {
     child_t *ch = &self->children[c];
-    serve_one_ask (ch);
     ch->sending = 1;
-    ch->probe = 0;
+    ch->probe = probe;
     ch->task = task;
     ch->count = task.bytes == 0 ? 1
         : (uint32_t) ((task.bytes + self->cfg.chunk_bytes - 1) / self->cfg.chunk_bytes);
@@ -423,6 +423,14 @@ start_transfer (core_t *self, int c, task_t task, double now)
         ch->link_free = now;
     if (core_sending (self) == 1 && self->total_free < now)
         self->total_free = now;
+}
+
+/*  Serve one of child c's asks with task. */
+static void
+start_transfer (core_t *self, int c, task_t task, double now)
+{
+    serve_one_ask (&self->children[c]);
+    begin_transfer (self, c, task, 0, now);
 }
 
 /*  May a multi-port parent start one more transfer? Only while its
@@ -457,17 +465,7 @@ serve_probes (core_t *self, double now)
             continue;
         task_t probe = {.id = CORE_PROBE_TASK, .units = self->cfg.task_units,
                         .bytes = self->cfg.task_bytes};
-        ch->sending = 1;
-        ch->probe = 1;
-        ch->task = probe;
-        ch->count = probe.bytes == 0 ? 1
-            : (uint32_t) ((probe.bytes + self->cfg.chunk_bytes - 1) / self->cfg.chunk_bytes);
-        ch->next = ch->acked = 0;
-        ch->started_at = now;
-        if (ch->link_free < now)
-            ch->link_free = now;
-        if (self->total_free < now)
-            self->total_free = now;
+        begin_transfer (self, i, probe, 1, now);
     }
 }
 
