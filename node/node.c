@@ -62,7 +62,7 @@ typedef struct {
     double *held;            /* observed rates, bytes/s: [0] from the
                                 parent, [1 + i] to child i, as last metered */
     double *observed;        /* their integral over time, bytes */
-    double held_since;       /* when held was metered */
+    double held_since;       /* when held was metered (update_speed) */
     double *child_that;      /* per child x model: its subtree bound, as it
                                 reported it; -1 until it does */
     int child_reports;       /* children whose SUBTREE arrived */
@@ -881,8 +881,9 @@ sleep_precise (double seconds)
  *  rate for the transfer rates this node observes now, in platform MB/s.
  *  Also keep the time-weighted mean speed while computing. */
 static void
-update_speed (node_t *self, double now, double *last)
+update_speed (node_t *self, double now)
 {
+    double *last = &self->held_since;
     int n = self->me->nchildren;
     if (*last > 0) {
         if (engine_busy (self->engine)) {
@@ -932,13 +933,11 @@ serve (node_t *self)
         rc = feed (self, &start, "the controller");
     if (rc == 0 && subtree_bound (self) < 0)
         rc = fail (self, "cannot send SUBTREE to the parent");
-    double next_stats = tf_now (), last_speed = 0;
+    double next_stats = tf_now ();
     while (rc == 0) {
         double now = tf_now ();
-        if (now - last_speed >= NODE_SPEED_EVERY) {
-            update_speed (self, now, &last_speed);
-            self->held_since = last_speed;
-        }
+        if (now - self->held_since >= NODE_SPEED_EVERY)
+            update_speed (self, now);
         if (now >= next_stats) {
             send_stats (self, PROTO_STATS);
             next_stats = now + NODE_STATS_EVERY;
