@@ -374,8 +374,9 @@ send_chunk (core_t *self, int c, double now)
 }
 
 /*  Send every chunk that window and pacing allow now, re-deciding before
- *  each: the policy's favourite among the transfers that may send goes
- *  first, so a better child's transfer interrupts a worse one's. */
+ *  each: the transfer the policy ranks first among those that may send
+ *  goes first (policy_pick_chunk), so a better child's transfer interrupts
+ *  a worse one's. */
 static void
 pump_all (core_t *self, double now)
 {
@@ -388,8 +389,8 @@ pump_all (core_t *self, double now)
         }
         if (n == 0)
             return;
-        int k = n == 1 ? 0 : self->cfg.policy->pick (&self->cfg.parent, self->cands, n);
-        send_chunk (self, self->cands[k >= 0 && k < n ? k : 0].slot, now);
+        int k = policy_pick_chunk (self->cfg.policy, &self->cfg.parent, self->cands, n);
+        send_chunk (self, self->cands[k].slot, now);
     }
 }
 

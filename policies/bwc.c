@@ -36,4 +36,5 @@ const policy_t policy_bwc = {
     .summary = "BWC, bandwidth-centric: fastest idle link first",
     .multiport = 0,
     .pick = bwc_pick,
+    .order = bwc_order,
 };

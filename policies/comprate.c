@@ -32,4 +32,5 @@ const policy_t policy_comprate = {
     .summary = "CompRate: fastest child compute rate first",
     .multiport = 0,
     .pick = comprate_pick,
+    .order = comprate_order,
 };

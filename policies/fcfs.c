@@ -29,4 +29,5 @@ const policy_t policy_fcfs = {
     .summary = "FCFS: oldest outstanding request first",
     .multiport = 0,
     .pick = fcfs_pick,
+    .order = fcfs_order,
 };

@@ -27,4 +27,5 @@ const policy_t policy_ia_multi = {
     .summary = "IA:Multi: lowest IR_s first, never IR_s Z C >= 1",
     .multiport = 1,
     .pick = ia_multi_pick,
+    .order = policy_ia_order,
 };

@@ -26,4 +26,5 @@ const policy_t policy_ia_single = {
     .summary = "IA:Single: lowest IR_s first, never IR_s Z C >= 1",
     .multiport = 0,
     .pick = ia_single_pick,
+    .order = policy_ia_order,
 };

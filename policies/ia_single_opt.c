@@ -41,4 +41,5 @@ const policy_t policy_ia_single_opt = {
     .summary = "IA:Single-opt: largest B_r (1 - IR_s Z C) > 0 first",
     .multiport = 0,
     .pick = ia_single_opt_pick,
+    .order = ia_single_opt_order,
 };

@@ -135,6 +135,19 @@ policy_pick_first (const policy_parent_t *parent, const policy_child_t *children
 }
 
 int
+policy_pick_chunk (const policy_t *policy, const policy_parent_t *parent,
+                   const policy_child_t *children, int n)
+{
+    int best = n > 0 ? 0 : -1;
+    for (int i = 1; i < n; i++) {
+        int cmp = policy->order ? policy->order (parent, &children[i], &children[best]) : 0;
+        if (cmp > 0 || (cmp == 0 && children[i].slot < children[best].slot))
+            best = i;
+    }
+    return best;
+}
+
+int
 policy_ia_order (const policy_parent_t *parent, const policy_child_t *a,
                  const policy_child_t *b)
 {

@@ -39,6 +39,11 @@ typedef struct {
     int is_root;
 } policy_parent_t;
 
+/*  A policy's order: return > 0 if child a should be served before child
+ *  b, < 0 if after, 0 if the policy sees them as equal. */
+typedef int (*policy_order_fn) (const policy_parent_t *parent,
+                                const policy_child_t *a, const policy_child_t *b);
+
 typedef struct {
     const char *name;        /* as written in configs and on the command
                                 line, e.g. "fcfs" */
@@ -49,6 +54,10 @@ typedef struct {
      *  children, or -1 to serve nobody now. */
     int (*pick) (const policy_parent_t *parent,
                  const policy_child_t *children, int n);
+    /*  The policy's ranking of children, the one pick serves by: it also
+     *  decides which transfer in flight sends the next chunk (see
+     *  policy_pick_chunk). NULL for a policy that ranks nobody. */
+    policy_order_fn order;
 } policy_t;
 
 /*  Return the policy with this name, or NULL (also for a NULL name).
@@ -89,11 +98,6 @@ int policy_excluded (const policy_parent_t *parent, const policy_child_t *child)
 double policy_single_opt_priority (const policy_parent_t *parent,
                                    const policy_child_t *child);
 
-/*  A policy's order: return > 0 if child a should be served before child
- *  b, < 0 if after, 0 if the policy sees them as equal. */
-typedef int (*policy_order_fn) (const policy_parent_t *parent,
-                                const policy_child_t *a, const policy_child_t *b);
-
 /*  The IA order shared by IA:Single and IA:Multi: lower IR_s first; on a
  *  tie the larger Single-opt priority (the faster link), then 0 (the slot
  *  decides). Returns 1 if a goes before b, -1 if after, 0 if tied. */
@@ -108,5 +112,16 @@ int policy_ia_order (const policy_parent_t *parent, const policy_child_t *a,
 int policy_pick_first (const policy_parent_t *parent,
                        const policy_child_t *children, int n,
                        policy_order_fn order, int exclude);
+
+/*  Choose which of the n transfers in flight (children with sending set)
+ *  sends the next chunk: the one policy's order puts first, equal ones and
+ *  a policy with no order going to the lower slot. A transfer is never
+ *  refused here, not even to a child policy_excluded would now refuse
+ *  (its IR_s estimate may have changed since it began): a started task
+ *  finishes. Returns an index into children, or -1 if n <= 0. This is
+ *  what makes multi-port sends interruptible: the core asks before every
+ *  chunk, so a better child's transfer overtakes a worse one's. */
+int policy_pick_chunk (const policy_t *policy, const policy_parent_t *parent,
+                       const policy_child_t *children, int n);
 
 #endif

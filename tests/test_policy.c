@@ -188,6 +188,63 @@ test_ia_multi_starts_sends_by_lowest_ir_s (void **state)
     assert_fork7_order ("ia-multi", &parent, want, 6);
 }
 
+/*  Fill order[] with the slots in the order the policy gives chunks to the
+ *  n transfers in flight: ask policy_pick_chunk, note its choice, withdraw
+ *  it, ask again. Returns how many it ranked (always n). */
+static int
+chunk_order (const policy_t *policy, const policy_parent_t *parent,
+             const policy_child_t *kids, int n, int *order)
+{
+    policy_child_t cands[NKIDS];
+    memcpy (cands, kids, n * sizeof *cands);
+    int ranked = 0;
+    while (n > 0) {
+        int k = policy_pick_chunk (policy, parent, cands, n);
+        assert_in_range (k, 0, n - 1);
+        order[ranked++] = cands[k].slot;
+        memmove (&cands[k], &cands[k + 1], (n - k - 1) * sizeof *cands);
+        n--;
+    }
+    return ranked;
+}
+
+static void
+test_every_policy_gives_chunks_in_its_service_order (void **state)
+{
+    (void) state;
+    /*  Z = 2, w = 1: no child is excluded, so every policy that serves
+     *  anyone serves all six, and the chunk order of transfers in flight
+     *  (all sending, none still asking) must be that same order, offered
+     *  in slot order or reversed. RootComputes ranks nobody: slot order. */
+    policy_parent_t parent = lab0 (2, 1);
+    for (int p = 0; policy_at (p); p++) {
+        const policy_t *policy = policy_at (p);
+        for (int pass = 0; pass < 2; pass++) {
+            policy_child_t kids[NKIDS], busy[NKIDS];
+            for (int i = 0; i < NKIDS; i++) {
+                kids[i] = fork7[pass ? NKIDS - 1 - i : i];
+                kids[i].oldest_request = 100 - (uint64_t) kids[i].slot * 7 % 13;
+                busy[i] = kids[i];
+                busy[i].sending = 1;
+                busy[i].wanted = 0;
+            }
+            int want[NKIDS], got[NKIDS];
+            int served = service_order (policy, &parent, kids, NKIDS, want);
+            if (served == 0)
+                for (int i = 0; i < NKIDS; i++)
+                    want[i] = i;
+            else
+                assert_int_equal (served, NKIDS);
+            assert_int_equal (chunk_order (policy, &parent, busy, NKIDS, got), NKIDS);
+            for (int i = 0; i < NKIDS; i++)
+                if (got[i] != want[i])
+                    fail_msg ("%s: chunk %d goes to %s, its service order says %s",
+                              policy->name, i, kid_names[got[i]], kid_names[want[i]]);
+        }
+    }
+    assert_int_equal (policy_pick_chunk (get ("ia-multi"), &parent, fork7, 0), -1);
+}
+
 static void
 test_root_computes_serves_nobody (void **state)
 {
@@ -442,6 +499,7 @@ main (void)
         cmocka_unit_test (test_ia_single_serves_the_lowest_ir_s_first),
         cmocka_unit_test (test_ia_single_opt_serves_the_largest_port_priority_first),
         cmocka_unit_test (test_ia_multi_starts_sends_by_lowest_ir_s),
+        cmocka_unit_test (test_every_policy_gives_chunks_in_its_service_order),
         cmocka_unit_test (test_root_computes_serves_nobody),
         cmocka_unit_test (test_z10_w1_ia_policies_serve_nobody),
         cmocka_unit_test (test_z10_w3_ia_policies_skip_lab3_and_sb0),
