@@ -12,18 +12,47 @@ ok ()   { checks=$((checks + 1)); echo "  ok   $*"; }
 nok ()  { checks=$((checks + 1)); bad=$((bad + 1)); echo "  FAIL $*"; }
 expect () { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
 
-# Every task id 0..N-1 appears exactly once in DIR/tasks.csv, with a node.
+# The run's record of who computed what is whole and consistent: in
+# DIR/tasks.csv (header "task,node", rows in any order) every task id
+# 0..N-1 appears exactly once, nothing else appears, and each row names a
+# node of the run; per node, its rows number exactly its "computed" counter
+# in DIR/results.json, and those counters add up to N. Prints what is wrong.
 tasks_exactly_once () {
-    local dir=$1 n=$2
-    awk -F, -v n="$n" '
-        NR == 1 { next }
-        $2 == "" { print "  task " $1 " has no node"; bad = 1 }
-        { seen[$1]++ }
-        END {
-            for (i = 0; i < n; i++) if (seen[i] != 1) { print "  task " i " seen " seen[i] + 0 " times"; bad = 1 }
-            if (length (seen) != n) { print "  " length (seen) " distinct ids, expected " n; bad = 1 }
-            exit bad
-        }' "$dir/tasks.csv"
+    python3 - "$1" "$2" <<'PY'
+import csv, json, os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+bad = []
+with open(os.path.join(d, "tasks.csv"), newline="") as f:
+    rows = list(csv.reader(f))
+if not rows or rows[0] != ["task", "node"]:
+    bad.append("tasks.csv header is %r, not task,node" % (rows[0] if rows else None))
+    rows = [[]]
+nodes = {x["name"]: x for x in json.load(open(os.path.join(d, "results.json")))["nodes"]}
+seen, per_node = {}, {}
+for line, row in enumerate(rows[1:], start=2):
+    if len(row) != 2 or not row[0].isdigit() or row[1] not in nodes:
+        bad.append("tasks.csv:%d: bad row %r" % (line, row))
+        continue
+    t = int(row[0])
+    if t >= n:
+        bad.append("tasks.csv:%d: task %d out of 0..%d" % (line, t, n - 1))
+    seen[t] = seen.get(t, 0) + 1
+    per_node[row[1]] = per_node.get(row[1], 0) + 1
+bad += ["task %d appears %d times" % (t, k) for t, k in sorted(seen.items()) if k > 1]
+missing = [t for t in range(n) if t not in seen]
+if missing:
+    bad.append("%d task(s) missing, first %s" % (len(missing), missing[:5]))
+for name, x in nodes.items():
+    if per_node.get(name, 0) != x["computed"]:
+        bad.append("node %s: %d rows in tasks.csv, computed %d"
+                   % (name, per_node.get(name, 0), x["computed"]))
+total = sum(x["computed"] for x in nodes.values())
+if total != n:
+    bad.append("per-node computed adds up to %d, not %d" % (total, n))
+for b in bad[:10]:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
 }
 
 # Sum of per-node "computed" in results.json equals N, and the root saw no

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The checks the other integration scripts rely on must be able to fail:
+# tasks_exactly_once is run on a results directory from a real run, then on
+# copies broken one way each (a duplicate, a gap, a stranger, a count that
+# disagrees), and must accept the first and refuse every other.
+source "$(dirname "$0")/lib.sh"
+
+sed -e 's/"count": *[0-9]*/"count": 60/' configs/tree3.json >"$WORK/tree3.json"
+"$TREEFARM" run "$WORK/tree3.json" --out "$WORK/good" --quiet >/dev/null 2>"$WORK/good.err"
+rc=$?
+expect "reference run: exit 0 (got $rc)" test "$rc" = 0
+expect "tasks_exactly_once accepts the real run" tasks_exactly_once "$WORK/good" 60
+expect "computed_sums_to accepts the real run" computed_sums_to "$WORK/good" 60
+
+# broken NAME SCRIPT: copy the good run to $WORK/NAME and apply the python
+# SCRIPT to its rows (a list of [task, node] after the header) and nodes.
+broken () {
+    cp -r "$WORK/good" "$WORK/$1"
+    python3 - "$WORK/$1" "$2" <<'PY'
+import csv, json, os, sys
+d, script = sys.argv[1], sys.argv[2]
+rows = list(csv.reader(open(os.path.join(d, "tasks.csv"))))
+head, rows = rows[0], rows[1:]
+r = json.load(open(os.path.join(d, "results.json")))
+nodes = r["nodes"]
+exec(script)
+with open(os.path.join(d, "tasks.csv"), "w", newline="") as f:
+    csv.writer(f, lineterminator="\n").writerows([head] + rows)
+json.dump(r, open(os.path.join(d, "results.json"), "w"))
+PY
+}
+
+refuses () { ! tasks_exactly_once "$WORK/$1" 60 >"$WORK/$1.why"; }
+
+# A task computed twice: one row repeated, its node's counter raised too.
+broken dup 'rows.append(rows[0]); [x for x in nodes if x["name"] == rows[0][1]][0]["computed"] += 1'
+expect "refuses a duplicate task" refuses dup
+expect "  ... and says which" grep -q "appears 2 times" "$WORK/dup.why"
+# A task never recorded: one row dropped, its node's counter lowered too.
+broken gap 'gone = rows.pop(); [x for x in nodes if x["name"] == gone[1]][0]["computed"] -= 1'
+expect "refuses a gap" refuses gap
+expect "  ... and says which" grep -q "missing" "$WORK/gap.why"
+# A duplicate hiding a gap: N rows, N distinct-looking lines, one id twice.
+broken swap 'rows[-1] = [rows[0][0], rows[-1][1]]'
+expect "refuses a duplicate that hides a gap" refuses swap
+# A row naming no node of the run.
+broken stranger 'rows[0][1] = "nobody"'
+expect "refuses a node that is not in the run" refuses stranger
+# Rows and counters disagree: a task moved to another node in tasks.csv.
+broken moved 'other = [x["name"] for x in nodes if x["name"] != rows[0][1]][0]; rows[0][1] = other'
+expect "refuses per-node rows that disagree with computed" refuses moved
+# An id past the bag.
+broken past 'rows[0][0] = "60"'
+expect "refuses a task id out of range" refuses past
+
+finish
