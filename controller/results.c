@@ -163,6 +163,21 @@ parse_seconds (const json_t *object, const char *key, double *out, const char *w
     return 0;
 }
 
+/*  "lag": {loop_s, engine_s, link_s, max_s}, all optional numbers >= 0. */
+static int
+parse_lag (const json_t *stats, results_stats_t *out, char *err, size_t errlen)
+{
+    json_t *lag = json_object_get (stats, "lag");
+    if (!lag)
+        return 0;
+    if (!json_is_object (lag))
+        return tf_error (err, errlen, "stats: \"lag\" must be an object");
+    return parse_seconds (lag, "loop_s", &out->lag_loop, "stats: lag: ", err, errlen)
+        || parse_seconds (lag, "engine_s", &out->lag_engine, "stats: lag: ", err, errlen)
+        || parse_seconds (lag, "link_s", &out->lag_link, "stats: lag: ", err, errlen)
+        || parse_seconds (lag, "max_s", &out->lag_max, "stats: lag: ", err, errlen) ? -1 : 0;
+}
+
 int
 results_parse_stats (const json_t *stats, results_stats_t *out, char *err,
                      size_t errlen)
@@ -180,6 +195,8 @@ results_parse_stats (const json_t *stats, results_stats_t *out, char *err,
     if (parse_seconds (stats, "compute_seconds", &parsed.compute_seconds, "stats: ", err,
                        errlen)
         || parse_seconds (stats, "speed_mean", &parsed.speed_mean, "stats: ", err, errlen))
+        return -1;
+    if (parse_lag (stats, &parsed, err, errlen))
         return -1;
     json_t *bound = json_object_get (stats, "bound");
     if (bound) {
@@ -394,6 +411,33 @@ results_set_malformed (results_t *self, uint64_t count)
     self->malformed = count;
 }
 
+double
+results_node_fidelity (const results_t *self, int node)
+{
+    const results_stats_t *st = &self->nodes[node].stats;
+    if (!(self->wall_s > 0))
+        return 1;
+    double behind = fmax (st->lag_loop, fmax (st->lag_engine, st->lag_link)) / self->wall_s;
+    return behind < 1 ? 1 - behind : 0;
+}
+
+double
+results_fidelity (const results_t *self, int *worst)
+{
+    double min = 1;
+    int at = -1;
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        double f = results_node_fidelity (self, i);
+        if (at < 0 || f < min) {
+            min = f;
+            at = i;
+        }
+    }
+    if (worst)
+        *worst = min < 1 ? at : -1;
+    return min;
+}
+
 uint64_t
 results_completed (const results_t *self)
 {
@@ -451,6 +495,12 @@ node_to_json (const results_t *self, int i)
     json_object_set_new (object, "compute_seconds", json_real (n->stats.compute_seconds));
     json_object_set_new (object, "speed_mean", json_real (n->stats.speed_mean));
     json_object_set_new (object, "fit", n->fit ? json_incref (n->fit) : json_null ());
+    json_object_set_new (object, "lag", json_pack ("{s:f, s:f, s:f, s:f}", "loop_s",
+                                                   n->stats.lag_loop, "engine_s",
+                                                   n->stats.lag_engine, "link_s",
+                                                   n->stats.lag_link, "max_s",
+                                                   n->stats.lag_max));
+    json_object_set_new (object, "fidelity", json_real (results_node_fidelity (self, i)));
     json_object_set_new (object, "reported", json_boolean (n->reported));
     json_object_set_new (object, "children", children);
     return object;
@@ -475,6 +525,20 @@ bound_to_json (const results_t *self)
                                          ? json_boolean (bounds_agree (root->bound[model],
                                                                        self->offline[model]))
                                          : json_null ());
+    return o;
+}
+
+/*  {"min": f, "node": worst or null, "threshold": t, "reliable": bool}:
+ *  whether the run's timings, its efficiency above all, can be trusted. */
+static json_t *
+fidelity_to_json (const results_t *self)
+{
+    int worst;
+    double min = results_fidelity (self, &worst);
+    json_t *o = json_pack ("{s:f, s:f, s:b}", "min", min, "threshold",
+                           RESULTS_FIDELITY_MIN, "reliable", min >= RESULTS_FIDELITY_MIN);
+    json_object_set_new (o, "node", worst >= 0 ? json_string (self->cfg->nodes[worst].name)
+                                               : json_null ());
     return o;
 }
 
@@ -514,6 +578,9 @@ results_to_json (const results_t *self)
                          span > 0 && bound > 0
                              ? json_real ((double) root->completed / span / bound)
                              : json_null ());
+    json_object_set_new (object, "efficiency_reliable",
+                         json_boolean (results_fidelity (self, NULL) >= RESULTS_FIDELITY_MIN));
+    json_object_set_new (object, "fidelity", fidelity_to_json (self));
     json_object_set_new (object, "malformed", json_integer ((json_int_t) self->malformed));
     json_t *nodes = json_array ();
     for (int i = 0; i < cfg->nnodes; i++)
@@ -662,11 +729,32 @@ print_bound (const results_t *self, double span, FILE *out)
     double bound = self->offline[model];
     fprintf (out, "\n  bound %.3f tasks/s (%s)", bound, bound_model_title (model));
     if (span > 0 && bound > 0)
-        fprintf (out, "  efficiency %.1f%%", 100.0 * root->completed / span / bound);
+        fprintf (out, "  efficiency %.1f%%%s", 100.0 * root->completed / span / bound,
+                 results_fidelity (self, NULL) < RESULTS_FIDELITY_MIN ? " (UNRELIABLE)" : "");
     if (root->has_bound && !bounds_agree (root->bound[model], bound))
         fprintf (out, "  [the tree computed %.6f: DIFFERS]", root->bound[model]);
     else if (!root->has_bound)
         fprintf (out, "  [the tree reported no bound]");
+}
+
+/*  "fidelity F (worst: NODE)", and when it is below the threshold, why the
+ *  efficiency cannot be trusted and what to do. */
+static void
+print_fidelity (const results_t *self, FILE *out)
+{
+    if (!(self->wall_s > 0))
+        return;
+    int worst;
+    double f = results_fidelity (self, &worst);
+    fprintf (out, "  fidelity %.3f", f);
+    if (worst >= 0)
+        fprintf (out, " (worst: %s)", self->cfg->nodes[worst].name);
+    if (f < RESULTS_FIDELITY_MIN)
+        fprintf (out, " < %.2f: the emulation fell behind its clock, so the "
+                 "efficiency is UNRELIABLE;\n  lower time_scale (now %g) or run fewer "
+                 "nodes on this machine", RESULTS_FIDELITY_MIN,
+                 self->cfg->platform.time_scale);
+    fputc ('\n', out);
 }
 
 /*  The header line: outcome, makespan, wall time, throughput. */
@@ -693,6 +781,7 @@ print_header (const results_t *self, FILE *out)
     if (cfg->platform.time_scale != 1)
         fprintf (out, "  [time scale %g]", cfg->platform.time_scale);
     fputc ('\n', out);
+    print_fidelity (self, out);
 }
 
 /*  Every link that carried a task: what its parent sent and how fast,

@@ -50,6 +50,11 @@ typedef struct {
                                           model, tasks/s, as the tree
                                           computed it */
     int has_bound;
+    double lag_loop, lag_engine, lag_link;   /* wall seconds the node's
+                                      event loop, its engine and its links
+                                      fell behind their clocks ("lag");
+                                      0 when absent */
+    double lag_max;          /* the worst single lag, wall seconds */
 } results_stats_t;
 
 /*  What a node sent to one child, from its REPORT. */
@@ -107,6 +112,26 @@ void results_set_wall (results_t *self, double wall_s, int finished);
 
 /*  Record how many messages the controller refused as malformed. */
 void results_set_malformed (results_t *self, uint64_t count);
+
+/*  A node keeps up with the emulated clock when it spent at most
+ *  1 - RESULTS_FIDELITY_MIN of the run behind it. Fidelity of a node is
+ *  1 - max(loop lag, engine lag) / wall seconds of the run: the share of
+ *  the run during which neither its event loop nor its engine was overdue
+ *  (docs/architecture.md, "Fidelity"). The run's fidelity is its worst
+ *  node's; below the threshold its efficiency is marked unreliable. On an
+ *  idle machine the reference fork's nodes reach 0.96 and more at time
+ *  scale 20; a node below 0.90 spent a tenth of the run overdue, and the
+ *  efficiency it reports is measurably low for the emulation's sake (on
+ *  a 63-node tree: 0.906 at time scale 2, efficiency 0.86; 0.66 at scale
+ *  20, efficiency 0.50). */
+#define RESULTS_FIDELITY_MIN 0.90
+
+/*  The fidelity of node (1 when the run has no wall time yet). */
+double results_node_fidelity (const results_t *self, int node);
+
+/*  The run's fidelity, its worst node's, whose index goes to *worst
+ *  (unless NULL; -1 if no node has lagged at all). */
+double results_fidelity (const results_t *self, int *worst);
 
 /*  Tasks the root reports complete (its latest "completed" counter). */
 uint64_t results_completed (const results_t *self);

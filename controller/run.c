@@ -333,6 +333,21 @@ on_finished (run_t *run, peer_t *peer)
     run->phase = PHASE_STOPPING;
 }
 
+/*  A node's final REPORT: file it and say BYE, which is what lets the
+ *  node exit; so a node that exits cleanly has been heard (a REPORT still
+ *  in a socket buffer when its sender exits cannot be lost or overtaken
+ *  by the exit). A malformed REPORT is refused but still answered: the
+ *  node has nothing better to say, and "no REPORT" fails the run. */
+static void
+on_report (run_t *run, peer_t *peer, const proto_msg_t *m)
+{
+    char err[TF_ERRLEN];
+    if (results_update_report (run->results, (int) (peer - run->peers), m->object, err,
+                               sizeof err) != 0)
+        refuse (run, peer, "REPORT: %s", err);
+    send_to (run, peer, proto_empty (PROTO_BYE), 1);
+}
+
 static void handle_exits (run_t *run);
 
 /*  A node gave up. If another node's process died just before, that death
@@ -386,8 +401,7 @@ handle_message (run_t *run)
         on_finished (run, peer);
         break;
     case PROTO_REPORT:
-        if (results_update_report (run->results, index, m.object, err, sizeof err) != 0)
-            refuse (run, peer, "REPORT: %s", err);
+        on_report (run, peer, &m);
         break;
     case PROTO_FAIL:
         on_fail (run, peer, &m);
@@ -625,6 +639,33 @@ awaiting_reports (run_t *run)
     return n;
 }
 
+/*  Collect REPORTs until every stopped node has reported or exited, for
+ *  as long as the tree keeps reporting (RUN_REPORT_TIMEOUT, run.h); a run
+ *  that already failed waits RUN_FAILED_REPORT_TIMEOUT at most. */
+static void
+await_reports (run_t *run)
+{
+    int left = awaiting_reports (run);
+    double now = tf_now ();
+    double deadline = run_ok (run)
+        ? now + RUN_REPORT_TIMEOUT + RUN_REPORT_PER_NODE * left
+        : now + RUN_FAILED_REPORT_TIMEOUT;
+    while (left && now < deadline) {
+        if (zsys_interrupted) {
+            zsys_interrupted = 0;
+            run_fail (run, RESULTS_INTERRUPTED, "interrupted");
+            break;
+        }
+        poll_messages (run, LOOP_TICK_MS);
+        handle_exits (run);
+        int still = awaiting_reports (run);
+        now = tf_now ();
+        if (still < left && run_ok (run) && now + RUN_REPORT_TIMEOUT > deadline)
+            deadline = now + RUN_REPORT_TIMEOUT;
+        left = still;
+    }
+}
+
 /*  STOP everyone, collect the REPORTs, reap every process. */
 static void
 shutdown_run (run_t *run)
@@ -644,17 +685,7 @@ shutdown_run (run_t *run)
                 peer->state = PEER_STOPPED;
             }
         }
-        double deadline =
-            tf_now () + (run_ok (run) ? RUN_REPORT_TIMEOUT : RUN_FAILED_REPORT_TIMEOUT);
-        while (awaiting_reports (run) && tf_now () < deadline) {
-            if (zsys_interrupted) {
-                zsys_interrupted = 0;
-                run_fail (run, RESULTS_INTERRUPTED, "interrupted");
-                break;
-            }
-            poll_messages (run, LOOP_TICK_MS);
-            handle_exits (run);
-        }
+        await_reports (run);
     }
     if (run->finished && run_ok (run)) {
         char missing[TF_ERRLEN / 2];
@@ -888,6 +919,22 @@ measure_finish (run_t *run, int code)
     return code;
 }
 
+/*  An emulation that fell behind its clock says so on the terminal too;
+ *  results.json carries the figures (fidelity, efficiency_reliable). */
+static void
+warn_fidelity (run_t *run)
+{
+    int worst;
+    double f = results_fidelity (run->results, &worst);
+    if (run->cfg->platform.mode != PLATFORM_EMULATED || f >= RESULTS_FIDELITY_MIN
+        || worst < 0)
+        return;
+    run_log (run, "warning: node %s was behind the emulated clock %.0f%% of the run "
+             "(fidelity %.2f < %.2f); timings and efficiency are unreliable: lower "
+             "time_scale (now %g)", run->cfg->nodes[worst].name, 100 * (1 - f), f,
+             RESULTS_FIDELITY_MIN, run->cfg->platform.time_scale);
+}
+
 /*  Run, shut down, write the results. Returns the exit code. */
 static int
 run_execute (run_t *run)
@@ -904,6 +951,7 @@ run_execute (run_t *run)
         results_set_status (run->results, RESULTS_COMPLETE, NULL);
     if (run->t_start)
         progress_finish (run->progress, results_completed (run->results), run->t_end);
+    warn_fidelity (run);
 
     int code = results_status (run->results) == RESULTS_COMPLETE      ? RUN_EXIT_OK
              : results_status (run->results) == RESULTS_INTERRUPTED ? RUN_EXIT_INTERRUPTED

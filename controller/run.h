@@ -22,11 +22,20 @@
 
 /*  Seconds allowed: for every node to say HELLO and BOUND (counted from
  *  the last handshake message received, so a slow start under valgrind
- *  is not a failure while nodes keep answering); for REPORTs after STOP;
- *  for a node to exit after SIGTERM before SIGKILL. */
+ *  is not a failure while nodes keep answering); for a node to exit after
+ *  SIGTERM before SIGKILL. */
 #define RUN_HANDSHAKE_TIMEOUT 10.0
-#define RUN_REPORT_TIMEOUT 5.0
 #define RUN_STOP_GRACE 2.0
+
+/*  REPORTs after STOP: the wait is proportional to what the tree still has
+ *  to say. It starts at RUN_REPORT_TIMEOUT plus RUN_REPORT_PER_NODE for
+ *  every node not yet reported (a REPORT is parsed and filed in well under
+ *  a millisecond; the allowance covers 255 nodes starved of CPU on two
+ *  cores), and every REPORT that arrives pushes the deadline to at least
+ *  RUN_REPORT_TIMEOUT from then: a tree that keeps reporting is never cut
+ *  off, one that falls silent is given up on after RUN_REPORT_TIMEOUT. */
+#define RUN_REPORT_TIMEOUT 5.0
+#define RUN_REPORT_PER_NODE 0.05
 
 /*  Run `treefarm run` with argv[0] = "run" and the command's arguments.
  *  Returns the process exit code. */

@@ -50,6 +50,8 @@ typedef struct {
     double started_at;       /* when the transfer in flight began */
     double link_free;        /* the link's pacer: when it finished carrying
                                 its last chunk (virtual time) */
+    double delivered;        /* when the last chunk sent reaches the child:
+                                its pacers' finish, or its send time */
     meter_t *sent;           /* bytes sent to it, by time */
     core_child_stats_t stats;
 } child_t;
@@ -371,6 +373,11 @@ send_chunk (core_t *self, int c, double now)
     if (self->cfg.pace && self->cfg.send_limit_bps > 0)
         self->total_free = pacer_advance (self->total_free, now, a->len,
                                           self->cfg.send_limit_bps);
+    ch->delivered = now;
+    if (self->cfg.pace && ch->info.link_bps > 0 && ch->link_free > ch->delivered)
+        ch->delivered = ch->link_free;
+    if (self->cfg.pace && self->cfg.send_limit_bps > 0 && self->total_free > ch->delivered)
+        ch->delivered = self->total_free;
 }
 
 /*  Send every chunk that window and pacing allow now, re-deciding before
@@ -647,6 +654,8 @@ on_ack (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         return 0;
     }
     ch->stats.send_seconds += ev->now - ch->started_at;
+    if (ev->now > ch->delivered)
+        ch->stats.ack_wait_seconds += ev->now - ch->delivered;
     ch->stats.tasks_sent++;
     self->stats.forwarded++;
     emit (self, CORE_ACT_RELEASE)->task = ch->task.id;

@@ -161,6 +161,12 @@ typedef struct {
     uint64_t probe_bytes;    /* calibration probe bytes acknowledged */
     double send_seconds;     /* time spent sending to it: from each
                                 transfer's start to its last ack */
+    double ack_wait_seconds; /* of which, summed over transfers, from the
+                                moment the last chunk was delivered (paced:
+                                when the link finished carrying it; else
+                                when it was sent) to its ack: the runtime's
+                                round trip, which time scaling multiplies
+                                in platform terms */
 } core_child_stats_t;
 
 typedef struct {

@@ -6,6 +6,7 @@
  *      front -> actor   "START"    task:u64 units:f64
  *      actor -> front   "PROGRESS" units:f64
  *      actor -> front   "DONE"     task:u64 seconds:f64 checksum:i64 units:f64
+ *                                  late:f64 ended:f64
  *      front -> actor   "SPEED" factor:f64   (emulated only; in [0, 1])
  *      front -> actor   "$TERM"              (zactor_destroy sends it)
  *
@@ -15,6 +16,12 @@
  *  carry the engine's cumulative units: every finished task's units, plus,
  *  in a PROGRESS, the part of the running task done so far. A DONE adds
  *  the task's units as given to START, so completions sum exactly.
+ *
+ *  A DONE also says how far the engine fell behind its clock: `late` is
+ *  how long after the task's exact end (by the speed integral) the
+ *  emulated actor noticed it (0 for the real kernel, whose time is real),
+ *  and `ended` when it sent the DONE; the front adds the time the DONE
+ *  then waited to be read. Their sum is the engine's lag (engine_lag).
  *
  *  The actor answers $TERM and SPEED promptly even mid-task: the emulated
  *  engine sleeps in slices of at most ENGINE_SLICE polling its pipe, and
@@ -60,6 +67,7 @@ struct engine {
     double factor;            /* the speed factor last sent */
     int busy;                 /* a START went out; its DONE not yet read */
     double units;             /* cumulative units, as last reported */
+    double lag, lag_max;      /* seconds behind at task ends: total, worst */
 };
 
 /*  The actor's own state; lives on the actor thread's stack. */
@@ -73,6 +81,8 @@ typedef struct {
     double done;              /* units of the tasks finished so far */
     double task_units;        /* units of the running task */
     double reported;          /* when the last report (or START) was */
+    double late;              /* emulated: how long after its exact end the
+                                 last task's end was noticed, seconds */
 } actor_t;
 
 /*  What a task run ended with. */
@@ -220,6 +230,8 @@ actor_run_emulated (actor_t *self, double units)
         last = now;
         if (progress < units)
             actor_progress (self, progress, now);
+        else
+            self->late = speed > 0 ? (progress - units) / speed : 0;
         if (ready)
             actor_recv (self, 1);
     }
@@ -289,6 +301,7 @@ actor_start (actor_t *self, zmsg_t *msg)
     double start = tf_now ();
     self->task_units = units;
     self->reported = start;
+    self->late = 0;
     int64_t checksum = 0;
     run_result_t result = self->kernel
                               ? actor_run_real (self, task, units, &checksum)
@@ -303,6 +316,8 @@ actor_start (actor_t *self, zmsg_t *msg)
     frame_put_f64 (done, tf_now () - start);
     frame_put_u64 (done, (uint64_t) checksum);
     frame_put_f64 (done, self->done);
+    frame_put_f64 (done, self->late);
+    frame_put_f64 (done, tf_now ());
     zmsg_send (&done, self->pipe);
 }
 
@@ -446,7 +461,7 @@ engine_recv (engine_t *self, uint64_t *task, double *seconds)
 
     int rc = -1;
     uint64_t id, checksum;
-    double wall, units;
+    double wall, units, late, ended;
     char *command = zmsg_popstr (msg);
     if (command && streq (command, "PROGRESS") && !frame_pop_8 (msg, &units) &&
         zmsg_size (msg) == 0 && units >= 0 && isfinite (units)) {
@@ -454,19 +469,32 @@ engine_recv (engine_t *self, uint64_t *task, double *seconds)
         rc = 1;
     } else if (command && streq (command, "DONE") && !frame_pop_8 (msg, &id) &&
                !frame_pop_8 (msg, &wall) && !frame_pop_8 (msg, &checksum) &&
-               !frame_pop_8 (msg, &units) && zmsg_size (msg) == 0 && units >= 0 &&
-               isfinite (units)) {
+               !frame_pop_8 (msg, &units) && !frame_pop_8 (msg, &late) &&
+               !frame_pop_8 (msg, &ended) && zmsg_size (msg) == 0 && units >= 0 &&
+               isfinite (units) && late >= 0 && isfinite (ended)) {
         if (task)
             *task = id;
         if (seconds)
             *seconds = wall;
         self->units = units;
         self->busy = 0;
+        double lag = late + fmax (0, tf_now () - ended);
+        self->lag += lag;
+        self->lag_max = fmax (self->lag_max, lag);
         rc = 0;
     }
     free (command);
     zmsg_destroy (&msg);
     return rc;
+}
+
+double
+engine_lag (const engine_t *self, double *max)
+{
+    assert (self);
+    if (max)
+        *max = self->lag_max;
+    return self->lag;
 }
 
 double

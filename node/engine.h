@@ -62,6 +62,15 @@ int engine_recv (engine_t *self, uint64_t *task, double *seconds);
  *  completion). */
 double engine_units (const engine_t *self);
 
+/*  Seconds the engine fell behind its clock, summed over the tasks whose
+ *  completion engine_recv has read: for each, how long after the task's
+ *  exact end the actor noticed it (emulated; 0 for the real kernel) plus
+ *  how long its DONE then waited to be read. Stores the worst single one
+ *  in *max unless max is NULL. An engine that keeps up lags by scheduling
+ *  jitter only (tens of microseconds a task); one starved of CPU, by
+ *  whole time slices. */
+double engine_lag (const engine_t *self, double *max);
+
 /*  Set the emulated engine's speed factor in [0, 1] (values outside are
  *  clamped): from the moment the actor reads it, progress accrues at
  *  rate * time_scale * factor units per second, including inside the

@@ -31,7 +31,11 @@
                                      time ... */
 #define NODE_METER_MIN 0.02       /* ... but never under 20 ms of wall time,
                                      a few chunks at the time scales used */
-#define NODE_LINGER_MS 2000       /* let the final REPORT leave */
+#define NODE_LINGER_MS 2000       /* let a FAIL leave */
+#define NODE_BYE_MS 30000         /* wait for BYE after REPORT: as long as
+                                     the handshake, since a controller
+                                     filing 255 REPORTs on a starved
+                                     machine may take seconds */
 #define NODE_SAMPLES 65536        /* samples a node keeps */
 #define NODE_FIT_MIN 20           /* busy samples before "ir": "measured"
                                      trusts an estimate */
@@ -86,6 +90,8 @@ typedef struct {
         uint64_t *bytes_out; /* probe bytes acknowledged per child, at ta */
         int *streams;        /* per child: we stream to it this phase */
     } cal;
+    double loop_lag, loop_lag_max;   /* seconds the event loop woke after
+                                        it meant to: total, worst */
     uint64_t refused;        /* messages that failed to decode */
     int finished;
 } node_t;
@@ -134,17 +140,17 @@ fail (node_t *self, const char *error)
 /*  Wait up to timeout_ms for a message of the wanted command from the
  *  controller; anything else is logged and dropped. */
 static int
-wait_control (node_t *self, proto_command_t want, proto_msg_t *out, char *err,
-              size_t errlen)
+wait_control (node_t *self, proto_command_t want, int timeout_ms, proto_msg_t *out,
+              char *err, size_t errlen)
 {
-    double deadline = tf_now () + NODE_HANDSHAKE_MS / 1000.0;
+    double deadline = tf_now () + timeout_ms / 1000.0;
     zpoller_t *poller = zpoller_new (self->ctl, NULL);
     int rc = -1;
     while (!zsys_interrupted) {
         int left = (int) ((deadline - tf_now ()) * 1000);
         if (left <= 0) {
             tf_error (err, errlen, "no %s from the controller within %d s",
-                      proto_command_str (want), NODE_HANDSHAKE_MS / 1000);
+                      proto_command_str (want), timeout_ms / 1000);
             break;
         }
         if (!zpoller_wait (poller, left))
@@ -439,6 +445,22 @@ samples_json (node_t *self)
 
 /*  --- statistics --------------------------------------------------------- */
 
+/*  How far this node fell behind the clock it emulates, wall seconds:
+ *  its event loop (timers that fired late), its engine (task ends noticed
+ *  late), and its links (transfers waiting for their last ack after the
+ *  paced delivery, summed over children), with the worst single loop or
+ *  engine delay. */
+static json_t *
+lag_json (node_t *self)
+{
+    double engine_max, engine = engine_lag (self->engine, &engine_max), link = 0;
+    for (int i = 0; i < self->me->nchildren; i++)
+        link += core_child_stats (self->core, i).ack_wait_seconds;
+    return json_pack ("{s:f, s:f, s:f, s:f}", "loop_s", self->loop_lag, "engine_s",
+                      engine, "link_s", link, "max_s",
+                      fmax (self->loop_lag_max, engine_max));
+}
+
 static json_t *
 stats_json (node_t *self, int final)
 {
@@ -458,6 +480,7 @@ stats_json (node_t *self, int final)
                                                      ? self->speed_sum / self->speed_time
                                                      : 1.0));
     json_object_set_new (o, "fit", fit_json (self));
+    json_object_set_new (o, "lag", lag_json (self));
     if (!final)
         return o;
     json_object_set_new (o, "samples_csv", samples_json (self));
@@ -489,6 +512,28 @@ send_stats (node_t *self, proto_command_t command)
     json_t *body = json_pack ("{s:o}", "stats", stats_json (self, command == PROTO_REPORT));
     zmsg_t *msg = proto_encode (command, &body, NULL);
     zmsg_send (&msg, self->ctl);
+}
+
+/*  After STOP: send the final REPORT and wait for the controller's BYE,
+ *  which says it has it, so exiting cannot lose it. Returns 0, or -1 (after
+ *  saying why) if it could not be sent or was not acknowledged in time. */
+static int
+report (node_t *self)
+{
+    json_t *body = json_pack ("{s:o}", "stats", stats_json (self, 1));
+    zmsg_t *msg = proto_encode (PROTO_REPORT, &body, NULL);
+    if (zmsg_send (&msg, self->ctl) != 0) {
+        zmsg_destroy (&msg);
+        return fail (self, "cannot send the REPORT to the controller"), -1;
+    }
+    proto_msg_t bye = {0};
+    char err[TF_ERRLEN];
+    if (wait_control (self, PROTO_BYE, NODE_BYE_MS, &bye, err, sizeof err) < 0) {
+        logmsg (self, "after REPORT: %s", err);
+        return -1;
+    }
+    proto_msg_clear (&bye);
+    return 0;
 }
 
 /*  --- actions ------------------------------------------------------------- */
@@ -911,6 +956,21 @@ update_speed (node_t *self, double now)
     }
 }
 
+/*  The loop woke `late` seconds after the time it slept until, whether a
+ *  message or the timer woke it (a message that came in time wakes it
+ *  early: no lag). Since it never sleeps longer than NODE_TICK_MAX
+ *  (emulated: NODE_SPEED_EVERY), a node starved of CPU shows here however
+ *  busy its sockets. */
+static void
+note_lag (node_t *self, double late)
+{
+    if (late <= 0)
+        return;
+    self->loop_lag += late;
+    if (late > self->loop_lag_max)
+        self->loop_lag_max = late;
+}
+
 /*  The run proper: until STOP, or a fatal error. */
 static int
 serve (node_t *self)
@@ -973,6 +1033,7 @@ serve (node_t *self)
             if (left > 0)
                 sleep_precise (left);
         }
+        note_lag (self, tf_now () - until);
         if (zpoller_terminated (poller)) {
             rc = fail (self, "interrupted");
             break;
@@ -983,7 +1044,7 @@ serve (node_t *self)
                 rc = fail (self, "calibration failed");
             else if (c > 0) {
                 verbose (self, "stopped by the controller");
-                send_stats (self, PROTO_REPORT);
+                rc = report (self);
                 break;
             }
         }
@@ -1021,7 +1082,7 @@ node_run (const node_opts_t *opts)
     zmsg_t *hello = proto_hello (opts->name, getpid ());
     zmsg_send (&hello, self->ctl);
 
-    if (wait_control (self, PROTO_CONFIG, &m, err, sizeof err) < 0
+    if (wait_control (self, PROTO_CONFIG, NODE_HANDSHAKE_MS, &m, err, sizeof err) < 0
         || take_config (self, m.object, err, sizeof err) < 0
         || bind_children (self, err, sizeof err) < 0) {
         status = fail (self, err);
@@ -1033,7 +1094,7 @@ node_run (const node_opts_t *opts)
     zmsg_t *bound = proto_bound (self->endpoint);
     zmsg_send (&bound, self->ctl);
 
-    if (wait_control (self, PROTO_START, &m, err, sizeof err) < 0) {
+    if (wait_control (self, PROTO_START, NODE_HANDSHAKE_MS, &m, err, sizeof err) < 0) {
         status = fail (self, err);
         goto out;
     }

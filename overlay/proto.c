@@ -15,6 +15,7 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_CHUNK] = "CHUNK",       [PROTO_ACK] = "ACK",
     [PROTO_DONE] = "DONE",         [PROTO_SUBTREE] = "SUBTREE",
     [PROTO_MEASURE] = "MEASURE",   [PROTO_MEASURED] = "MEASURED",
+    [PROTO_BYE] = "BYE",
 };
 
 const char *
@@ -230,7 +231,8 @@ decode_fields (proto_msg_t *m, char *err, size_t errlen)
         return 0;
     }
     case PROTO_FINISHED:
-    case PROTO_STOP: {
+    case PROTO_STOP:
+    case PROTO_BYE: {
         static const char *const k[] = {NULL};
         return check_keys (b, k, cmd, err, errlen);
     }

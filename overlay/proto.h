@@ -14,7 +14,7 @@
  *  Two conversations use it:
  *  - node <-> controller (node DEALER -> controller ROUTER, identity = the
  *    node's name): HELLO, CONFIG, BOUND, START, STATS, FINISHED, STOP,
- *    REPORT, FAIL;
+ *    REPORT, BYE, FAIL;
  *  - child <-> parent (child DEALER -> parent ROUTER, identity = the
  *    child's name): REQUEST, CHUNK, ACK, DONE, SUBTREE.
  */
@@ -51,6 +51,7 @@ typedef enum {
                                          streams: [child, ...]}           */
     PROTO_MEASURED,     /* node -> ctl  {phase, seconds, units_per_s,
                                          recv_mbps, send_mbps: {child: r}} */
+    PROTO_BYE,          /* ctl -> node  {}   REPORT received: exit now    */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -105,6 +106,6 @@ zmsg_t *proto_chunk (uint64_t task, double units, uint64_t bytes, uint32_t index
                      uint32_t count, zframe_t **payload_p);
 zmsg_t *proto_ack (uint64_t task, uint32_t index);
 zmsg_t *proto_fail (const char *error);
-zmsg_t *proto_empty (proto_command_t command);   /* FINISHED, STOP */
+zmsg_t *proto_empty (proto_command_t command);   /* FINISHED, STOP, BYE */
 
 #endif

@@ -229,6 +229,31 @@ test_root_streams_chunks_within_the_window (void **state)
     core_destroy (&core);
 }
 
+/*  A parent counts, per child, how long transfers waited for their last
+ *  ack after the last chunk went out (unpaced: its send time): the
+ *  runtime's round trip, which the node reports as link lag. */
+static void
+test_ack_wait_is_the_time_from_last_chunk_to_its_ack (void **state)
+{
+    (void) state;
+    core_cfg_t cfg = make_cfg (1, 1, 10);   /* 1000 bytes: 3 chunks, window 2 */
+    core_t *core = make_core (cfg);
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    /*  Chunks 0 and 1 at t = 0; the ack of 0 at 0.1 releases chunk 2. */
+    feed (core, (core_event_t){.type = CORE_EV_ACK, .now = 0.1, .task = 1, .index = 0}, &n);
+    feed (core, (core_event_t){.type = CORE_EV_ACK, .now = 0.2, .task = 1, .index = 1}, &n);
+    assert_true (core_child_stats (core, 0).ack_wait_seconds == 0);
+    feed (core, (core_event_t){.type = CORE_EV_ACK, .now = 0.85, .task = 1, .index = 2}, &n);
+    core_child_stats_t cs = core_child_stats (core, 0);
+    assert_int_equal (cs.tasks_sent, 1);
+    if (fabs (cs.ack_wait_seconds - 0.75) > 1e-9)
+        fail_msg ("ack wait %.6f, expected 0.75", cs.ack_wait_seconds);
+    assert_true (fabs (cs.send_seconds - 0.85) < 1e-9);
+    core_destroy (&core);
+}
+
 static void
 test_fcfs_serves_oldest_request_one_transfer_at_a_time (void **state)
 {
@@ -800,6 +825,7 @@ main (void)
         cmocka_unit_test (test_completions_are_batched_by_size_and_by_delay),
         cmocka_unit_test (test_root_counts_duplicates_and_finishes_once),
         cmocka_unit_test (test_bad_configurations_are_refused),
+        cmocka_unit_test (test_ack_wait_is_the_time_from_last_chunk_to_its_ack),
         cmocka_unit_test (test_a_tree_completes_every_task_exactly_once),
         cmocka_unit_test (test_a_paced_link_runs_at_its_configured_rate),
         cmocka_unit_test (test_multiport_stays_within_the_send_limit),

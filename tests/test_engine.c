@@ -112,6 +112,31 @@ test_emulated_duration (void **state)
 
 /*  Many short tasks at a high time scale: none finishes early, and the
  *  sub-millisecond remainders do not round up to whole milliseconds. */
+/*  engine_lag counts how late a task's end reached the front: a DONE read
+ *  at once adds little; one left unread for 0.2 s adds at least that, and
+ *  becomes the worst. */
+static void
+test_lag_counts_a_completion_read_late (void **state)
+{
+    (void) state;
+    engine_t *engine = new_emulated (100, 10);   /* 1 unit: 1 ms */
+    double max = -1;
+    assert_true (engine_lag (engine, &max) == 0 && max == 0);
+    assert_int_equal (engine_start (engine, 1, 1), 0);
+    assert_int_equal (wait_done (engine, 5000, NULL, NULL), 0);
+    double prompt = engine_lag (engine, &max);
+    assert_true (prompt >= 0 && prompt < 0.1);
+
+    assert_int_equal (engine_start (engine, 2, 1), 0);
+    zclock_sleep (200);   /* the task ends after 1 ms; nobody reads */
+    assert_int_equal (wait_done (engine, 5000, NULL, NULL), 0);
+    double late = engine_lag (engine, &max) - prompt;
+    if (late < 0.19 || late > 2)
+        fail_msg ("a DONE read 0.2 s late added %.3f s of lag", late);
+    assert_true (max >= 0.19);
+    engine_destroy (&engine);
+}
+
 static void
 test_emulated_short_tasks (void **state)
 {
@@ -725,6 +750,7 @@ main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_emulated_duration),
         cmocka_unit_test (test_emulated_short_tasks),
+        cmocka_unit_test (test_lag_counts_a_completion_read_late),
         cmocka_unit_test (test_task_id_and_busy),
         cmocka_unit_test (test_start_while_busy),
         cmocka_unit_test (test_destroy_mid_task_emulated),

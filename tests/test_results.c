@@ -4,6 +4,7 @@
  *  node, tasks.csv names the node that computed every task. Bad counters
  *  from a node are refused with the field's name and change nothing.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -361,6 +362,57 @@ test_summary (void **state)
     free (text);
 }
 
+/*  Lag reported by the nodes becomes fidelity: per node 1 - max(loop,
+ *  engine, link lag) / wall, the run's is its worst node's, and below
+ *  RESULTS_FIDELITY_MIN the efficiency is flagged in results.json and in
+ *  the summary. */
+static void
+test_lag_makes_fidelity_and_flags_efficiency (void **state)
+{
+    fixture_t *f = *state;
+    feed_complete_run (f);   /* wall 2 s, no lag reported: fidelity 1 */
+    json_t *r = results_to_json (f->results);
+    assert_true (json_is_true (json_object_get (r, "efficiency_reliable")));
+    assert_true (json_is_null (json_object_get (json_object_get (r, "fidelity"), "node")));
+    json_decref (r);
+
+    /*  b's links lagged 0.1 s of 2 (0.95), a1's loop 0.4 s (0.80). */
+    feed_ok (f, 0, 2, "{\"computed\": 1, \"received\": 1, \"bytes_in\": 1048576,"
+                      " \"lag\": {\"loop_s\": 0.05, \"engine_s\": 0.02, \"link_s\": 0.1,"
+                      " \"max_s\": 0.01}}");
+    assert_true (fabs (results_node_fidelity (f->results, 2) - 0.95) < 1e-9);
+    assert_true (results_fidelity (f->results, NULL) >= RESULTS_FIDELITY_MIN);
+    feed_ok (f, 0, 3, "{\"computed\": 1, \"received\": 1, \"bytes_in\": 1048576,"
+                      " \"lag\": {\"loop_s\": 0.4, \"engine_s\": 0.3, \"max_s\": 0.2}}");
+    int worst;
+    assert_true (fabs (results_fidelity (f->results, &worst) - 0.80) < 1e-9);
+    assert_int_equal (worst, 3);
+    r = results_to_json (f->results);
+    assert_true (json_is_false (json_object_get (r, "efficiency_reliable")));
+    json_t *fid = json_object_get (r, "fidelity");
+    assert_string_equal (json_string_value (json_object_get (fid, "node")), "a1");
+    assert_true (json_is_false (json_object_get (fid, "reliable")));
+    json_t *a1 = json_array_get (json_object_get (r, "nodes"), 3);
+    assert_true (fabs (json_real_value (json_object_get (a1, "fidelity")) - 0.8) < 1e-9);
+    assert_true (json_real_value (json_object_get (json_object_get (a1, "lag"), "loop_s"))
+                 == 0.4);
+    json_decref (r);
+
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream (&text, &size);
+    results_print_summary (f->results, out);
+    fclose (out);
+    assert_non_null (strstr (text, "(UNRELIABLE)"));
+    assert_non_null (strstr (text, "fidelity 0.800 (worst: a1)"));
+    assert_non_null (strstr (text, "lower time_scale"));
+    free (text);
+
+    /*  A lag object that is not one, or a negative lag, is refused. */
+    refused (f, 0, 1, "{\"lag\": 3}", "lag");
+    refused (f, 0, 1, "{\"lag\": {\"loop_s\": -1}}", "loop_s");
+}
+
 static void
 test_make_dir (void **state)
 {
@@ -465,6 +517,8 @@ main (void)
                                          teardown),
         cmocka_unit_test_setup_teardown (test_summary, setup, teardown),
         cmocka_unit_test_setup_teardown (test_bound_against_the_tree_s_own, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_lag_makes_fidelity_and_flags_efficiency, setup,
+                                         teardown),
         cmocka_unit_test_setup_teardown (test_make_dir, setup, teardown),
         cmocka_unit_test (test_default_dir),
     };

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Integration at the scale users run: a 63-node binary tree (depth 5) of
+# emulated nodes, 3000 tasks, three times in a row. Each run must end
+# "complete" with every node's REPORT filed (the end of a run used to
+# race node exits against their REPORTs and fail about one run in ten
+# with "no REPORT from ..."), every task exactly once and no process left.
+#
+# Then fidelity (how far nodes fell behind the emulated clock): every
+# run says it, per node and for the run, consistently with the lag the
+# nodes measured; a node frozen for 0.8 s with SIGSTOP makes the run
+# unreliable, named on the terminal and in results.json.
+source "$(dirname "$0")/lib.sh"
+
+python3 scripts/tree-config.py --depth 5 --count 3000 --input-mb 0.5 --units 1 \
+    --compute 5 --link 50 --policy fcfs --time-scale 20 --payload-scale 0.01 \
+    --buffer 3 >"$WORK/tree63.json"
+
+for i in 1 2 3; do
+    out="$WORK/t63-$i"
+    "$TREEFARM" run "$WORK/tree63.json" --out "$out" --quiet >"$out.out" 2>"$out.err"
+    rc=$?
+    expect "63 nodes, run $i: exit 0 (got $rc)" test "$rc" = 0
+    [ "$rc" = 0 ] || { head -c 600 "$out.err"; echo; continue; }
+    expect "63 nodes, run $i: every task exactly once" tasks_exactly_once "$out" 3000
+    expect "63 nodes, run $i: all 63 REPORTs filed" python3 - "$out/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+missing = [n["name"] for n in r["nodes"] if not n["reported"]]
+if missing or len(r["nodes"]) != 63: print("  not reported:", missing)
+sys.exit(1 if missing or len(r["nodes"]) != 63 else 0)
+PY
+    expect "63 nodes, run $i: no node process left" no_node_alive "$out"
+done
+
+# Fidelity is what the lag says: per node 1 - max(loop, engine, link) /
+# wall; the run's is the minimum; the flag and the warning follow it.
+check_fidelity () {
+    python3 - "$1/results.json" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); err = open(sys.argv[2]).read()
+w = r["wall_s"]; f = r["fidelity"]; bad = []
+for n in r["nodes"]:
+    lag = n["lag"]
+    want = max(0.0, 1 - max(lag["loop_s"], lag["engine_s"], lag["link_s"]) / w)
+    if abs(n["fidelity"] - want) > 1e-9: bad.append((n["name"], n["fidelity"], want))
+worst = min(r["nodes"], key=lambda n: n["fidelity"])
+if abs(f["min"] - worst["fidelity"]) > 1e-12: bad.append(("min", f["min"]))
+reliable = f["min"] >= f["threshold"]
+if r["efficiency_reliable"] != reliable or f["reliable"] != reliable: bad.append("flag")
+if ("unreliable" in err) == reliable: bad.append("terminal warning")
+print("  fidelity %.3f (worst %s), %s" % (f["min"], f["node"],
+      "reliable" if reliable else "UNRELIABLE"))
+for b in bad: print("  inconsistent:", b)
+sys.exit(1 if bad else 0)
+PY
+}
+expect "63 nodes: fidelity consistent with the nodes' lag" check_fidelity "$WORK/t63-1" "$WORK/t63-1.err"
+
+# Freeze one leaf of the reference fork for 0.8 s in the middle of a run
+# that takes about 3 s: its loop wakes 0.8 s late, so fidelity <= 0.75.
+sed -e 's/"count": *[0-9]*/"count": 300/; s/"time_scale": *[0-9.]*/"time_scale": 40/' \
+    configs/fork7.json >"$WORK/fork7.json"
+"$TREEFARM" run "$WORK/fork7.json" --out "$WORK/frozen" --quiet >"$WORK/frozen.out" \
+    2>"$WORK/frozen.err" &
+ctl=$!
+pid=
+for _ in $(seq 100); do
+    pid=$(pgrep -P "$ctl" -f -- "--name Lab4( |$)" || true)
+    [ -n "$pid" ] && break
+    sleep 0.02
+done
+sleep 0.5
+[ -n "$pid" ] && kill -STOP "$pid" && sleep 0.8 && kill -CONT "$pid"
+wait "$ctl"
+rc=$?
+expect "frozen node: the run still completes (exit $rc)" test "$rc" = 0
+expect "frozen node: every task exactly once" tasks_exactly_once "$WORK/frozen" 300
+expect "frozen node: Lab4 lagged ~0.8 s (loop and worst), the run is flagged unreliable" python3 - \
+    "$WORK/frozen/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+lab4 = [n for n in r["nodes"] if n["name"] == "Lab4"][0]
+print("  Lab4 lag", lab4["lag"], "fidelity %.3f" % lab4["fidelity"])
+ok = (lab4["lag"]["max_s"] >= 0.75 and lab4["lag"]["loop_s"] >= 0.75
+      and lab4["fidelity"] <= 0.8 and r["efficiency_reliable"] is False)
+sys.exit(0 if ok else 1)
+PY
+expect "frozen node: consistent, and the terminal says so" check_fidelity "$WORK/frozen" "$WORK/frozen.err"
+expect "frozen node: the summary marks the efficiency" grep -q "efficiency .*(UNRELIABLE)" "$WORK/frozen.out"
+
+finish
