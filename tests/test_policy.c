@@ -54,25 +54,36 @@ get (const char *name)
     return policy;
 }
 
-/*  Fill order[] with the slots the policy serves, in turn, from the n
- *  children offered in the given order; return how many it served. */
+/*  Fill order[] with the slots the policy takes, in turn, from the n
+ *  children offered in the given order: with chunks = 0 the ones it serves
+ *  (pick, until it serves nobody), with chunks = 1 the order in which it
+ *  gives chunks to transfers in flight (policy_pick_chunk). Each choice is
+ *  withdrawn before asking again. Returns how many it took. */
+static int
+take_order (const policy_t *policy, const policy_parent_t *parent,
+            const policy_child_t *kids, int n, int *order, int chunks)
+{
+    policy_child_t cands[NKIDS];
+    memcpy (cands, kids, n * sizeof *cands);
+    int taken = 0;
+    while (n > 0) {
+        int k = chunks ? policy_pick_chunk (policy, parent, cands, n)
+                       : policy->pick (parent, cands, n);
+        if (k < 0 && !chunks)
+            break;
+        assert_in_range (k, 0, n - 1);
+        order[taken++] = cands[k].slot;
+        memmove (&cands[k], &cands[k + 1], (n - k - 1) * sizeof *cands);
+        n--;
+    }
+    return taken;
+}
+
 static int
 service_order (const policy_t *policy, const policy_parent_t *parent,
                const policy_child_t *kids, int n, int *order)
 {
-    policy_child_t cands[NKIDS];
-    memcpy (cands, kids, n * sizeof *cands);
-    int served = 0;
-    while (n > 0) {
-        int k = policy->pick (parent, cands, n);
-        if (k < 0)
-            break;
-        assert_in_range (k, 0, n - 1);
-        order[served++] = cands[k].slot;
-        memmove (&cands[k], &cands[k + 1], (n - k - 1) * sizeof *cands);
-        n--;
-    }
-    return served;
+    return take_order (policy, parent, kids, n, order, 0);
 }
 
 /*  Assert that the policy serves the fork's children in exactly the
@@ -188,26 +199,6 @@ test_ia_multi_starts_sends_by_lowest_ir_s (void **state)
     assert_fork7_order ("ia-multi", &parent, want, 6);
 }
 
-/*  Fill order[] with the slots in the order the policy gives chunks to the
- *  n transfers in flight: ask policy_pick_chunk, note its choice, withdraw
- *  it, ask again. Returns how many it ranked (always n). */
-static int
-chunk_order (const policy_t *policy, const policy_parent_t *parent,
-             const policy_child_t *kids, int n, int *order)
-{
-    policy_child_t cands[NKIDS];
-    memcpy (cands, kids, n * sizeof *cands);
-    int ranked = 0;
-    while (n > 0) {
-        int k = policy_pick_chunk (policy, parent, cands, n);
-        assert_in_range (k, 0, n - 1);
-        order[ranked++] = cands[k].slot;
-        memmove (&cands[k], &cands[k + 1], (n - k - 1) * sizeof *cands);
-        n--;
-    }
-    return ranked;
-}
-
 static void
 test_every_policy_gives_chunks_in_its_service_order (void **state)
 {
@@ -235,7 +226,7 @@ test_every_policy_gives_chunks_in_its_service_order (void **state)
                     want[i] = i;
             else
                 assert_int_equal (served, NKIDS);
-            assert_int_equal (chunk_order (policy, &parent, busy, NKIDS, got), NKIDS);
+            assert_int_equal (take_order (policy, &parent, busy, NKIDS, got, 1), NKIDS);
             for (int i = 0; i < NKIDS; i++)
                 if (got[i] != want[i])
                     fail_msg ("%s: chunk %d goes to %s, its service order says %s",

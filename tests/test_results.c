@@ -123,6 +123,18 @@ slurp (const char *dir, const char *name)
     return text;
 }
 
+/*  The summary as the terminal would show it; the caller frees. */
+static char *
+summary (fixture_t *f)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream (&text, &size);
+    results_print_summary (f->results, out);
+    fclose (out);
+    return text;
+}
+
 /*  A whole successful run: every node reports, the root says who computed
  *  what. */
 static void
@@ -339,11 +351,7 @@ test_summary (void **state)
 {
     fixture_t *f = *state;
     feed_complete_run (f);
-    char *text = NULL;
-    size_t size = 0;
-    FILE *out = open_memstream (&text, &size);
-    results_print_summary (f->results, out);
-    fclose (out);
+    char *text = summary (f);
     assert_non_null (strstr (text, "small/fcfs: complete"));
     assert_non_null (strstr (text, "5/5 tasks"));
     assert_non_null (strstr (text, "makespan 20.00 s (platform)"));
@@ -398,11 +406,7 @@ test_lag_makes_fidelity_and_flags_efficiency (void **state)
                  == 0.4);
     json_decref (r);
 
-    char *text = NULL;
-    size_t size = 0;
-    FILE *out = open_memstream (&text, &size);
-    results_print_summary (f->results, out);
-    fclose (out);
+    char *text = summary (f);
     assert_non_null (strstr (text, "(UNRELIABLE)"));
     assert_non_null (strstr (text, "fidelity 0.800 (worst: a1)"));
     assert_non_null (strstr (text, "lower time_scale"));
@@ -484,11 +488,7 @@ test_bound_against_the_tree_s_own (void **state)
     r = results_to_json (f->results);
     assert_true (json_is_false (json_object_get (json_object_get (r, "bound"), "agree")));
     json_decref (r);
-    char *text = NULL;
-    size_t size = 0;
-    FILE *out = open_memstream (&text, &size);
-    results_print_summary (f->results, out);
-    fclose (out);
+    char *text = summary (f);
     assert_non_null (strstr (text, "bound 5.000 tasks/s (single-port"));
     assert_non_null (strstr (text, "efficiency 5.0%"));
     assert_non_null (strstr (text, "DIFFERS"));
