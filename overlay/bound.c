@@ -308,22 +308,17 @@ price_cpu (item_t *items, int n, double c, double need)
     return 1;
 }
 
-void
-bound_step (const bound_node_t *self, bound_model_t model, const bound_child_t *children,
-            int nchildren, double target, bound_step_t *step, bound_share_t *shares)
+/*  The children bound_step may use, as items (an excluded child, whose
+ *  send costs a whole task or more, is not one); every share starts
+ *  unused. r is the receive loss IR_r Z C^n of the node (0 in BWC).
+ *  Returns the number of items. */
+static int
+make_items (const bound_node_t *self, bound_model_t model, const bound_child_t *children,
+            int nchildren, double r, item_t *items, bound_share_t *shares)
 {
-    assert (self && step && (nchildren == 0 || (children && shares)));
-    assert ((unsigned) model < BOUND_MODEL_COUNT);
-    int ia = model != BOUND_BWC;
-    double c = self->compute;
-    double r = ia ? self->recv_loss * c : 0;
-    double cap = fmin (self->recv_max, target);
-    double port = model == BOUND_MULTI ? self->send_max : 1;
-
-    item_t *items = xcalloc ((size_t) nchildren, sizeof *items);
-    int n = 0;
+    int ia = model != BOUND_BWC, n = 0;
     for (int i = 0; i < nchildren; i++) {
-        double a = ia ? children[i].send_loss * c : 0;
+        double a = ia ? children[i].send_loss * self->compute : 0;
         shares[i] = (bound_share_t) {.x = 0, .load = a, .role = BOUND_ROLE_UNUSED,
                                      .why = BOUND_WHY_INTERFERENCE};
         if (a >= 1)
@@ -335,22 +330,29 @@ bound_step (const bound_node_t *self, bound_model_t model, const bound_child_t *
         it->cpu = a + r;
         it->upper = fmax (children[i].that, 0);
     }
+    return n;
+}
 
-    /*  T (1 + r) = C + gain: the gain that takes T to its cap. */
-    double need = cap * (1 + r) - c;
-    double port_left = port, cpu_left = c;
-    int capped = need <= 0, cpu_cut = 0;
+/*  The greedy walk: items in priority order, each up to its bound, the
+ *  port, the CPU left, or the gain still needed to reach the cap, which
+ *  ever comes first (BOUND_SNAP absorbs rounding at each). Returns 1 if
+ *  the cap was reached; sets *cpu_cut if the CPU stopped an item. */
+static int
+fill_greedy (item_t *items, int n, double port, double cpu, double need, int *cpu_cut)
+{
+    int capped = need <= 0;
+    *cpu_cut = 0;
     sort_items (items, n, 0);
     for (int k = 0; k < n && !capped; k++) {
         item_t *it = &items[k];
         enum { BY_NONE, BY_PORT, BY_CPU, BY_CAP } by = BY_NONE;
         double x = it->upper;
-        if (it->port > 0 && port_left / it->port < x * (1 - BOUND_SNAP)) {
-            x = port_left / it->port;
+        if (it->port > 0 && port / it->port < x * (1 - BOUND_SNAP)) {
+            x = port / it->port;
             by = BY_PORT;
         }
-        if (it->cpu > 0 && cpu_left / it->cpu < x * (1 - BOUND_SNAP)) {
-            x = cpu_left / it->cpu;
+        if (it->cpu > 0 && cpu / it->cpu < x * (1 - BOUND_SNAP)) {
+            x = cpu / it->cpu;
             by = BY_CPU;
         }
         if (need / it->value <= x * (1 + BOUND_SNAP)) {
@@ -358,54 +360,79 @@ bound_step (const bound_node_t *self, bound_model_t model, const bound_child_t *
             by = BY_CAP;
         }
         it->x = x = fmax (x, 0);
-        port_left = by == BY_PORT ? 0 : fmax (port_left - x * it->port, 0);
-        cpu_left = by == BY_CPU ? 0 : fmax (cpu_left - x * it->cpu, 0);
+        port = by == BY_PORT ? 0 : fmax (port - x * it->port, 0);
+        cpu = by == BY_CPU ? 0 : fmax (cpu - x * it->cpu, 0);
         need -= x * it->value;
         capped = by == BY_CAP;
-        cpu_cut |= by == BY_CPU;
+        *cpu_cut |= by == BY_CPU;
     }
+    return capped;
+}
+
+/*  Why T stops where it does, once the items are filled: the cap (the
+ *  receive bandwidth, the parent's share, or nothing at all), nothing
+ *  (every child saturated), or the port, the CPU or both used up. */
+static bound_why_t
+step_limit (const bound_node_t *self, const item_t *items, int n, double port,
+            double target, int capped)
+{
+    if (capped)
+        return target >= self->recv_max ? BOUND_WHY_IN_BW
+             : target > 0               ? BOUND_WHY_SHARE
+                                        : BOUND_WHY_IDLE;
+    double port_used = 0, cpu_used = 0;
+    int all_saturated = 1;
+    for (int k = 0; k < n; k++) {
+        port_used += items[k].x * items[k].port;
+        cpu_used += items[k].x * items[k].cpu;
+        all_saturated &= items[k].x >= items[k].upper;
+    }
+    if (all_saturated)
+        return BOUND_WHY_NONE;
+    int port_full = isfinite (port) && port_used >= port * (1 - BOUND_EPS);
+    int cpu_full = cpu_used >= self->compute * (1 - BOUND_EPS);
+    return port_full && cpu_full ? BOUND_WHY_OUT_BW_CPU
+         : cpu_full              ? BOUND_WHY_CPU
+                                 : BOUND_WHY_OUT_BW;
+}
+
+void
+bound_step (const bound_node_t *self, bound_model_t model, const bound_child_t *children,
+            int nchildren, double target, bound_step_t *step, bound_share_t *shares)
+{
+    assert (self && step && (nchildren == 0 || (children && shares)));
+    assert ((unsigned) model < BOUND_MODEL_COUNT);
+    double c = self->compute;
+    double r = model != BOUND_BWC ? self->recv_loss * c : 0;
+    double cap = fmin (self->recv_max, target);
+    double port = model == BOUND_MULTI ? self->send_max : 1;
+
+    item_t *items = xcalloc ((size_t) nchildren, sizeof *items);
+    int n = make_items (self, model, children, nchildren, r, items, shares);
+    /*  T (1 + r) = C + gain: the gain that takes T to its cap. */
+    int cpu_cut;
+    int capped = fill_greedy (items, n, port, c, cap * (1 + r) - c, &cpu_cut);
     /*  Single-port with the CPU short: the port order is not optimal. */
     if (model == BOUND_SINGLE && cpu_cut && !capped)
         capped = price_cpu (items, n, c, cap * (1 + r) - c);
 
-    double gain = 0, sent = 0, port_used = 0, cpu_used = 0;
-    int all_saturated = 1;
+    double gain = 0, sent = 0;
     for (int k = 0; k < n; k++) {
-        const item_t *it = &items[k];
-        gain += it->x * it->value;
-        sent += it->x;
-        port_used += it->x * it->port;
-        cpu_used += it->x * it->cpu;
-        all_saturated &= it->x >= it->upper;
+        gain += items[k].x * items[k].value;
+        sent += items[k].x;
     }
     step->t = capped ? cap : (c + gain) / (1 + r);
     step->sent = sent;
     step->s = fmax (step->t - sent, 0);
-    if (capped)
-        step->limit = target >= self->recv_max ? BOUND_WHY_IN_BW
-                    : target > 0               ? BOUND_WHY_SHARE
-                                               : BOUND_WHY_IDLE;
-    else if (all_saturated)
-        step->limit = BOUND_WHY_NONE;
-    else {
-        int port_full = isfinite (port) && port_used >= port * (1 - BOUND_EPS);
-        int cpu_full = cpu_used >= c * (1 - BOUND_EPS);
-        step->limit = port_full && cpu_full ? BOUND_WHY_OUT_BW_CPU
-                    : cpu_full              ? BOUND_WHY_CPU
-                                            : BOUND_WHY_OUT_BW;
-    }
+    step->limit = step_limit (self, items, n, port, target, capped);
     for (int k = 0; k < n; k++) {
         const item_t *it = &items[k];
         bound_share_t *share = &shares[it->child];
         share->x = it->x;
-        if (it->x >= it->upper) {
-            share->role = BOUND_ROLE_SATURATED;
-            share->why = BOUND_WHY_NONE;
-        }
-        else {
-            share->role = it->x > 0 ? BOUND_ROLE_PARTIAL : BOUND_ROLE_UNUSED;
-            share->why = step->limit;
-        }
+        int full = it->x >= it->upper;
+        share->role = full ? BOUND_ROLE_SATURATED
+                    : it->x > 0 ? BOUND_ROLE_PARTIAL : BOUND_ROLE_UNUSED;
+        share->why = full ? BOUND_WHY_NONE : step->limit;
     }
     free (items);
 }
@@ -447,24 +474,70 @@ tree_step (bound_tree_t *self, int index, double target, bound_child_t *children
                 step, shares);
 }
 
+/*  Check the application type and the model. */
+static int
+check_app (bound_model_t model, const bound_app_t *app, char *err, size_t errlen)
+{
+    if (!(isfinite (app->input_mb) && app->input_mb >= 0))
+        return tf_error (err, errlen, "task input must be a finite size >= 0 MB, got %g",
+                         app->input_mb);
+    if (!(isfinite (app->units) && app->units > 0))
+        return tf_error (err, errlen, "task compute must be a finite number of units "
+                         "> 0, got %g", app->units);
+    if ((unsigned) model >= BOUND_MODEL_COUNT)
+        return tf_error (err, errlen, "unknown model %d", (int) model);
+    return 0;
+}
+
+/*  Bottom-up: every subtree's bound, That(n), and what limits it. */
+static void
+tree_up (bound_tree_t *self, bound_child_t *children, bound_share_t *shares)
+{
+    bound_step_t step;
+    for (int k = self->nnodes - 1; k >= 0; k--) {
+        int index = self->order[k];
+        tree_step (self, index, INFINITY, children, &step, shares);
+        self->nodes[index].that = step.t;
+        self->nodes[index].that_limit = step.limit;
+    }
+    self->bound = self->nodes[self->cfg->root].that;
+}
+
+/*  Top-down: what each node does when the root reaches its bound. A node
+ *  that gets its whole subtree bound takes the same step again; one that
+ *  gets less takes it capped at what it gets. */
+static void
+tree_down (bound_tree_t *self, bound_child_t *children, bound_share_t *shares)
+{
+    bound_step_t step;
+    bound_entry_t *root = &self->nodes[self->cfg->root];
+    root->t = root->that;
+    root->role = BOUND_ROLE_ROOT;
+    root->why = BOUND_WHY_NONE;
+    for (int k = 0; k < self->nnodes; k++) {
+        int index = self->order[k];
+        bound_entry_t *entry = &self->nodes[index];
+        double target = entry->t >= entry->that ? INFINITY : entry->t;
+        tree_step (self, index, target, children, &step, shares);
+        entry->s = step.s;
+        entry->limit = step.limit;
+        entry->share = self->bound > 0 ? entry->s / self->bound : 0;
+        for (int j = 0; j < entry->config->nchildren; j++) {
+            bound_entry_t *child = &self->nodes[entry->config->children[j]];
+            child->t = shares[j].x;
+            child->load = shares[j].load;
+            child->role = shares[j].role;
+            child->why = shares[j].why;
+        }
+    }
+}
+
 bound_tree_t *
 bound_tree_new (const config_t *cfg, bound_model_t model, const bound_app_t *app,
                 char *err, size_t errlen)
 {
-    if (!(isfinite (app->input_mb) && app->input_mb >= 0)) {
-        tf_error (err, errlen, "task input must be a finite size >= 0 MB, got %g",
-                  app->input_mb);
+    if (check_app (model, app, err, errlen))
         return NULL;
-    }
-    if (!(isfinite (app->units) && app->units > 0)) {
-        tf_error (err, errlen, "task compute must be a finite number of units > 0, "
-                  "got %g", app->units);
-        return NULL;
-    }
-    if ((unsigned) model >= BOUND_MODEL_COUNT) {
-        tf_error (err, errlen, "unknown model %d", (int) model);
-        return NULL;
-    }
     bound_tree_t *self = xcalloc (1, sizeof *self);
     self->cfg = cfg;
     self->model = model;
@@ -488,40 +561,8 @@ bound_tree_new (const config_t *cfg, bound_model_t model, const bound_app_t *app
     }
     bound_child_t *children = xcalloc ((size_t) most, sizeof *children);
     bound_share_t *shares = xcalloc ((size_t) most, sizeof *shares);
-    bound_step_t step;
-
-    /*  Bottom-up: every subtree's bound. */
-    for (int k = cfg->nnodes - 1; k >= 0; k--) {
-        int index = self->order[k];
-        tree_step (self, index, INFINITY, children, &step, shares);
-        self->nodes[index].that = step.t;
-        self->nodes[index].that_limit = step.limit;
-    }
-    self->bound = self->nodes[cfg->root].that;
-
-    /*  Top-down: what each node does when the root reaches its bound. A
-     *  node that gets its whole subtree bound takes the same step again;
-     *  one that gets less takes it capped at what it gets. */
-    bound_entry_t *root = &self->nodes[cfg->root];
-    root->t = root->that;
-    root->role = BOUND_ROLE_ROOT;
-    root->why = BOUND_WHY_NONE;
-    for (int k = 0; k < cfg->nnodes; k++) {
-        int index = self->order[k];
-        bound_entry_t *entry = &self->nodes[index];
-        double target = entry->t >= entry->that ? INFINITY : entry->t;
-        tree_step (self, index, target, children, &step, shares);
-        entry->s = step.s;
-        entry->limit = step.limit;
-        entry->share = self->bound > 0 ? entry->s / self->bound : 0;
-        for (int j = 0; j < entry->config->nchildren; j++) {
-            bound_entry_t *child = &self->nodes[entry->config->children[j]];
-            child->t = shares[j].x;
-            child->load = shares[j].load;
-            child->role = shares[j].role;
-            child->why = shares[j].why;
-        }
-    }
+    tree_up (self, children, shares);
+    tree_down (self, children, shares);
     free (children);
     free (shares);
     return self;

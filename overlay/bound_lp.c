@@ -62,13 +62,13 @@ col_x (const bound_tree_t *self, int every, int index)
     return every ? self->nnodes + index + 1 : index + 1;
 }
 
-/*  Build the program (see the file's header) into lp. */
+/*  The columns: T(n) for every node, bounded by its receive limit, in
+ *  the objective (the root's alone, or every node's); with `every`, x_n
+ *  as well, fixed at 0 for the root. */
 static void
-lp_build (const bound_tree_t *self, int every, glp_prob *lp)
+lp_columns (const bound_tree_t *self, int every, glp_prob *lp)
 {
-    const config_t *cfg = self->cfg;
-    int n = self->nnodes, ia = self->model != BOUND_BWC;
-
+    int n = self->nnodes, root = self->cfg->root;
     glp_set_obj_dir (lp, GLP_MAX);
     glp_add_cols (lp, every ? 2 * n : n);
     for (int i = 0; i < n; i++) {
@@ -77,14 +77,64 @@ lp_build (const bound_tree_t *self, int every, glp_prob *lp)
             glp_set_col_bnds (lp, col_t (i), GLP_DB, 0, bmax);
         else
             glp_set_col_bnds (lp, col_t (i), GLP_LO, 0, 0);
-        glp_set_obj_coef (lp, col_t (i), every || i == cfg->root ? 1 : 0);
-        if (every) {
-            if (i == cfg->root)
-                glp_set_col_bnds (lp, col_x (self, every, i), GLP_FX, 0, 0);
-            else
-                glp_set_col_bnds (lp, col_x (self, every, i), GLP_LO, 0, 0);
-        }
+        glp_set_obj_coef (lp, col_t (i), every || i == root ? 1 : 0);
+        if (every)
+            glp_set_col_bnds (lp, col_x (self, every, i), i == root ? GLP_FX : GLP_LO, 0,
+                              0);
     }
+}
+
+/*  Node p's rows from `row` on: its compute, S(p) >= 0 and, with
+ *  children, its port. Returns the last row used. */
+static int
+lp_node_rows (const bound_tree_t *self, int every, int p, int row, glp_prob *lp,
+              entries_t *m)
+{
+    const config_node_t *node = &self->cfg->nodes[p];
+    const bound_node_t *par = &self->nodes[p].node;
+    int ia = self->model != BOUND_BWC;
+    double c = par->compute, r = ia ? par->recv_loss * c : 0;
+
+    row++;                                      /* compute */
+    glp_set_row_bnds (lp, row, GLP_UP, 0, c);
+    entry_add (m, row, col_t (p), 1 + r);
+    for (int k = 0; k < node->nchildren; k++) {
+        int i = node->children[k];
+        double a = ia ? self->nodes[i].send_loss * c : 0;
+        entry_add (m, row, col_x (self, every, i), -(1 - a));
+    }
+
+    row++;                                      /* S(n) >= 0 */
+    glp_set_row_bnds (lp, row, GLP_LO, 0, 0);
+    entry_add (m, row, col_t (p), 1);
+    for (int k = 0; k < node->nchildren; k++)
+        entry_add (m, row, col_x (self, every, node->children[k]), -1);
+
+    if (node->nchildren == 0)
+        return row;
+    row++;                                      /* the port */
+    int multi = self->model == BOUND_MULTI;
+    int limited = multi ? isfinite (par->send_max) : self->app.input_mb > 0;
+    if (limited)
+        glp_set_row_bnds (lp, row, GLP_UP, 0, multi ? par->send_max : 1);
+    else
+        glp_set_row_bnds (lp, row, GLP_FR, 0, 0);
+    for (int k = 0; k < node->nchildren; k++) {
+        int i = node->children[k];
+        double w = multi ? 1 : 1 / self->nodes[i].node.recv_max;
+        if (w != 0)
+            entry_add (m, row, col_x (self, every, i), w);
+    }
+    return row;
+}
+
+/*  Build the program (see the file's header) into lp. */
+static void
+lp_build (const bound_tree_t *self, int every, glp_prob *lp)
+{
+    const config_t *cfg = self->cfg;
+    int n = self->nnodes;
+    lp_columns (self, every, lp);
 
     int rows = every ? n - 1 : 0, most = 2 * n + 8;
     for (int i = 0; i < n; i++) {
@@ -99,42 +149,8 @@ lp_build (const bound_tree_t *self, int every, glp_prob *lp)
     };
     glp_add_rows (lp, rows);
     int row = 0;
-    for (int p = 0; p < n; p++) {
-        const config_node_t *node = &cfg->nodes[p];
-        const bound_node_t *par = &self->nodes[p].node;
-        double c = par->compute, r = ia ? par->recv_loss * c : 0;
-
-        row++;                                  /* compute */
-        glp_set_row_bnds (lp, row, GLP_UP, 0, c);
-        entry_add (&m, row, col_t (p), 1 + r);
-        for (int k = 0; k < node->nchildren; k++) {
-            int i = node->children[k];
-            double a = ia ? self->nodes[i].send_loss * c : 0;
-            entry_add (&m, row, col_x (self, every, i), -(1 - a));
-        }
-
-        row++;                                  /* S(n) >= 0 */
-        glp_set_row_bnds (lp, row, GLP_LO, 0, 0);
-        entry_add (&m, row, col_t (p), 1);
-        for (int k = 0; k < node->nchildren; k++)
-            entry_add (&m, row, col_x (self, every, node->children[k]), -1);
-
-        if (node->nchildren > 0) {              /* the port */
-            row++;
-            int multi = self->model == BOUND_MULTI;
-            int limited = multi ? isfinite (par->send_max) : self->app.input_mb > 0;
-            if (limited)
-                glp_set_row_bnds (lp, row, GLP_UP, 0, multi ? par->send_max : 1);
-            else
-                glp_set_row_bnds (lp, row, GLP_FR, 0, 0);
-            for (int k = 0; k < node->nchildren; k++) {
-                int i = node->children[k];
-                double w = multi ? 1 : 1 / self->nodes[i].node.recv_max;
-                if (w != 0)
-                    entry_add (&m, row, col_x (self, every, i), w);
-            }
-        }
-    }
+    for (int p = 0; p < n; p++)
+        row = lp_node_rows (self, every, p, row, lp, &m);
     if (every)
         for (int i = 0; i < n; i++) {           /* x_i <= T(i) */
             if (i == cfg->root)
