@@ -159,6 +159,90 @@ sum_squares (const double *v, int m)
     return s;
 }
 
+/*  Scratch for one solve: kept[q] is the regressor in position q of the
+ *  factor, scale[q] its centered root sum of squares; L (k x k, row
+ *  major) factors the kept regressors' correlation matrix; m of them. */
+typedef struct {
+    int k, m;
+    int *kept;
+    double *scale, *L, *g, *u, *col;
+} solve_t;
+
+static void
+solve_init (solve_t *w, int k)
+{
+    size_t n = (size_t) (k ? k : 1);
+    w->k = k;
+    w->m = 0;
+    w->kept = xmalloc (n * sizeof (int));
+    w->scale = xmalloc (n * sizeof (double));
+    w->L = xcalloc ((size_t) k * (size_t) k, sizeof (double));
+    w->g = xmalloc (n * sizeof (double));
+    w->u = xmalloc (n * sizeof (double));
+    w->col = xmalloc (n * sizeof (double));
+}
+
+static void
+solve_free (solve_t *w)
+{
+    free (w->kept);
+    free (w->scale);
+    free (w->L);
+    free (w->g);
+    free (w->u);
+    free (w->col);
+}
+
+/*  Cholesky-factor the correlations of the regressors that varied,
+ *  leaving out each one collinear (within FIT_TOL) with those kept. */
+static void
+solve_factor (const fit_t *self, solve_t *w)
+{
+    int k = w->k;
+    for (int j = 0; j < k; j++) {
+        if (!fit_varied (self, j))
+            continue;
+        double sj = sqrt (m2_at (self, j, j));
+        double *row = w->L + (size_t) w->m * k;
+        for (int q = 0; q < w->m; q++) {
+            double s = m2_at (self, j, w->kept[q]) / (sj * w->scale[q]);
+            for (int r = 0; r < q; r++)
+                s -= row[r] * w->L[(size_t) q * k + r];
+            row[q] = s / w->L[(size_t) q * k + q];
+        }
+        double pivot = 1 - sum_squares (row, w->m);
+        if (!(pivot > FIT_TOL)) {
+            for (int q = 0; q < w->m; q++)
+                row[q] = 0;
+            continue;            /* collinear with the kept ones: left out */
+        }
+        row[w->m] = sqrt (pivot);
+        w->kept[w->m] = j;
+        w->scale[w->m] = sj;
+        w->m++;
+    }
+}
+
+/*  Standard errors, given the residual variance s2. (X'X)^-1 for a
+ *  centered fit: slopes S^-1, intercept 1/n + mean' S^-1 mean, with S the
+ *  centered cross-products. In standardized terms S^-1_jj = (R^-1)_qq /
+ *  scale_q^2 and mean' S^-1 mean = |L^-1 u|^2, u_q = mean_q / scale_q. */
+static void
+solve_errors (const fit_t *self, solve_t *w, double s2, double *se)
+{
+    int m = w->m;
+    for (int q = 0; q < m; q++) {
+        for (int r = 0; r < m; r++)
+            w->col[r] = r == q ? 1 : 0;
+        forward_solve (w->L, w->k, m, w->col);
+        double rinv = sum_squares (w->col, m);
+        se[w->kept[q] + 1] = sqrt (s2 * rinv) / w->scale[q];
+        w->u[q] = self->mean_x[w->kept[q]] / w->scale[q];
+    }
+    forward_solve (w->L, w->k, m, w->u);
+    se[0] = sqrt (s2 * (1.0 / (double) self->n + sum_squares (w->u, m)));
+}
+
 int
 fit_solve (const fit_t *self, double *coef, double *se)
 {
@@ -168,84 +252,32 @@ fit_solve (const fit_t *self, double *coef, double *se)
         coef[j] = se[j] = NAN;
     if (self->n < 1)
         return -1;
-
-    /*  kept[q] is the regressor in position q of the factor; scale[q] its
-     *  centered root sum of squares. L factors the kept regressors'
-     *  correlation matrix. */
-    int *kept = xmalloc ((size_t) (k ? k : 1) * sizeof (int));
-    double *scale = xmalloc ((size_t) (k ? k : 1) * sizeof (double));
-    double *L = xcalloc ((size_t) k * (size_t) k, sizeof (double));
-    double *g = xmalloc ((size_t) (k ? k : 1) * sizeof (double));
-    double *u = xmalloc ((size_t) (k ? k : 1) * sizeof (double));
-    double *col = xmalloc ((size_t) (k ? k : 1) * sizeof (double));
-    int m = 0;
-
-    for (int j = 0; j < k; j++) {
-        if (!fit_varied (self, j))
-            continue;
-        double sj = sqrt (m2_at (self, j, j));
-        double *row = L + (size_t) m * k;
-        for (int q = 0; q < m; q++) {
-            double s = m2_at (self, j, kept[q]) / (sj * scale[q]);
-            for (int r = 0; r < q; r++)
-                s -= row[r] * L[(size_t) q * k + r];
-            row[q] = s / L[(size_t) q * k + q];
-        }
-        double pivot = 1 - sum_squares (row, m);
-        if (!(pivot > FIT_TOL)) {
-            for (int q = 0; q < m; q++)
-                row[q] = 0;
-            continue;            /* collinear with the kept ones: left out */
-        }
-        row[m] = sqrt (pivot);
-        kept[m] = j;
-        scale[m] = sj;
-        m++;
-    }
+    solve_t w;
+    solve_init (&w, k);
+    solve_factor (self, &w);
 
     /*  Standardized slopes beta solve R beta = g, with g the correlations'
      *  counterpart for y (unscaled in y). With z = L^-1 g, the explained sum
      *  of squares is |z|^2. */
-    for (int q = 0; q < m; q++)
-        g[q] = self->m2_xy[kept[q]] / scale[q];
-    forward_solve (L, k, m, g);
-    double rss = self->m2_y - sum_squares (g, m);
+    for (int q = 0; q < w.m; q++)
+        w.g[q] = self->m2_xy[w.kept[q]] / w.scale[q];
+    forward_solve (w.L, k, w.m, w.g);
+    double rss = self->m2_y - sum_squares (w.g, w.m);
     if (rss < 0)
         rss = 0;
-    backward_solve (L, k, m, g);
+    backward_solve (w.L, k, w.m, w.g);
 
     double intercept = self->mean_y;
-    for (int q = 0; q < m; q++) {
-        int j = kept[q];
-        coef[j + 1] = g[q] / scale[q];
+    for (int q = 0; q < w.m; q++) {
+        int j = w.kept[q];
+        coef[j + 1] = w.g[q] / w.scale[q];
         intercept -= coef[j + 1] * self->mean_x[j];
     }
     coef[0] = intercept;
 
-    int p = m + 1;
-    if (self->n > p) {
-        double s2 = rss / (double) (self->n - p);
-        /*  (X'X)^-1 for a centered fit: slopes S^-1, intercept
-         *  1/n + mean' S^-1 mean, with S the centered cross-products. In
-         *  standardized terms S^-1_jj = (R^-1)_qq / scale_q^2 and
-         *  mean' S^-1 mean = |L^-1 u|^2, u_q = mean_q / scale_q. */
-        for (int q = 0; q < m; q++) {
-            for (int r = 0; r < m; r++)
-                col[r] = r == q ? 1 : 0;
-            forward_solve (L, k, m, col);
-            double rinv = sum_squares (col, m);
-            se[kept[q] + 1] = sqrt (s2 * rinv) / scale[q];
-            u[q] = self->mean_x[kept[q]] / scale[q];
-        }
-        forward_solve (L, k, m, u);
-        se[0] = sqrt (s2 * (1.0 / (double) self->n + sum_squares (u, m)));
-    }
-
-    free (kept);
-    free (scale);
-    free (L);
-    free (g);
-    free (u);
-    free (col);
+    int p = w.m + 1;
+    if (self->n > p)
+        solve_errors (self, &w, rss / (double) (self->n - p), se);
+    solve_free (&w);
     return p;
 }
