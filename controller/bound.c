@@ -66,14 +66,11 @@ cmp_mark (bound_lp_cmp_t cmp)
     return cmp == BOUND_LP_EQUAL ? "=" : cmp == BOUND_LP_BELOW ? "below" : "ABOVE";
 }
 
+/*  The heading: what the table is and what its columns mean. */
 static void
-print_table (const bound_tree_t *tree, const bound_options_t *opt, FILE *out)
+print_heading (const bound_tree_t *tree, const bound_options_t *opt, FILE *out)
 {
-    const config_t *cfg = tree->cfg;
-    char a[32], b[32], c[32], d[32], e[32], f[32], g[32], role[128];
-    int ia = tree->model != BOUND_BWC;
-
-    fprintf (out, "%s (%s): %s bound (--model %s)\n", cfg->name, opt->config_path,
+    fprintf (out, "%s (%s): %s bound (--model %s)\n", tree->cfg->name, opt->config_path,
              bound_model_title (tree->model), bound_model_str (tree->model));
     fprintf (out, "task: Z = %g MB of input (1 MB = 2^20 bytes), w = %g compute units\n",
              tree->app.input_mb, tree->app.units);
@@ -82,11 +79,66 @@ print_table (const bound_tree_t *tree, const bound_options_t *opt, FILE *out)
              "  IR_sZC compute fraction the parent loses per task/s sent to the node%s;\n"
              "  That the bound of the node's subtree; T through the node and S computed\n"
              "  at it in a schedule reaching the root's bound; share = S / T(root)\n\n",
-             ia ? "" : " (unused)");
+             tree->model != BOUND_BWC ? "" : " (unused)");
+}
 
+/*  One node's row, indented by depth within a name column of width. */
+static void
+print_row (const bound_tree_t *tree, const bound_entry_t *entry, int width, int lp,
+           FILE *out)
+{
+    char a[32], b[32], c[32], d[32], e[32], f[32], role[128], load[32];
+    const config_node_t *node = entry->config;
+    if (node->parent < 0 || tree->model == BOUND_BWC)
+        snprintf (load, sizeof load, "-");
+    else
+        snprintf (load, sizeof load, "%.4f", entry->load);
+    fprintf (out, "%*s%-*s %10s %10s %7s %10s %10s %10s %5.1f%%", 2 * node->depth, "",
+             width - 2 * node->depth, node->name,
+             fmt_rate (a, sizeof a, entry->node.compute),
+             fmt_rate (b, sizeof b, entry->node.recv_max), load,
+             fmt_rate (c, sizeof c, entry->that), fmt_rate (d, sizeof d, entry->t),
+             fmt_rate (e, sizeof e, entry->s), 100 * entry->share);
+    if (lp)
+        fprintf (out, " %10s %5s", fmt_rate (f, sizeof f, entry->lp_that),
+                 cmp_mark (bound_lp_compare (entry->that, entry->lp_that)));
+    fprintf (out, "  %s\n", fmt_role (role, sizeof role, entry));
+}
+
+/*  The bound in tasks, units and MB per second; the LP's verdict. */
+static void
+print_footer (const bound_tree_t *tree, int lp, FILE *out)
+{
+    char a[32], b[32], c[32];
+    const bound_entry_t *root = &tree->nodes[tree->cfg->root];
+    fprintf (out, "\nbound: T(root) = %s tasks/s = %s compute units/s, "
+             "%s MB/s of task input\n",
+             fmt_rate (a, sizeof a, tree->bound),
+             fmt_rate (b, sizeof b, tree->bound * tree->app.units),
+             fmt_rate (c, sizeof c, tree->bound * tree->app.input_mb));
+    if (isfinite (root->node.send_max) && tree->model == BOUND_MULTI)
+        fprintf (out, "root send limit B_s = %s tasks/s\n",
+                 fmt_rate (a, sizeof a, root->node.send_max));
+    if (!lp)
+        return;
+    double rel;
+    bound_lp_cmp_t verdict = bound_tree_lp_verdict (tree, &rel);
+    fprintf (out, "LP (GLPK %s): T(root) = %s tasks/s; greedy %s LP %s "
+             "(largest relative difference %.1e, tolerance %.0e)\n",
+             bound_lp_version (), fmt_rate (a, sizeof a, tree->lp_bound),
+             verdict == BOUND_LP_EQUAL ? "and" : verdict == BOUND_LP_BELOW ? "below"
+                                                                           : "ABOVE",
+             verdict == BOUND_LP_EQUAL ? "equal at every node" : "at some node", rel,
+             BOUND_LP_TOL);
+}
+
+static void
+print_table (const bound_tree_t *tree, const bound_options_t *opt, FILE *out)
+{
+    print_heading (tree, opt, out);
     int width = 4;
     for (int k = 0; k < tree->nnodes; k++) {
-        const config_node_t *node = &cfg->nodes[tree->order[k]];
+        const config_node_t *node = &tree->cfg->nodes[tree->order[k]];
         int w = 2 * node->depth + (int) strlen (node->name);
         if (w > width)
             width = w;
@@ -96,47 +148,9 @@ print_table (const bound_tree_t *tree, const bound_options_t *opt, FILE *out)
     if (opt->lp)
         fprintf (out, " %10s %5s", "LP That", "check");
     fprintf (out, "  role\n");
-
-    for (int k = 0; k < tree->nnodes; k++) {
-        const bound_entry_t *entry = &tree->nodes[tree->order[k]];
-        const config_node_t *node = entry->config;
-        char load[32];
-        if (node->parent < 0 || !ia)
-            snprintf (load, sizeof load, "-");
-        else
-            snprintf (load, sizeof load, "%.4f", entry->load);
-        fprintf (out, "%*s%-*s %10s %10s %7s %10s %10s %10s %5.1f%%", 2 * node->depth, "",
-                 width - 2 * node->depth, node->name,
-                 fmt_rate (a, sizeof a, entry->node.compute),
-                 fmt_rate (b, sizeof b, entry->node.recv_max), load,
-                 fmt_rate (c, sizeof c, entry->that), fmt_rate (d, sizeof d, entry->t),
-                 fmt_rate (e, sizeof e, entry->s), 100 * entry->share);
-        if (opt->lp)
-            fprintf (out, " %10s %5s", fmt_rate (f, sizeof f, entry->lp_that),
-                     cmp_mark (bound_lp_compare (entry->that, entry->lp_that)));
-        fprintf (out, "  %s\n", fmt_role (role, sizeof role, entry));
-    }
-
-    const bound_entry_t *root = &tree->nodes[cfg->root];
-    fprintf (out, "\nbound: T(root) = %s tasks/s = %s compute units/s, "
-             "%s MB/s of task input\n",
-             fmt_rate (a, sizeof a, tree->bound),
-             fmt_rate (b, sizeof b, tree->bound * tree->app.units),
-             fmt_rate (c, sizeof c, tree->bound * tree->app.input_mb));
-    if (isfinite (root->node.send_max) && tree->model == BOUND_MULTI)
-        fprintf (out, "root send limit B_s = %s tasks/s\n",
-                 fmt_rate (d, sizeof d, root->node.send_max));
-    if (opt->lp) {
-        double rel;
-        bound_lp_cmp_t verdict = bound_tree_lp_verdict (tree, &rel);
-        fprintf (out, "LP (GLPK %s): T(root) = %s tasks/s; greedy %s LP %s "
-                 "(largest relative difference %.1e, tolerance %.0e)\n",
-                 bound_lp_version (), fmt_rate (g, sizeof g, tree->lp_bound),
-                 verdict == BOUND_LP_EQUAL ? "and" : verdict == BOUND_LP_BELOW ? "below"
-                                                                               : "ABOVE",
-                 verdict == BOUND_LP_EQUAL ? "equal at every node" : "at some node", rel,
-                 BOUND_LP_TOL);
-    }
+    for (int k = 0; k < tree->nnodes; k++)
+        print_row (tree, &tree->nodes[tree->order[k]], width, opt->lp, out);
+    print_footer (tree, opt->lp, out);
 }
 
 /* ------------------------------------------------------------------------
