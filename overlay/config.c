@@ -347,6 +347,12 @@ parse_tasks (config_t *self, section_t *top)
         || get_number (&s, "input_mb", 1, RULE_NONNEGATIVE, &self->tasks.input_mb) < 0
         || get_number (&s, "units", 1, RULE_POSITIVE, &self->tasks.units) < 0)
         return -1;
+    if (count > CONFIG_MAX_TASKS)
+        return fail (s.ld, "tasks.count", "must be at most %lld, got %lld",
+                     CONFIG_MAX_TASKS, count);
+    if (self->tasks.input_mb > CONFIG_MAX_INPUT_MB)
+        return fail (s.ld, "tasks.input_mb", "must be at most %g, got %g",
+                     CONFIG_MAX_INPUT_MB, self->tasks.input_mb);
     self->tasks.count = (uint64_t) count;
     return 0;
 }
@@ -401,12 +407,18 @@ parse_platform (config_t *self, section_t *top)
     if (get_number (&s, "time_scale", 0, RULE_POSITIVE, &self->platform.time_scale) < 0
         || get_number (&s, "payload_scale", 0, RULE_FRACTION,
                        &self->platform.payload_scale) < 0
-        || get_u32 (&s, "chunk_kib", 1, 65536, &self->platform.chunk_kib) < 0
-        || get_u32 (&s, "window", 1, 1024, &self->platform.window) < 0
-        || get_u32 (&s, "buffer", 1, 1000, &self->platform.buffer) < 0
-        || get_u32 (&s, "matrix_n", 2, 16384, &self->platform.matrix_n) < 0
-        || get_u32 (&s, "sample_ms", 1, 60000, &self->platform.sample_ms) < 0)
+        || get_u32 (&s, "chunk_kib", 1, CONFIG_MAX_CHUNK_KIB,
+                    &self->platform.chunk_kib) < 0
+        || get_u32 (&s, "window", 1, CONFIG_MAX_WINDOW, &self->platform.window) < 0
+        || get_u32 (&s, "buffer", 1, CONFIG_MAX_BUFFER, &self->platform.buffer) < 0
+        || get_u32 (&s, "matrix_n", CONFIG_MIN_MATRIX_N, CONFIG_MAX_MATRIX_N,
+                    &self->platform.matrix_n) < 0
+        || get_u32 (&s, "sample_ms", 1, CONFIG_MAX_SAMPLE_MS,
+                    &self->platform.sample_ms) < 0)
         return -1;
+    if (self->platform.time_scale > CONFIG_MAX_TIME_SCALE)
+        return fail (s.ld, "platform.time_scale", "must be at most %g, got %g",
+                     CONFIG_MAX_TIME_SCALE, self->platform.time_scale);
     /*  Real compute on real links runs at the machines' own speed: scaling
      *  its time or its bytes would report figures nobody measured. */
     if (self->platform.mode == PLATFORM_REAL && self->platform.time_scale != 1)

@@ -23,6 +23,32 @@
 #define CONFIG_MAX_NODES 65536
 #define CONFIG_MB 1048576.0
 
+/*  The largest bag. A run writes one tasks.csv row per task (about 20
+ *  bytes: 2 GB at this count) and the root and the controller each keep
+ *  one bit per task (12.5 MB), so 1e8 tasks is a long experiment that
+ *  still fits a laptop; a count like 1e13 is a typo that would fill the
+ *  disk, not an experiment. */
+#define CONFIG_MAX_TASKS 100000000LL
+
+/*  The largest platform input of one task, MB. A node holds up to
+ *  `buffer` payloads (input_mb x payload_scale each) in memory, and a
+ *  CHUNK's size must fit the wire's integers many times over; 4 GiB per
+ *  task is already more than a node can hold several of. */
+#define CONFIG_MAX_INPUT_MB 4096.0
+
+/*  The largest time scale. At 1e6 a 10 MB/s link runs at 10 TB/s and a
+ *  one-second task lasts a microsecond: far past what loopback pacing and
+ *  the clock can emulate, so anything larger measures nothing. */
+#define CONFIG_MAX_TIME_SCALE 1e6
+
+/*  Bounds of the integer platform keys (docs/config.md says why each). */
+#define CONFIG_MAX_CHUNK_KIB 65536   /* 64 MiB: one chunk is one message */
+#define CONFIG_MAX_WINDOW 1024       /* chunks in flight per child */
+#define CONFIG_MAX_BUFFER 1000       /* tasks held per node */
+#define CONFIG_MIN_MATRIX_N 2
+#define CONFIG_MAX_MATRIX_N 16384    /* the kernel's N x N int32: 1 GiB */
+#define CONFIG_MAX_SAMPLE_MS 60000   /* one sample a minute */
+
 typedef enum {
     PLATFORM_EMULATED = 0,   /* compute sleeps w/C; rates as configured */
     PLATFORM_REAL,           /* compute runs the diagonal kernel */
