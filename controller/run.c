@@ -771,6 +771,10 @@ run_prepare (const run_options_t *opt)
         run_log (NULL, "%s", err);
         goto out_fail;
     }
+    if (config_check_emulation (run->cfg, err, sizeof err) != 0) {
+        run_log (NULL, "%s", err);
+        goto out_fail;
+    }
     if (opt->policy)
         config_set_policy (run->cfg, opt->policy);
     if (!policy_find (run->cfg->policy)) {

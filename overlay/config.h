@@ -115,6 +115,15 @@ config_t *config_load_file (const char *path, char *err, size_t errlen);
 config_t *config_load_string (const char *text, const char *origin,
                               char *err, size_t errlen);
 
+/*  Check that the emulator can run the experiment: in emulated mode, no
+ *  node's modelled compute rate C (1 - IR_r TR - sum IR_s TR) may reach 0
+ *  while it receives at its link_mbps and sends to any one child at that
+ *  child's link_mbps (capped by its send_limit_mbps); docs/config.md gives
+ *  the rule. Real mode always passes. Returns 0, or -1 with a message in
+ *  the loader's style naming the node and the key ("PATH: tree[3] (node
+ *  "Lab3"): ir_recv 50 x link_mbps 10 leaves no compute (must be < 1)"). */
+int config_check_emulation (const config_t *self, char *err, size_t errlen);
+
 /*  Destroy a config and null the caller's pointer. Safe on NULL. */
 void config_destroy (config_t **self_p);
 

@@ -9,6 +9,13 @@ rc=$?
 expect "broken config: exit 2 (got $rc)" test "$rc" = 2
 expect "broken config: message names the file" grep -q "missing_parent.json" "$WORK/e"
 
+# IR values that leave a node no compute: the loader takes them (the bound
+# prices them), a run refuses them before starting anything.
+"$TREEFARM" run tests/configs/bad/ir_recv_no_compute.json --out "$WORK/x" >"$WORK/o" 2>"$WORK/e"
+rc=$?
+expect "IR leaves no compute: exit 2 (got $rc)" test "$rc" = 2
+expect "IR leaves no compute: names node and key" grep -q 'node "Lab3"): ir_recv 50 x link_mbps 10' "$WORK/e"
+
 "$TREEFARM" run configs/chain4.json --policy nosuch --out "$WORK/x" >"$WORK/o" 2>"$WORK/e"
 rc=$?
 expect "unknown policy: exit 2 (got $rc)" test "$rc" = 2
