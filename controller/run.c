@@ -800,6 +800,14 @@ run_prepare (const run_options_t *opt)
         run_log (NULL, "%s", err);
         goto out_fail;
     }
+    for (int i = 0; i < run->cfg->nnodes; i++) {
+        const config_node_t *node = &run->cfg->nodes[i];
+        if (deploy_check_host (run->deploy, node->host, err, sizeof err) != 0) {
+            run_log (NULL, "%s: tree[%d] (node \"%s\"): %s", opt->config_path, i,
+                     node->name, err);
+            goto out_fail;
+        }
+    }
     build_node_argv (run, find_node_bin (opt->node_bin));
     const char *host = run->cfg->nodes[run->cfg->root].host;
     if (deploy_check_program (run->deploy, host, run->node_argv[0], err, sizeof err)
