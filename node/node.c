@@ -504,13 +504,6 @@ stats_json (node_t *self, int final)
                              json_real (c.send_seconds));
     }
     json_object_set_new (o, "children", kids);
-    const int32_t *by = core_done_by (self->core);
-    if (by) {
-        json_t *arr = json_array ();
-        for (uint64_t t = 0; t < self->cfg->tasks.count; t++)
-            json_array_append_new (arr, json_integer (by[t]));
-        json_object_set_new (o, "done_by", arr);
-    }
     return o;
 }
 
@@ -583,12 +576,19 @@ act (node_t *self, const core_action_t *a)
         return zmsg_send (&msg, self->parent);
     case CORE_ACT_COMPUTE:
         return engine_start (self->engine, a->task, a->units);
-    case CORE_ACT_REPORT: {
+    case CORE_ACT_REPORT:
+    case CORE_ACT_RECORDED: {
+        /*  The same body: DONE to the parent, RECORDED (root) to the
+         *  controller. */
         json_t *arr = json_array ();
         for (uint32_t i = 0; i < a->ndone; i++)
             json_array_append_new (arr, json_pack ("[I, I]", (json_int_t) a->done[i].task,
                                                    (json_int_t) a->done[i].node));
         json_t *body = json_pack ("{s:o}", "done", arr);
+        if (a->type == CORE_ACT_RECORDED) {
+            msg = proto_encode (PROTO_RECORDED, &body, NULL);
+            return zmsg_send (&msg, self->ctl);
+        }
         msg = proto_encode (PROTO_DONE, &body, NULL);
         return zmsg_send (&msg, self->parent);
     }
