@@ -38,11 +38,19 @@ expect "non-local host: names node and host" grep -q 'node "A"): host "198.18.0.
 "$TREEFARM" run "$WORK/host2.json" --out "$WORK/h2" >"$WORK/o" 2>"$WORK/e"
 rc=$?
 expect "non-local host (run): exit 2 (got $rc)" test "$rc" = 2
-hosts_config 127.0.0.2 localhost >"$WORK/host3.json"
+# A (the parent, which binds) on localhost, a name; B on 127.0.0.2.
+hosts_config localhost 127.0.0.2 >"$WORK/host3.json"
 "$TREEFARM" run "$WORK/host3.json" --out "$WORK/h3" --quiet >"$WORK/o" 2>"$WORK/e"
 rc=$?
-expect "local hosts 127.0.0.2 and localhost: exit 0 (got $rc)" test "$rc" = 0
+expect "local hosts localhost and 127.0.0.2: exit 0 (got $rc)" test "$rc" = 0
 expect "local hosts: every task once" tasks_exactly_once "$WORK/h3" 20
+# IPv6 loopback, where this machine has it.
+if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+    hosts_config ::1 ::1 >"$WORK/host4.json"
+    "$TREEFARM" run "$WORK/host4.json" --out "$WORK/h4" --quiet >"$WORK/o" 2>"$WORK/e"
+    rc=$?
+    expect "IPv6 host ::1: exit 0 (got $rc)" test "$rc" = 0
+fi
 
 "$TREEFARM" run configs/chain4.json --policy nosuch --out "$WORK/x" >"$WORK/o" 2>"$WORK/e"
 rc=$?
