@@ -11,11 +11,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -197,6 +199,48 @@ local_check (void *state, const char *host, const char *program, char *err,
     return path ? 0 : -1;
 }
 
+/*  Return 1 if a TCP socket can bind addr (port 0) here, else 0 with the
+ *  reason in *why. */
+static int
+local_can_bind (const struct addrinfo *ai, int *why)
+{
+    int fd = socket (ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) {
+        *why = errno;
+        return 0;
+    }
+    int ok = bind (fd, ai->ai_addr, ai->ai_addrlen) == 0;
+    if (!ok)
+        *why = errno;
+    close (fd);
+    return ok;
+}
+
+/*  Every node runs here: its host must be an address of this machine
+ *  (127.0.0.1, ::1, localhost, an interface's address). Resolve it and
+ *  try to bind each result to port 0. */
+static int
+local_check_host (void *state, const char *host, char *err, size_t errlen)
+{
+    (void) state;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo (host, "0", &hints, &res);
+    if (rc != 0)
+        return tf_error (err, errlen, "host \"%s\" cannot be resolved: %s", host,
+                         rc == EAI_SYSTEM ? strerror (errno) : gai_strerror (rc));
+    int ok = 0, why = EADDRNOTAVAIL;
+    for (const struct addrinfo *ai = res; ai && !ok; ai = ai->ai_next)
+        ok = local_can_bind (ai, &why);
+    freeaddrinfo (res);
+    if (!ok)
+        return tf_error (err, errlen, "host \"%s\" is not an address of this machine "
+                         "(%s), and the local deployment runs every node here", host,
+                         strerror (why));
+    return 0;
+}
+
 static int
 local_signal (void *state, const char *host, pid_t pid, int sig)
 {
@@ -210,6 +254,7 @@ static const deploy_backend_t local_backend = {
     .control_bind = "tcp://127.0.0.1:*",
     .spawn = local_spawn,
     .check = local_check,
+    .check_host = local_check_host,
     .signal = local_signal,
 };
 
@@ -275,6 +320,12 @@ deploy_check_program (deploy_t *self, const char *host, const char *program,
                       char *err, size_t errlen)
 {
     return self->backend->check (self->state, host, program, err, errlen);
+}
+
+int
+deploy_check_host (deploy_t *self, const char *host, char *err, size_t errlen)
+{
+    return self->backend->check_host (self->state, host, err, errlen);
 }
 
 int

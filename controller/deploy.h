@@ -45,6 +45,10 @@ typedef struct {
      *  or -1 with a message in err. */
     int (*check) (void *state, const char *host, const char *program, char *err,
                   size_t errlen);
+    /*  Check that this backend can place a node on host (the address the
+     *  node binds), so a host it cannot honour is a usage error before
+     *  anything starts. Return 0, or -1 with a message in err. */
+    int (*check_host) (void *state, const char *host, char *err, size_t errlen);
     /*  Deliver sig to the node standing behind pid. Return 0 or -1. */
     int (*signal) (void *state, const char *host, pid_t pid, int sig);
     /*  Create and destroy the backend's state; either may be NULL. */
@@ -82,6 +86,12 @@ const char *deploy_control_bind (const deploy_t *self);
  *  Returns 0, or -1 with a message in err naming the program. */
 int deploy_check_program (deploy_t *self, const char *host, const char *program,
                           char *err, size_t errlen);
+
+/*  Check that the backend can run a node on host (see
+ *  deploy_backend_t.check_host). The local backend accepts only addresses
+ *  of this machine: host must resolve, and one of its addresses must bind
+ *  here. Returns 0, or -1 with a message in err naming the host. */
+int deploy_check_host (deploy_t *self, const char *host, char *err, size_t errlen);
 
 /*  Start one node called name on host with the command line argv (argv[0]
  *  without a slash is looked up on PATH, on the node's host). Returns the

@@ -57,7 +57,12 @@ typedef struct {
 struct results {
     const config_t *cfg;
     node_results_t *nodes;   /* cfg->nnodes, tree order */
-    int32_t *done_by;        /* tasks.count entries once the root reported */
+    uint8_t *recorded_bits;  /* 1 bit per task recorded in tasks.csv */
+    uint64_t recorded;       /* rows written to tasks.csv */
+    uint64_t records_refused;   /* out of range or already recorded */
+    FILE *tasks_file;        /* tasks.csv, open while the run goes */
+    char *tasks_path;
+    int tasks_errno;         /* the first write error, 0 if none */
     results_status_t status;
     char *error;
     double wall_s;
@@ -123,7 +128,10 @@ results_destroy (results_t **self_p)
         free (self->nodes[i].samples_csv);
     }
     free (self->nodes);
-    free (self->done_by);
+    if (self->tasks_file)
+        fclose (self->tasks_file);
+    free (self->tasks_path);
+    free (self->recorded_bits);
     free (self->error);
     free (self);
     *self_p = NULL;
@@ -292,36 +300,6 @@ out_fail:
     return -1;
 }
 
-/*  Parse the root's "done_by" into a new array of tasks.count entries, or
- *  leave *out NULL when the key is absent. */
-static int
-parse_done_by (const results_t *self, const json_t *stats, int32_t **out, char *err,
-               size_t errlen)
-{
-    *out = NULL;
-    json_t *array = json_object_get (stats, "done_by");
-    if (!array)
-        return 0;
-    uint64_t count = self->cfg->tasks.count;
-    if (!json_is_array (array) || json_array_size (array) != count)
-        return tf_error (err, errlen, "stats: \"done_by\" must be an array of %llu "
-                         "node indices", (unsigned long long) count);
-    int32_t *done_by = xmalloc (count * sizeof *done_by);
-    size_t i;
-    json_t *entry;
-    json_array_foreach (array, i, entry) {
-        json_int_t v = json_is_integer (entry) ? json_integer_value (entry) : -2;
-        if (v < -1 || v >= self->cfg->nnodes) {
-            free (done_by);
-            return tf_error (err, errlen, "stats: done_by[%zu] must be a node index "
-                             "in [0, %d) or -1", i, self->cfg->nnodes);
-        }
-        done_by[i] = (int32_t) v;
-    }
-    *out = done_by;
-    return 0;
-}
-
 int
 results_update_report (results_t *self, int node, const json_t *stats, char *err,
                        size_t errlen)
@@ -329,7 +307,6 @@ results_update_report (results_t *self, int node, const json_t *stats, char *err
     results_stats_t parsed;
     results_child_t *children;
     int nchildren;
-    int32_t *done_by = NULL;
     json_t *samples = json_object_get (stats, "samples_csv");
     if (samples && !json_is_string (samples) && !json_is_null (samples))
         return tf_error (err, errlen, "stats: \"samples_csv\" must be a string");
@@ -338,11 +315,6 @@ results_update_report (results_t *self, int node, const json_t *stats, char *err
         || keep_fit (&self->nodes[node], stats, err, errlen)
         || parse_children (stats, &children, &nchildren, err, errlen))
         return -1;
-    if (node == self->cfg->root
-        && parse_done_by (self, stats, &done_by, err, errlen)) {
-        children_free (children, nchildren);
-        return -1;
-    }
     node_results_t *n = &self->nodes[node];
     n->stats = parsed;
     n->reported = 1;
@@ -353,10 +325,6 @@ results_update_report (results_t *self, int node, const json_t *stats, char *err
     children_free (n->children, n->nchildren);
     n->children = children;
     n->nchildren = nchildren;
-    if (done_by) {
-        free (self->done_by);
-        self->done_by = done_by;
-    }
     return 0;
 }
 
@@ -582,11 +550,109 @@ results_to_json (const results_t *self)
                          json_boolean (results_fidelity (self, NULL) >= RESULTS_FIDELITY_MIN));
     json_object_set_new (object, "fidelity", fidelity_to_json (self));
     json_object_set_new (object, "malformed", json_integer ((json_int_t) self->malformed));
+    json_object_set_new (object, "recorded", json_integer ((json_int_t) self->recorded));
+    json_object_set_new (object, "records_refused",
+                         json_integer ((json_int_t) self->records_refused));
     json_t *nodes = json_array ();
     for (int i = 0; i < cfg->nnodes; i++)
         json_array_append_new (nodes, node_to_json (self, i));
     json_object_set_new (object, "nodes", nodes);
     return object;
+}
+
+/* ------------------------------------------------------------------------
+ *  tasks.csv, written as the root's records arrive.
+ */
+
+/*  Remember the first write error; later rows are dropped. */
+static int
+tasks_failed (results_t *self)
+{
+    if (!self->tasks_errno)
+        self->tasks_errno = errno ? errno : EIO;
+    return -1;
+}
+
+int
+results_open_tasks (results_t *self, const char *dir, char *err, size_t errlen)
+{
+    free (self->tasks_path);
+    self->tasks_path = xasprintf ("%s/tasks.csv", dir);
+    if (!self->recorded_bits)
+        self->recorded_bits = xcalloc (self->cfg->tasks.count / 8 + 1, 1);
+    errno = 0;
+    self->tasks_file = fopen (self->tasks_path, "we");
+    if (!self->tasks_file || fputs ("task,node\n", self->tasks_file) == EOF)
+        tasks_failed (self);
+    return results_check_tasks (self, err, errlen);
+}
+
+int
+results_record (results_t *self, uint64_t task, uint64_t node, char *err, size_t errlen)
+{
+    const config_t *cfg = self->cfg;
+    if (!self->recorded_bits)
+        self->recorded_bits = xcalloc (cfg->tasks.count / 8 + 1, 1);
+    uint8_t bit = (uint8_t) (1u << (task % 8));
+    if (task >= cfg->tasks.count || node >= (uint64_t) cfg->nnodes) {
+        self->records_refused++;
+        return tf_error (err, errlen, "record of task %llu by node %llu is out of "
+                         "range", (unsigned long long) task, (unsigned long long) node);
+    }
+    if (self->recorded_bits[task / 8] & bit) {
+        self->records_refused++;
+        return tf_error (err, errlen, "task %llu is already recorded",
+                         (unsigned long long) task);
+    }
+    self->recorded_bits[task / 8] |= bit;
+    self->recorded++;
+    /*  Names are [A-Za-z0-9_.-]: nothing to quote. */
+    if (self->tasks_file && !self->tasks_errno
+        && fprintf (self->tasks_file, "%llu,%s\n", (unsigned long long) task,
+                    cfg->nodes[node].name) < 0)
+        tasks_failed (self);
+    return 0;
+}
+
+uint64_t
+results_recorded (const results_t *self)
+{
+    return self->recorded;
+}
+
+int
+results_check_tasks (const results_t *self, char *err, size_t errlen)
+{
+    if (!self->tasks_errno)
+        return 0;
+    return tf_error (err, errlen, "cannot write %s: %s",
+                     self->tasks_path ? self->tasks_path : "tasks.csv",
+                     strerror (self->tasks_errno));
+}
+
+int
+results_flush_tasks (results_t *self, char *err, size_t errlen)
+{
+    errno = 0;
+    if (self->tasks_file && !self->tasks_errno && fflush (self->tasks_file) != 0)
+        tasks_failed (self);
+    return results_check_tasks (self, err, errlen);
+}
+
+int
+results_close_tasks (results_t *self, char *err, size_t errlen)
+{
+    if (results_flush_tasks (self, err, errlen) != 0) {
+        if (self->tasks_file)
+            fclose (self->tasks_file);
+        self->tasks_file = NULL;
+        return -1;
+    }
+    errno = 0;
+    if (self->tasks_file && fclose (self->tasks_file) != 0)
+        tasks_failed (self);
+    self->tasks_file = NULL;
+    return results_check_tasks (self, err, errlen);
 }
 
 /* ------------------------------------------------------------------------
@@ -625,18 +691,6 @@ write_nodes_csv (const results_t *self, FILE *file)
                      (unsigned long long) *(const uint64_t *) ((const char *) &n->stats
                                                                + counters[c].offset));
         fprintf (file, ",%.6f\n", n->stats.compute_seconds);
-    }
-    return 0;
-}
-
-static int
-write_tasks_csv (const results_t *self, FILE *file)
-{
-    fputs ("task,node\n", file);
-    for (uint64_t t = 0; t < self->cfg->tasks.count; t++) {
-        int32_t node = self->done_by ? self->done_by[t] : -1;
-        fprintf (file, "%llu,%s\n", (unsigned long long) t,
-                 node >= 0 ? self->cfg->nodes[node].name : "");
     }
     return 0;
 }
@@ -702,8 +756,7 @@ int
 results_write (const results_t *self, const char *dir, char *err, size_t errlen)
 {
     if (write_file (self, dir, "results.json", write_json, err, errlen)
-        || write_file (self, dir, "nodes.csv", write_nodes_csv, err, errlen)
-        || write_file (self, dir, "tasks.csv", write_tasks_csv, err, errlen))
+        || write_file (self, dir, "nodes.csv", write_nodes_csv, err, errlen))
         return -1;
     return write_samples (self, dir, err, errlen);
 }

@@ -9,11 +9,14 @@
  *                  makespan and throughput in platform time, and every
  *                  node's counters with its per-child breakdown;
  *    nodes.csv     one row per node with the scalar counters;
- *    tasks.csv     "task,node": which node computed each task (empty when
- *                  unknown), from the root's REPORT.
+ *    tasks.csv     "task,node": which node computed each task, one row
+ *                  per task the root recorded, appended as its RECORDED
+ *                  messages arrive (completion order, not sorted; a task
+ *                  not recorded when a run ends has no row).
  *
  *  results.json is written whatever the outcome, with what arrived, so a
- *  script can always tell what happened. Platform time is wall time from
+ *  script can always tell what happened. The memory kept for tasks.csv is
+ *  one bit per task, whatever the count. Platform time is wall time from
  *  START to FINISHED multiplied by the time scale (DESIGN.md §4).
  */
 #ifndef TF_RESULTS_H
@@ -87,8 +90,7 @@ int results_update_stats (results_t *self, int node, const json_t *stats, char *
 
 /*  Record a REPORT from node: the counters as in results_update_stats,
  *  plus "children" (an array of {name, tasks, bytes, requested}; missing
- *  means none) and, from the root only, "done_by" (tasks.count integers in
- *  [-1, nnodes)). Returns 0, or -1 with a message and nothing changed. */
+ *  means none). Returns 0, or -1 with a message and nothing changed. */
 int results_update_report (results_t *self, int node, const json_t *stats, char *err,
                            size_t errlen);
 
@@ -136,11 +138,40 @@ double results_fidelity (const results_t *self, int *worst);
 /*  Tasks the root reports complete (its latest "completed" counter). */
 uint64_t results_completed (const results_t *self);
 
+/*  Open DIR/tasks.csv (dir must exist) and write its header, for
+ *  results_record to append to. Returns 0, or -1 with "cannot write
+ *  DIR/tasks.csv: REASON". */
+int results_open_tasks (results_t *self, const char *dir, char *err, size_t errlen);
+
+/*  Record that node (index in the config) computed task, from the root's
+ *  RECORDED, and append the row "task,NAME" to tasks.csv (buffered). A
+ *  task or node out of range, or a task already recorded, is refused:
+ *  counted ("records_refused" in results.json), never written, and -1
+ *  returned with a message. A failed write is not this call's error: it
+ *  is kept for results_check_tasks, and later rows are dropped. Returns 0
+ *  when the record is accepted. */
+int results_record (results_t *self, uint64_t task, uint64_t node, char *err,
+                    size_t errlen);
+
+/*  Tasks recorded so far. */
+uint64_t results_recorded (const results_t *self);
+
+/*  Return 0 while every write to tasks.csv has succeeded, else -1 with
+ *  "cannot write DIR/tasks.csv: REASON" (the first failure). */
+int results_check_tasks (const results_t *self, char *err, size_t errlen);
+
+/*  Push buffered rows to tasks.csv; results_close_tasks also closes it.
+ *  Each returns 0, or -1 with the message of results_check_tasks. Safe
+ *  when tasks.csv was never opened. */
+int results_flush_tasks (results_t *self, char *err, size_t errlen);
+int results_close_tasks (results_t *self, char *err, size_t errlen);
+
 /*  Return the whole of results.json as a new JSON object; the caller
  *  decrefs. */
 json_t *results_to_json (const results_t *self);
 
-/*  Write results.json, nodes.csv and tasks.csv into dir, which must exist.
+/*  Write results.json and nodes.csv into dir, which must exist (tasks.csv
+ *  is written as the run goes, see results_open_tasks).
  *  Each file is written to a temporary name and renamed, so a reader never
  *  sees half a file. Returns 0, or -1 with a message naming the file. */
 int results_write (const results_t *self, const char *dir, char *err, size_t errlen);

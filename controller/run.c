@@ -19,6 +19,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,9 @@
 #define DRAIN_MAX 256
 /*  A send to a node that does not read within this is an error. */
 #define SEND_TIMEOUT_MS 1000
+/*  tasks.csv rows reach the disk at least this often (seconds), so a
+ *  crash loses at most this much and a full disk shows up promptly. */
+#define TASKS_FLUSH_S 1.0
 
 typedef enum {
     PEER_SPAWNED = 0,        /* process started, no HELLO yet */
@@ -120,6 +124,7 @@ typedef struct {
     char *pending_exit;      /* an unexpected exit, waiting for its FAIL */
     int pending_peer;        /* whose: index in peers */
     double pending_deadline;
+    double t_tasks_flush;    /* tasks.csv last flushed */
 } run_t;
 
 /* ------------------------------------------------------------------------
@@ -348,6 +353,42 @@ on_report (run_t *run, peer_t *peer, const proto_msg_t *m)
     send_to (run, peer, proto_empty (PROTO_BYE), 1);
 }
 
+/*  The root's first completions: append them to tasks.csv. A refused
+ *  record is counted (results_record) and the first of each message
+ *  logged; a failed write stops the run. */
+static void
+on_recorded (run_t *run, peer_t *peer, const proto_msg_t *m)
+{
+    char err[TF_ERRLEN];
+    if (peer->node->index != run->cfg->root || run->measure) {
+        refuse (run, peer, "RECORDED from a node that is not the root of a run");
+        return;
+    }
+    int told = 0;
+    size_t i;
+    json_t *entry;
+    json_array_foreach (m->done, i, entry) {
+        uint64_t task = (uint64_t) json_integer_value (json_array_get (entry, 0));
+        uint64_t node = (uint64_t) json_integer_value (json_array_get (entry, 1));
+        if (results_record (run->results, task, node, err, sizeof err) != 0 && !told++)
+            refuse (run, peer, "RECORDED: %s", err);
+    }
+    if (results_check_tasks (run->results, err, sizeof err) != 0)
+        run_fail (run, RESULTS_FAILED, "%s", err);
+}
+
+/*  Push tasks.csv's rows to the disk every TASKS_FLUSH_S. */
+static void
+flush_tasks (run_t *run, double now)
+{
+    char err[TF_ERRLEN];
+    if (now - run->t_tasks_flush < TASKS_FLUSH_S)
+        return;
+    run->t_tasks_flush = now;
+    if (results_flush_tasks (run->results, err, sizeof err) != 0)
+        run_fail (run, RESULTS_FAILED, "%s", err);
+}
+
 static void handle_exits (run_t *run);
 
 /*  A node gave up. If another node's process died just before, that death
@@ -399,6 +440,9 @@ handle_message (run_t *run)
         break;
     case PROTO_FINISHED:
         on_finished (run, peer);
+        break;
+    case PROTO_RECORDED:
+        on_recorded (run, peer, &m);
         break;
     case PROTO_REPORT:
         on_report (run, peer, &m);
@@ -621,6 +665,7 @@ run_until_stopping (run_t *run)
             drive_measure (run, now);
         else if (run->phase == PHASE_RUNNING)
             progress_update (run->progress, results_completed (run->results), now);
+        flush_tasks (run, now);
         poll_messages (run, LOOP_TICK_MS);
         handle_exits (run);
     }
@@ -802,6 +847,10 @@ run_prepare (const run_options_t *opt)
         run_log (NULL, "%s", err);
         goto out_fail;
     }
+    if (config_check_emulation (run->cfg, err, sizeof err) != 0) {
+        run_log (NULL, "%s", err);
+        goto out_fail;
+    }
     if (opt->policy)
         config_set_policy (run->cfg, opt->policy);
     if (!policy_find (run->cfg->policy)) {
@@ -827,6 +876,14 @@ run_prepare (const run_options_t *opt)
         run_log (NULL, "%s", err);
         goto out_fail;
     }
+    for (int i = 0; i < run->cfg->nnodes; i++) {
+        const config_node_t *node = &run->cfg->nodes[i];
+        if (deploy_check_host (run->deploy, node->host, err, sizeof err) != 0) {
+            run_log (NULL, "%s: tree[%d] (node \"%s\"): %s", opt->config_path, i,
+                     node->name, err);
+            goto out_fail;
+        }
+    }
     build_node_argv (run, find_node_bin (opt->node_bin));
     const char *host = run->cfg->nodes[run->cfg->root].host;
     if (deploy_check_program (run->deploy, host, run->node_argv[0], err, sizeof err)
@@ -845,6 +902,10 @@ run_prepare (const run_options_t *opt)
     }
 
     run->results = results_new (run->cfg);
+    if (!opt->measure && results_open_tasks (run->results, run->dir, err, sizeof err)) {
+        run_log (NULL, "%s", err);
+        goto out_fail;
+    }
     run->cal_phase = -1;
     if (opt->measure)
         run->measure = measure_new (run->cfg, opt->cal_seconds, opt->cal_warmup);
@@ -935,14 +996,31 @@ warn_fidelity (run_t *run)
              RESULTS_FIDELITY_MIN, run->cfg->platform.time_scale);
 }
 
+/*  tasks.csv is complete: close it, and check that a finished run
+ *  recorded every task. */
+static void
+finish_tasks (run_t *run)
+{
+    char err[TF_ERRLEN];
+    if (results_close_tasks (run->results, err, sizeof err) != 0)
+        run_fail (run, RESULTS_FAILED, "%s", err);
+    uint64_t count = run->cfg->tasks.count, got = results_recorded (run->results);
+    if (!run->measure && run->finished && got != count)
+        run_fail (run, RESULTS_FAILED, "the root finished with %llu of %llu tasks "
+                  "recorded", (unsigned long long) got, (unsigned long long) count);
+}
+
 /*  Run, shut down, write the results. Returns the exit code. */
 static int
 run_execute (run_t *run)
 {
     char err[TF_ERRLEN];
+    /*  Past `ulimit -f`, write() must fail with EFBIG, not kill us. */
+    signal (SIGXFSZ, SIG_IGN);
     if (launch (run) == 0)
         run_until_stopping (run);
     shutdown_run (run);
+    finish_tasks (run);
 
     double wall = run->t_start ? run->t_end - run->t_start : 0;
     results_set_wall (run->results, wall, run->finished);

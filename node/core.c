@@ -64,7 +64,7 @@ struct core {
     task_t *queue;           /* held tasks, ring */
     uint32_t q_head, q_len, q_cap;
     uint64_t next_task;      /* root: next id to hand out */
-    int32_t *done_by;        /* root: computing node per task, -1 if open */
+    uint8_t *done_bits;      /* root: 1 bit per task, set once complete */
 
     int recv_active;         /* a task is arriving from the parent */
     task_t recv;
@@ -85,6 +85,7 @@ struct core {
     uint64_t seq;            /* arrival numbering of asked tasks */
     int started;
     int meters_marked;
+    int finish_due;          /* root: the last task is recorded */
     int finished;            /* root: FINISHED emitted */
     core_stats_t stats;
 
@@ -100,6 +101,7 @@ static const char *const event_names[CORE_EV_COUNT] = {
 
 static const char *const action_names[CORE_ACT_COUNT] = {
     "REQUEST", "SEND_CHUNK", "ACK", "COMPUTE", "REPORT", "RELEASE", "FINISHED",
+    "RECORDED",
 };
 
 const char *
@@ -145,11 +147,8 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
         self->children[i].sent = meter_new (cfg->meter_window);
     }
     self->recv_meter = meter_new (cfg->meter_window);
-    if (cfg->is_root) {
-        self->done_by = xmalloc (cfg->task_count * sizeof *self->done_by);
-        for (uint64_t t = 0; t < cfg->task_count; t++)
-            self->done_by[t] = -1;
-    }
+    if (cfg->is_root)
+        self->done_bits = xcalloc (cfg->task_count / 8 + 1, 1);
     return self;
 }
 
@@ -167,7 +166,7 @@ core_destroy (core_t **self_p)
     free (self->children);
     free (self->cands);
     free (self->queue);
-    free (self->done_by);
+    free (self->done_bits);
     free (self->batch);
     free (self->acts);
     free (self);
@@ -232,28 +231,31 @@ take_task (core_t *self)
 
 /*  --- completions ------------------------------------------------------- */
 
-static void
-record (core_t *self, uint64_t task, uint32_t node)
+/*  Root: a task's first completion is recorded and goes into the batch
+ *  streamed to the controller; a later one is a duplicate. Returns 1 if
+ *  recorded. */
+static int
+record (core_t *self, uint64_t task)
 {
-    if (self->done_by[task] >= 0) {
+    uint8_t bit = (uint8_t) (1u << (task % 8));
+    if (self->done_bits[task / 8] & bit) {
         self->stats.duplicates++;
-        return;
+        return 0;
     }
-    self->done_by[task] = (int32_t) node;
+    self->done_bits[task / 8] |= bit;
     self->stats.completed++;
-    if (self->stats.completed == self->cfg.task_count && !self->finished) {
-        self->finished = 1;
-        emit (self, CORE_ACT_FINISHED);
-    }
+    if (self->stats.completed == self->cfg.task_count)
+        self->finish_due = 1;
+    return 1;
 }
 
+/*  A task completed at node: batched for the parent (REPORT) or, on the
+ *  root, for the controller (RECORDED). */
 static void
 complete (core_t *self, uint64_t task, uint32_t node, double now)
 {
-    if (self->cfg.is_root) {
-        record (self, task, node);
+    if (self->cfg.is_root && !record (self, task))
         return;
-    }
     if (self->nbatch == self->batch_cap) {
         self->batch_cap = self->batch_cap ? 2 * self->batch_cap : 64;
         self->batch = xrealloc (self->batch, self->batch_cap * sizeof *self->batch);
@@ -263,21 +265,28 @@ complete (core_t *self, uint64_t task, uint32_t node, double now)
     self->batch[self->nbatch++] = (core_done_t){.task = task, .node = node};
 }
 
+/*  Send the batch when full or due; on the root, the last completion
+ *  flushes it at once and FINISHED follows it, so every record is out
+ *  before FINISHED. */
 static void
 flush (core_t *self, double now)
 {
-    if (self->nbatch == 0 || self->batch_flushed)
-        return;
-    if (self->nbatch < self->cfg.batch_max
-        && now - self->batch_since < self->cfg.batch_delay)
-        return;
-    for (uint32_t at = 0; at < self->nbatch; at += self->cfg.batch_max) {
-        core_action_t *a = emit (self, CORE_ACT_REPORT);
-        a->done = self->batch + at;
-        a->ndone = self->nbatch - at < self->cfg.batch_max ? self->nbatch - at
-                                                           : self->cfg.batch_max;
+    int due = self->nbatch >= self->cfg.batch_max
+           || now - self->batch_since >= self->cfg.batch_delay || self->finish_due;
+    if (self->nbatch > 0 && !self->batch_flushed && due) {
+        core_action_type_t type = self->cfg.is_root ? CORE_ACT_RECORDED : CORE_ACT_REPORT;
+        for (uint32_t at = 0; at < self->nbatch; at += self->cfg.batch_max) {
+            core_action_t *a = emit (self, type);
+            a->done = self->batch + at;
+            a->ndone = self->nbatch - at < self->cfg.batch_max ? self->nbatch - at
+                                                               : self->cfg.batch_max;
+        }
+        self->batch_flushed = 1;
     }
-    self->batch_flushed = 1;
+    if (self->finish_due && !self->finished) {
+        self->finished = 1;
+        emit (self, CORE_ACT_FINISHED);
+    }
 }
 
 /*  --- transfers to children --------------------------------------------- */
@@ -775,10 +784,12 @@ core_child_stats (const core_t *self, int child)
     return self->children[child].stats;
 }
 
-const int32_t *
-core_done_by (const core_t *self)
+int
+core_is_done (const core_t *self, uint64_t task)
 {
-    return self->done_by;
+    if (!self->done_bits || task >= self->cfg.task_count)
+        return 0;
+    return (self->done_bits[task / 8] >> (task % 8)) & 1;
 }
 
 double

@@ -34,7 +34,10 @@
  *    held chunk may go.
  *  - Completions (task id, computing node) travel up in batches of at most
  *    `batch_max`, or after `batch_delay` seconds; the root records each
- *    task's computing node once and counts duplicates.
+ *    task once (one bit per task), counts duplicates, and streams each
+ *    first completion to the controller in RECORDED batches, batched the
+ *    same way; the last completion flushes its batch at once, followed by
+ *    FINISHED in the same action list.
  *
  *  Input from the network is never trusted: an event that breaks the
  *  protocol (a chunk out of order, an ack for a chunk never sent, a task id
@@ -135,6 +138,8 @@ typedef enum {
     CORE_ACT_REPORT,         /* send done[0..ndone) to the parent */
     CORE_ACT_RELEASE,        /* this node no longer needs task's payload */
     CORE_ACT_FINISHED,       /* root: every task is complete */
+    CORE_ACT_RECORDED,       /* root: done[0..ndone) completed for the first
+                                time; for the controller */
     CORE_ACT_COUNT
 } core_action_type_t;
 
@@ -149,8 +154,8 @@ typedef struct {
     uint64_t bytes;          /* SEND_CHUNK: total payload bytes of task */
     uint32_t index, count;   /* SEND_CHUNK, ACK */
     uint64_t offset, len;    /* SEND_CHUNK: the chunk's byte range */
-    const core_done_t *done; /* REPORT: borrowed, valid until the next
-                                core_handle call */
+    const core_done_t *done; /* REPORT, RECORDED: borrowed, valid until
+                                the next core_handle call */
     uint32_t ndone;
 } core_action_t;
 
@@ -208,9 +213,10 @@ core_stats_t core_stats (const core_t *self);
 /*  Return one child's counters. */
 core_child_stats_t core_child_stats (const core_t *self, int child);
 
-/*  Root only: the node that computed each task, task_count entries, -1 for
- *  tasks not yet complete. Borrowed. NULL on other nodes. */
-const int32_t *core_done_by (const core_t *self);
+/*  Root only: 1 if task is recorded complete, else 0 (0 on other nodes
+ *  and for a task out of range). The root keeps one bit per task; which
+ *  node computed a task goes to the controller in RECORDED actions. */
+int core_is_done (const core_t *self, uint64_t task);
 
 /*  Seconds until the core next needs a TICK — to flush a partial
  *  completion batch, or to send a chunk its pacing held back — or a

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <netdb.h>
 #include <unistd.h>
 
 #include "node/core.h"
@@ -199,6 +200,31 @@ take_config (node_t *self, json_t *object, char *err, size_t errlen)
     return 0;
 }
 
+/*  ZeroMQ binds numeric addresses only, IPv6 ones in brackets: turn host
+ *  (an address or a name such as "localhost") into "1.2.3.4" or "[::1]". */
+static int
+numeric_host (const char *host, char *buf, size_t len, int *ipv6, char *err,
+              size_t errlen)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    char addr[NI_MAXHOST];
+    int rc = getaddrinfo (host, NULL, &hints, &res);
+    if (rc == 0)
+        rc = getnameinfo (res->ai_addr, res->ai_addrlen, addr, sizeof addr, NULL, 0,
+                          NI_NUMERICHOST);
+    if (rc != 0) {
+        if (res)
+            freeaddrinfo (res);
+        return tf_error (err, errlen, "cannot resolve host %s: %s", host,
+                         gai_strerror (rc));
+    }
+    *ipv6 = res->ai_family == AF_INET6;
+    snprintf (buf, len, *ipv6 ? "[%s]" : "%s", addr);
+    freeaddrinfo (res);
+    return 0;
+}
+
 static int
 bind_children (node_t *self, char *err, size_t errlen)
 {
@@ -206,13 +232,18 @@ bind_children (node_t *self, char *err, size_t errlen)
         self->endpoint = xstrdup ("");
         return 0;
     }
+    char host[NI_MAXHOST + 2];
+    int ipv6 = 0;
+    if (numeric_host (self->me->host, host, sizeof host, &ipv6, err, errlen) != 0)
+        return -1;
     self->router = zsock_new (ZMQ_ROUTER);
     zsock_set_router_mandatory (self->router, 1);
-    int port = zsock_bind (self->router, "tcp://%s:*", self->me->host);
+    zsock_set_ipv6 (self->router, ipv6);
+    int port = zsock_bind (self->router, "tcp://%s:*", host);
     if (port < 0)
-        return tf_error (err, errlen, "cannot bind tcp://%s:*: %s", self->me->host,
+        return tf_error (err, errlen, "cannot bind tcp://%s:*: %s", host,
                          zmq_strerror (zmq_errno ()));
-    self->endpoint = xasprintf ("tcp://%s:%d", self->me->host, port);
+    self->endpoint = xasprintf ("tcp://%s:%d", host, port);
     self->slots = zhashx_new ();
     for (int i = 0; i < self->me->nchildren; i++) {
         const config_node_t *c = &self->cfg->nodes[self->me->children[i]];
@@ -496,13 +527,6 @@ stats_json (node_t *self, int final)
                              json_real (c.send_seconds));
     }
     json_object_set_new (o, "children", kids);
-    const int32_t *by = core_done_by (self->core);
-    if (by) {
-        json_t *arr = json_array ();
-        for (uint64_t t = 0; t < self->cfg->tasks.count; t++)
-            json_array_append_new (arr, json_integer (by[t]));
-        json_object_set_new (o, "done_by", arr);
-    }
     return o;
 }
 
@@ -597,12 +621,19 @@ act (node_t *self, const core_action_t *a)
         return zmsg_send (&msg, self->parent);
     case CORE_ACT_COMPUTE:
         return engine_start (self->engine, a->task, a->units);
-    case CORE_ACT_REPORT: {
+    case CORE_ACT_REPORT:
+    case CORE_ACT_RECORDED: {
+        /*  The same body: DONE to the parent, RECORDED (root) to the
+         *  controller. */
         json_t *arr = json_array ();
         for (uint32_t i = 0; i < a->ndone; i++)
             json_array_append_new (arr, json_pack ("[I, I]", (json_int_t) a->done[i].task,
                                                    (json_int_t) a->done[i].node));
         json_t *body = json_pack ("{s:o}", "done", arr);
+        if (a->type == CORE_ACT_RECORDED) {
+            msg = proto_encode (PROTO_RECORDED, &body, NULL);
+            return zmsg_send (&msg, self->ctl);
+        }
         msg = proto_encode (PROTO_DONE, &body, NULL);
         return zmsg_send (&msg, self->parent);
     }
@@ -1106,6 +1137,7 @@ node_run (const node_opts_t *opts)
     if (self->me->parent >= 0) {
         self->parent = zsock_new (ZMQ_DEALER);
         zsock_set_identity (self->parent, opts->name);
+        zsock_set_ipv6 (self->parent, 1);   /* the parent may be on [::1] */
         if (zsock_connect (self->parent, "%s", m.text) < 0) {
             snprintf (err, sizeof err, "cannot connect to the parent at %s", m.text);
             status = fail (self, err);

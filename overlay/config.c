@@ -347,6 +347,12 @@ parse_tasks (config_t *self, section_t *top)
         || get_number (&s, "input_mb", 1, RULE_NONNEGATIVE, &self->tasks.input_mb) < 0
         || get_number (&s, "units", 1, RULE_POSITIVE, &self->tasks.units) < 0)
         return -1;
+    if (count > CONFIG_MAX_TASKS)
+        return fail (s.ld, "tasks.count", "must be at most %lld, got %lld",
+                     CONFIG_MAX_TASKS, count);
+    if (self->tasks.input_mb > CONFIG_MAX_INPUT_MB)
+        return fail (s.ld, "tasks.input_mb", "must be at most %g, got %g",
+                     CONFIG_MAX_INPUT_MB, self->tasks.input_mb);
     self->tasks.count = (uint64_t) count;
     return 0;
 }
@@ -401,12 +407,18 @@ parse_platform (config_t *self, section_t *top)
     if (get_number (&s, "time_scale", 0, RULE_POSITIVE, &self->platform.time_scale) < 0
         || get_number (&s, "payload_scale", 0, RULE_FRACTION,
                        &self->platform.payload_scale) < 0
-        || get_u32 (&s, "chunk_kib", 1, 65536, &self->platform.chunk_kib) < 0
-        || get_u32 (&s, "window", 1, 1024, &self->platform.window) < 0
-        || get_u32 (&s, "buffer", 1, 1000, &self->platform.buffer) < 0
-        || get_u32 (&s, "matrix_n", 2, 16384, &self->platform.matrix_n) < 0
-        || get_u32 (&s, "sample_ms", 1, 60000, &self->platform.sample_ms) < 0)
+        || get_u32 (&s, "chunk_kib", 1, CONFIG_MAX_CHUNK_KIB,
+                    &self->platform.chunk_kib) < 0
+        || get_u32 (&s, "window", 1, CONFIG_MAX_WINDOW, &self->platform.window) < 0
+        || get_u32 (&s, "buffer", 1, CONFIG_MAX_BUFFER, &self->platform.buffer) < 0
+        || get_u32 (&s, "matrix_n", CONFIG_MIN_MATRIX_N, CONFIG_MAX_MATRIX_N,
+                    &self->platform.matrix_n) < 0
+        || get_u32 (&s, "sample_ms", 1, CONFIG_MAX_SAMPLE_MS,
+                    &self->platform.sample_ms) < 0)
         return -1;
+    if (self->platform.time_scale > CONFIG_MAX_TIME_SCALE)
+        return fail (s.ld, "platform.time_scale", "must be at most %g, got %g",
+                     CONFIG_MAX_TIME_SCALE, self->platform.time_scale);
     /*  Real compute on real links runs at the machines' own speed: scaling
      *  its time or its bytes would report figures nobody measured. */
     if (self->platform.mode == PLATFORM_REAL && self->platform.time_scale != 1)
@@ -572,6 +584,87 @@ set_children (config_t *self)
             self->nodes[p].children[fill[p]++] = i;
     }
     free (fill);
+}
+
+/*  --- interference ---------------------------------------------------------
+ *
+ *  The emulated compute rate of node n is C (1 - IR_r TR - sum_i IR_s(i)
+ *  TR(i)), clamped at 0 (node/meter.c interference_factor). An emulated
+ *  run is refused when one transfer each way can make it reach 0:
+ *  receiving at link_mbps (alone), sending to one child at the most it can
+ *  (alone), or both at once. The loader accepts such a config: the bound
+ *  model prices an exhausted CPU (docs/bounds.md). docs/config.md says why
+ *  not all children at once. */
+
+/*  The most node can send to child: its link, capped by node's limit. */
+static double
+send_rate (const config_node_t *node, const config_node_t *child, int *capped)
+{
+    *capped = node->send_limit_mbps > 0 && node->send_limit_mbps < child->link_mbps;
+    return *capped ? node->send_limit_mbps : child->link_mbps;
+}
+
+/*  One link on its own: ir_recv at node, ir_send at node's parent. */
+static int
+check_link_ir (const config_t *self, loader_t *ld, const config_node_t *node)
+{
+    char label[LABEL_LEN];
+    snprintf (label, sizeof label, "tree[%d] (node \"%s\")", node->index, node->name);
+    if (!(node->ir_recv * node->link_mbps < 1))
+        return fail (ld, label, "ir_recv %g x link_mbps %g leaves no compute "
+                     "(must be < 1)", node->ir_recv, node->link_mbps);
+    const config_node_t *parent = &self->nodes[node->parent];
+    int capped;
+    double rate = send_rate (parent, node, &capped);
+    if (!(node->ir_send * rate < 1))
+        return fail (ld, label, "ir_send %g x %s %g leaves its parent \"%s\" no "
+                     "compute (must be < 1)", node->ir_send,
+                     capped ? "the parent's send_limit_mbps" : "link_mbps", rate,
+                     parent->name);
+    return 0;
+}
+
+/*  Receiving at its link rate while sending to its worst child. */
+static int
+check_relay_ir (const config_t *self, loader_t *ld, const config_node_t *node)
+{
+    double recv_loss = node->ir_recv * node->link_mbps, worst = 0;
+    int worst_child = -1, capped;
+    for (int k = 0; k < node->nchildren; k++) {
+        const config_node_t *child = &self->nodes[node->children[k]];
+        double loss = child->ir_send * send_rate (node, child, &capped);
+        if (worst_child < 0 || loss > worst) {
+            worst = loss;
+            worst_child = child->index;
+        }
+    }
+    if (worst_child < 0 || 1 - recv_loss - worst > 0)
+        return 0;
+    const config_node_t *child = &self->nodes[worst_child];
+    char label[LABEL_LEN];
+    snprintf (label, sizeof label, "tree[%d] (node \"%s\")", node->index, node->name);
+    return fail (ld, label, "ir_recv %g x link_mbps %g plus ir_send %g of child \"%s\" "
+                 "x %g leave no compute when it receives and sends at once "
+                 "(1 - %g - %g = %g, must be > 0)", node->ir_recv, node->link_mbps,
+                 child->ir_send, child->name, send_rate (node, child, &capped),
+                 recv_loss, worst, 1 - recv_loss - worst);
+}
+
+int
+config_check_emulation (const config_t *self, char *err, size_t errlen)
+{
+    loader_t ld = {.origin = self->path, .err = err, .errlen = errlen};
+    /*  Only the emulator computes at the modelled rate; a real node
+     *  computes at its machine's speed, and IR only orders children. */
+    if (self->platform.mode != PLATFORM_EMULATED)
+        return 0;
+    for (int i = 0; i < self->nnodes; i++)
+        if (self->nodes[i].parent >= 0 && check_link_ir (self, &ld, &self->nodes[i]) < 0)
+            return -1;
+    for (int i = 0; i < self->nnodes; i++)
+        if (self->nodes[i].parent >= 0 && check_relay_ir (self, &ld, &self->nodes[i]) < 0)
+            return -1;
+    return 0;
 }
 
 static int

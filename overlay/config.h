@@ -23,6 +23,32 @@
 #define CONFIG_MAX_NODES 65536
 #define CONFIG_MB 1048576.0
 
+/*  The largest bag. A run writes one tasks.csv row per task (about 20
+ *  bytes: 2 GB at this count) and the root and the controller each keep
+ *  one bit per task (12.5 MB), so 1e8 tasks is a long experiment that
+ *  still fits a laptop; a count like 1e13 is a typo that would fill the
+ *  disk, not an experiment. */
+#define CONFIG_MAX_TASKS 100000000LL
+
+/*  The largest platform input of one task, MB. A node holds up to
+ *  `buffer` payloads (input_mb x payload_scale each) in memory, and a
+ *  CHUNK's size must fit the wire's integers many times over; 4 GiB per
+ *  task is already more than a node can hold several of. */
+#define CONFIG_MAX_INPUT_MB 4096.0
+
+/*  The largest time scale. At 1e6 a 10 MB/s link runs at 10 TB/s and a
+ *  one-second task lasts a microsecond: far past what loopback pacing and
+ *  the clock can emulate, so anything larger measures nothing. */
+#define CONFIG_MAX_TIME_SCALE 1e6
+
+/*  Bounds of the integer platform keys (docs/config.md says why each). */
+#define CONFIG_MAX_CHUNK_KIB 65536   /* 64 MiB: one chunk is one message */
+#define CONFIG_MAX_WINDOW 1024       /* chunks in flight per child */
+#define CONFIG_MAX_BUFFER 1000       /* tasks held per node */
+#define CONFIG_MIN_MATRIX_N 2
+#define CONFIG_MAX_MATRIX_N 16384    /* the kernel's N x N int32: 1 GiB */
+#define CONFIG_MAX_SAMPLE_MS 60000   /* one sample a minute */
+
 typedef enum {
     PLATFORM_EMULATED = 0,   /* compute sleeps w/C; rates as configured */
     PLATFORM_REAL,           /* compute runs the diagonal kernel */
@@ -88,6 +114,15 @@ config_t *config_load_file (const char *path, char *err, size_t errlen);
  *  "<controller>" when a node parses what the controller shipped). */
 config_t *config_load_string (const char *text, const char *origin,
                               char *err, size_t errlen);
+
+/*  Check that the emulator can run the experiment: in emulated mode, no
+ *  node's modelled compute rate C (1 - IR_r TR - sum IR_s TR) may reach 0
+ *  while it receives at its link_mbps and sends to any one child at that
+ *  child's link_mbps (capped by its send_limit_mbps); docs/config.md gives
+ *  the rule. Real mode always passes. Returns 0, or -1 with a message in
+ *  the loader's style naming the node and the key ("PATH: tree[3] (node
+ *  "Lab3"): ir_recv 50 x link_mbps 10 leaves no compute (must be < 1)"). */
+int config_check_emulation (const config_t *self, char *err, size_t errlen);
 
 /*  Destroy a config and null the caller's pointer. Safe on NULL. */
 void config_destroy (config_t **self_p);

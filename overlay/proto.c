@@ -16,6 +16,7 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_DONE] = "DONE",         [PROTO_SUBTREE] = "SUBTREE",
     [PROTO_MEASURE] = "MEASURE",   [PROTO_MEASURED] = "MEASURED",
     [PROTO_BYE] = "BYE",
+    [PROTO_RECORDED] = "RECORDED",
 };
 
 const char *
@@ -78,11 +79,11 @@ check_keys (json_t *body, const char *const *allowed, const char *cmd,
 }
 
 static int
-check_done (json_t *done, char *err, size_t errlen)
+check_done (json_t *done, const char *cmd, char *err, size_t errlen)
 {
     if (!json_is_array (done) || json_array_size (done) > PROTO_MAX_DONE)
-        return tf_error (err, errlen, "DONE: field \"done\" must be an array of at "
-                         "most %d entries", PROTO_MAX_DONE);
+        return tf_error (err, errlen, "%s: field \"done\" must be an array of at "
+                         "most %d entries", cmd, PROTO_MAX_DONE);
     size_t i;
     json_t *e;
     json_array_foreach (done, i, e) {
@@ -90,8 +91,8 @@ check_done (json_t *done, char *err, size_t errlen)
         if (!json_is_array (e) || json_array_size (e) != 2 || !json_is_integer (t)
             || !json_is_integer (n) || json_integer_value (t) < 0
             || json_integer_value (n) < 0 || json_integer_value (n) > UINT32_MAX)
-            return tf_error (err, errlen, "DONE: entry %zu must be [task, node] "
-                             "with non-negative integers", i);
+            return tf_error (err, errlen, "%s: entry %zu must be [task, node] "
+                             "with non-negative integers", cmd, i);
     }
     return 0;
 }
@@ -281,11 +282,12 @@ decode_fields (proto_msg_t *m, char *err, size_t errlen)
                              (unsigned long long) m->bytes);
         return 0;
     }
-    case PROTO_DONE: {
+    case PROTO_DONE:
+    case PROTO_RECORDED: {
         static const char *const k[] = {"done", NULL};
         m->done = json_object_get (b, "done");
-        return check_keys (b, k, cmd, err, errlen) || check_done (m->done, err, errlen)
-            ? -1 : 0;
+        return check_keys (b, k, cmd, err, errlen)
+            || check_done (m->done, cmd, err, errlen) ? -1 : 0;
     }
     case PROTO_SUBTREE: {
         static const char *const k[] = {"bounds", NULL};

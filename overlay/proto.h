@@ -14,7 +14,7 @@
  *  Two conversations use it:
  *  - node <-> controller (node DEALER -> controller ROUTER, identity = the
  *    node's name): HELLO, CONFIG, BOUND, START, STATS, FINISHED, STOP,
- *    REPORT, BYE, FAIL;
+ *    RECORDED, REPORT, BYE, FAIL;
  *  - child <-> parent (child DEALER -> parent ROUTER, identity = the
  *    child's name): REQUEST, CHUNK, ACK, DONE, SUBTREE.
  */
@@ -27,7 +27,7 @@
 
 #define PROTO_VERSION 1
 #define PROTO_MAX_BODY (64u << 20)   /* a body larger than this is refused */
-#define PROTO_MAX_DONE 4096          /* completions in one DONE */
+#define PROTO_MAX_DONE 4096          /* completions in one DONE or RECORDED */
 #define PROTO_MAX_BOUNDS 8           /* models in one SUBTREE */
 
 typedef enum {
@@ -52,6 +52,8 @@ typedef enum {
     PROTO_MEASURED,     /* node -> ctl  {phase, seconds, units_per_s,
                                          recv_mbps, send_mbps: {child: r}} */
     PROTO_BYE,          /* ctl -> node  {}   REPORT received: exit now    */
+    PROTO_RECORDED,     /* root -> ctl  {done: [[task, node], ...]}
+                                        first completions, before FINISHED */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -79,7 +81,7 @@ typedef struct {
     uint32_t index, count;   /* CHUNK, ACK */
     json_t *object;          /* CONFIG config, STATS/REPORT stats:
                                 borrowed from body */
-    json_t *done;            /* DONE: the array, borrowed from body,
+    json_t *done;            /* DONE, RECORDED: the array, borrowed from body,
                                 entries checked to be [int>=0, int>=0] */
     json_t *bounds;          /* SUBTREE: object of at most PROTO_MAX_BOUNDS
                                 names -> finite numbers >= 0, borrowed */

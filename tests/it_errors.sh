@@ -9,6 +9,49 @@ rc=$?
 expect "broken config: exit 2 (got $rc)" test "$rc" = 2
 expect "broken config: message names the file" grep -q "missing_parent.json" "$WORK/e"
 
+# IR values that leave a node no compute: the loader takes them (the bound
+# prices them), a run refuses them before starting anything.
+"$TREEFARM" run tests/configs/bad/ir_recv_no_compute.json --out "$WORK/x" >"$WORK/o" 2>"$WORK/e"
+rc=$?
+expect "IR leaves no compute: exit 2 (got $rc)" test "$rc" = 2
+expect "IR leaves no compute: names node and key" grep -q 'node "Lab3"): ir_recv 50 x link_mbps 10' "$WORK/e"
+
+# Hosts: the local deployment runs every node here, so a host that is not
+# an address of this machine is refused, naming node and host, before any
+# process starts; a local address other than 127.0.0.1 runs.
+hosts_config () {
+    printf '{"tasks": {"count": 20, "input_mb": 0.1, "units": 1}, "platform": {"time_scale": 100},
+ "tree": [{"name": "A", "compute": 50, "host": "%s"},
+  {"name": "B", "parent": "A", "compute": 50, "link_mbps": 10, "host": "%s"}]}\n' "$1" "$2"
+}
+hosts_config 127.0.0.1 "no such host!" >"$WORK/host1.json"
+"$TREEFARM" run "$WORK/host1.json" --out "$WORK/h1" >"$WORK/o" 2>"$WORK/e"
+rc=$?
+expect "unresolvable host: exit 2 (got $rc)" test "$rc" = 2
+expect "unresolvable host: names node and host" grep -q 'node "B"): host "no such host!"' "$WORK/e"
+expect "unresolvable host: nothing started" test ! -e "$WORK/h1/results.json"
+hosts_config 198.18.0.1 127.0.0.1 >"$WORK/host2.json"
+"$TREEFARM" measure "$WORK/host2.json" --out "$WORK/h2.json" >"$WORK/o" 2>"$WORK/e"
+rc=$?
+expect "non-local host (measure): exit 2 (got $rc)" test "$rc" = 2
+expect "non-local host: names node and host" grep -q 'node "A"): host "198.18.0.1" is not an address of this machine' "$WORK/e"
+"$TREEFARM" run "$WORK/host2.json" --out "$WORK/h2" >"$WORK/o" 2>"$WORK/e"
+rc=$?
+expect "non-local host (run): exit 2 (got $rc)" test "$rc" = 2
+# A (the parent, which binds) on localhost, a name; B on 127.0.0.2.
+hosts_config localhost 127.0.0.2 >"$WORK/host3.json"
+"$TREEFARM" run "$WORK/host3.json" --out "$WORK/h3" --quiet >"$WORK/o" 2>"$WORK/e"
+rc=$?
+expect "local hosts localhost and 127.0.0.2: exit 0 (got $rc)" test "$rc" = 0
+expect "local hosts: every task once" tasks_exactly_once "$WORK/h3" 20
+# IPv6 loopback, where this machine has it.
+if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+    hosts_config ::1 ::1 >"$WORK/host4.json"
+    "$TREEFARM" run "$WORK/host4.json" --out "$WORK/h4" --quiet >"$WORK/o" 2>"$WORK/e"
+    rc=$?
+    expect "IPv6 host ::1: exit 0 (got $rc)" test "$rc" = 0
+fi
+
 "$TREEFARM" run configs/chain4.json --policy nosuch --out "$WORK/x" >"$WORK/o" 2>"$WORK/e"
 rc=$?
 expect "unknown policy: exit 2 (got $rc)" test "$rc" = 2

@@ -1,7 +1,9 @@
 /*  test_config — the experiment loader: good configs give the right values
  *  and defaults, config_to_json round-trips, and every broken config in
  *  tests/configs/bad/ fails with a message that starts with its path and
- *  contains the text of its .expect sibling.
+ *  contains the text of its .expect sibling: it fails to load, or it loads
+ *  and config_check_emulation refuses it (a run would). Every shipped and
+ *  good config passes config_check_emulation.
  *
  *  Run from the repository root, or set TF_SRCDIR to it.
  */
@@ -299,6 +301,26 @@ test_any_order (void **state)
     config_destroy (&config);
 }
 
+/*  What ships must run: the examples and the good corpus pass the
+ *  emulation check. */
+static void
+test_shipped_emulate (void **state)
+{
+    (void) state;
+    const char *files[] = {
+        "configs/fork7.json", "configs/tree3.json", "configs/chain4.json",
+        "configs/real4.json", "tests/configs/good/minimal.json",
+        "tests/configs/good/explicit.json", "tests/configs/good/interference.json",
+    };
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        config_t *config = load (files[f]);
+        char err[TF_ERRLEN] = "";
+        if (config_check_emulation (config, err, sizeof err) != 0)
+            fail_msg ("%s: %s", files[f], err);
+        config_destroy (&config);
+    }
+}
+
 static void
 test_round_trip (void **state)
 {
@@ -336,7 +358,7 @@ test_round_trip_exact (void **state)
     (void) state;
     config_t *config = load ("configs/fork7.json");
     config->nodes[1].compute_rate = 0.1 + 0.2;
-    config->nodes[1].ir_send = 1.0 / 3.0;
+    config->nodes[1].ir_send = 1.0 / 300.0;   /* 17 digits, and < 1 / 10.7 */
     config->platform.time_scale = 1e-300;
     config_set_policy (config, "ia-single");
     char *text = config_to_json (config);
@@ -381,6 +403,8 @@ check_bad (const char *dir, const char *file)
     char *expect = read_expect (expect_path);
     char err[TF_ERRLEN] = "";
     config_t *config = config_load_file (path, err, sizeof err);
+    if (config && config_check_emulation (config, err, sizeof err) != 0)
+        config_destroy (&config);
     int bad = 1;
     if (!expect)
         print_error ("%s: missing or empty\n", expect_path);
@@ -539,6 +563,7 @@ main (void)
         cmocka_unit_test (test_tree_shape),
         cmocka_unit_test (test_any_order),
         cmocka_unit_test (test_round_trip),
+        cmocka_unit_test (test_shipped_emulate),
         cmocka_unit_test (test_round_trip_exact),
         cmocka_unit_test (test_bad_corpus),
         cmocka_unit_test (test_missing_file),

@@ -113,11 +113,15 @@ test_root_alone_computes_every_task_once (void **state)
         else {
             assert_int_equal (count_type (a, n, CORE_ACT_FINISHED), 1);
             assert_int_equal (count_type (a, n, CORE_ACT_COMPUTE), 0);
+            /*  The last batch goes before FINISHED, in the same list. */
+            assert_int_equal (count_type (a, n, CORE_ACT_RECORDED), 1);
+            assert_true (find_type (a, n, CORE_ACT_RECORDED)
+                         < find_type (a, n, CORE_ACT_FINISHED));
         }
     }
-    const int32_t *by = core_done_by (core);
     for (int t = 0; t < 4; t++)
-        assert_int_equal (by[t], 0);
+        assert_true (core_is_done (core, t));
+    assert_false (core_is_done (core, 4));
     assert_int_equal (core_stats (core).computed, 4);
     assert_int_equal (core_stats (core).completed, 4);
     core_destroy (&core);
@@ -360,13 +364,22 @@ test_root_counts_duplicates_and_finishes_once (void **state)
     assert_int_equal (core_stats (core).duplicates, 1);
     a = feed (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = 0}, &n);
     assert_int_equal (count_type (a, n, CORE_ACT_FINISHED), 1);
+    /*  The three first completions, streamed once, then FINISHED; the
+     *  duplicate of task 2 (by node 5) is counted, never streamed. */
+    const core_action_t *r = find_type (a, n, CORE_ACT_RECORDED);
+    assert_non_null (r);
+    assert_int_equal (count_type (a, n, CORE_ACT_RECORDED), 1);
+    assert_int_equal (r->ndone, 3);
+    assert_true (r->done[0].task == 1 && r->done[0].node == 5);
+    assert_true (r->done[1].task == 2 && r->done[1].node == 6);
+    assert_true (r->done[2].task == 0 && r->done[2].node == 0);
+    assert_int_equal (a[n - 1].type, CORE_ACT_FINISHED);
     a = feed (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = d2,
                                    .ndone = 1}, &n);
     assert_int_equal (count_type (a, n, CORE_ACT_FINISHED), 0);
-    const int32_t *by = core_done_by (core);
-    assert_int_equal (by[0], 0);
-    assert_int_equal (by[1], 5);
-    assert_int_equal (by[2], 6);
+    assert_int_equal (count_type (a, n, CORE_ACT_RECORDED), 0);
+    for (int t = 0; t < 3; t++)
+        assert_true (core_is_done (core, t));
     assert_int_equal (core_stats (core).completed, 3);
     assert_int_equal (core_stats (core).duplicates, 2);
     core_destroy (&core);
@@ -441,6 +454,8 @@ run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
     int64_t engine[SIM_NODES] = {-1, -1, -1, -1};
     srand (seed);
     int finished = 0, steps = 0;
+    int per_node[SIM_NODES] = {0};
+    int *by = xcalloc (tasks, sizeof *by);   /* RECORDED per task */
     while (!finished) {
         int ready[2 * SIM_NODES], k = 0;
         for (int i = 0; i < SIM_NODES; i++) {
@@ -503,6 +518,16 @@ run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
                                                   .child = sim_slot[at], .ndone = x->ndone},
                           x->done);
                 break;
+            case CORE_ACT_RECORDED:
+                assert_int_equal (at, 0);
+                assert_false (finished);   /* every record before FINISHED */
+                for (uint32_t d = 0; d < x->ndone; d++) {
+                    assert_true (x->done[d].task < tasks);
+                    assert_true (x->done[d].node < SIM_NODES);
+                    by[x->done[d].task]++;
+                    per_node[x->done[d].node]++;
+                }
+                break;
             case CORE_ACT_FINISHED:
                 finished = 1;
                 break;
@@ -512,12 +537,10 @@ run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
         }
         assert_true (steps < 1000000);
     }
-    const int32_t *by = core_done_by (cores[0]);
     uint64_t computed = 0;
-    int per_node[SIM_NODES] = {0};
     for (uint64_t t = 0; t < tasks; t++) {
-        assert_true (by[t] >= 0 && by[t] < SIM_NODES);
-        per_node[by[t]]++;
+        assert_true (core_is_done (cores[0], t));
+        assert_int_equal (by[t], 1);   /* streamed exactly once */
     }
     for (int i = 0; i < SIM_NODES; i++) {
         core_stats_t s = core_stats (cores[i]);
@@ -536,6 +559,7 @@ run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
         free (qs[i].q);
         core_destroy (&cores[i]);
     }
+    free (by);
 }
 
 static void

@@ -297,6 +297,24 @@ test_backends (void **state)
     assert_int_equal (deploy_pid (deploy, -1), -1);
 }
 
+/*  The local backend runs every node here: it accepts the addresses of
+ *  this machine and refuses the rest before anything starts. */
+static void
+test_check_host (void **state)
+{
+    deploy_t *deploy = *state;
+    char err[TF_ERRLEN] = "";
+    const char *local[] = {"127.0.0.1", "127.0.0.2", "localhost"};
+    for (size_t i = 0; i < sizeof local / sizeof local[0]; i++)
+        if (deploy_check_host (deploy, local[i], err, sizeof err) != 0)
+            fail_msg ("%s refused: %s", local[i], err);
+    assert_int_equal (deploy_check_host (deploy, "no such host!", err, sizeof err), -1);
+    assert_non_null (strstr (err, "\"no such host!\" cannot be resolved"));
+    /*  The benchmarking range (RFC 2544): well-formed, configured nowhere. */
+    assert_int_equal (deploy_check_host (deploy, "198.18.0.1", err, sizeof err), -1);
+    assert_non_null (strstr (err, "\"198.18.0.1\" is not an address of this machine"));
+}
+
 int
 main (void)
 {
@@ -311,6 +329,7 @@ main (void)
         cmocka_unit_test_setup_teardown (test_child_environment, setup, teardown),
         cmocka_unit_test (test_nodes_die_with_the_controller),
         cmocka_unit_test_setup_teardown (test_backends, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_check_host, setup, teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -123,6 +123,13 @@ test_every_encoder_round_trips (void **state)
     assert_int_equal (json_array_size (m.done), 2);
     proto_msg_clear (&m);
 
+    body = json_pack ("{s:[[I,I]]}", "done", (json_int_t) 7, (json_int_t) 3);
+    decode_ok (proto_encode (PROTO_RECORDED, &body, NULL), &m);
+    assert_int_equal (m.command, PROTO_RECORDED);
+    assert_int_equal (json_array_size (m.done), 1);
+    assert_string_equal (proto_command_str (PROTO_RECORDED), "RECORDED");
+    proto_msg_clear (&m);
+
     body = json_pack ("{s:{s:f, s:f}}", "bounds", "multi", 6.5, "bwc", 7.25);
     decode_ok (proto_encode (PROTO_SUBTREE, &body, NULL), &m);
     assert_true (json_number_value (json_object_get (m.bounds, "bwc")) == 7.25);
@@ -182,6 +189,20 @@ test_malformed_fields_are_refused (void **state)
     refused (raw (1, PROTO_DONE, "{\"done\":[[1]]}", NULL), "entry 0");
     refused (raw (1, PROTO_DONE, "{\"done\":[[1,2],[3,-1]]}", NULL), "entry 1");
     refused (raw (1, PROTO_DONE, "{\"done\":{}}", NULL), "array");
+    refused (raw (1, PROTO_RECORDED, "{\"done\":[[1,2],[3,-1]]}", NULL),
+             "RECORDED: entry 1");
+    refused (raw (1, PROTO_RECORDED, "{\"done\":[], \"x\":1}", NULL), "\"x\"");
+    {
+        /*  At most PROTO_MAX_DONE records in one message. */
+        json_t *many = json_array ();
+        for (int i = 0; i <= PROTO_MAX_DONE; i++)
+            json_array_append_new (many, json_pack ("[i,i]", i, 0));
+        json_t *big = json_pack ("{s:o}", "done", many);
+        char *text = json_dumps (big, JSON_COMPACT);
+        refused (raw (1, PROTO_RECORDED, text, NULL), "at most 4096");
+        free (text);
+        json_decref (big);
+    }
     refused (raw (1, PROTO_SUBTREE, "{\"bounds\":{\"multi\":-1}}", NULL), "\"multi\"");
     refused (raw (1, PROTO_SUBTREE, "{\"bounds\":{\"multi\":\"x\"}}", NULL), "finite");
     refused (raw (1, PROTO_SUBTREE, "{\"bounds\":[]}", NULL), "object");

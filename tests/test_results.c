@@ -1,9 +1,12 @@
 /*  test_results — what the controller makes of the nodes' STATS and
  *  REPORTs, and the files a run leaves: results.json says how the run
  *  ended and gives makespan in platform time, nodes.csv has a row per
- *  node, tasks.csv names the node that computed every task. Bad counters
- *  from a node are refused with the field's name and change nothing.
+ *  node, tasks.csv names the node that computed each task the root
+ *  recorded, row by row as records arrive. Bad counters from a node are
+ *  refused with the field's name and change nothing; a bad record is
+ *  refused and counted; a failed write of tasks.csv is reported.
  */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -135,18 +138,34 @@ summary (fixture_t *f)
     return text;
 }
 
-/*  A whole successful run: every node reports, the root says who computed
- *  what. */
+/*  Record task by node, which must be accepted. */
+static void
+record_ok (fixture_t *f, uint64_t task, uint64_t node)
+{
+    char err[TF_ERRLEN] = "";
+    if (results_record (f->results, task, node, err, sizeof err) != 0)
+        fail_msg ("record refused: %s", err);
+}
+
+/*  A whole successful run: the root records who computed what as the run
+ *  goes, every node reports. */
 static void
 feed_complete_run (fixture_t *f)
 {
+    char err[TF_ERRLEN] = "";
+    if (results_open_tasks (f->results, f->dir, err, sizeof err) != 0)
+        fail_msg ("open tasks.csv: %s", err);
+    static const uint64_t order[5][2] = {{4, 0}, {1, 1}, {0, 0}, {3, 3}, {2, 2}};
+    for (int i = 0; i < 5; i++)
+        record_ok (f, order[i][0], order[i][1]);
+    if (results_close_tasks (f->results, err, sizeof err) != 0)
+        fail_msg ("close tasks.csv: %s", err);
     feed_ok (f, 1, 0,
              "{\"computed\": 2, \"forwarded\": 3, \"completed\": 5, \"bytes_out\": 3145728,"
              " \"compute_seconds\": 1.5, \"held\": 0,"
              " \"children\": [{\"name\": \"a\", \"tasks\": 2, \"bytes\": 2097152,"
              "                 \"requested\": 3},"
-             "               {\"name\": \"b\", \"tasks\": 1, \"bytes\": 1048576}],"
-             " \"done_by\": [0, 1, 2, 3, 0]}");
+             "               {\"name\": \"b\", \"tasks\": 1, \"bytes\": 1048576}]}");
     feed_ok (f, 1, 1, "{\"computed\": 1, \"forwarded\": 1, \"received\": 2,"
                       " \"bytes_in\": 2097152, \"children\": [{\"name\": \"a1\", \"tasks\": 1}]}");
     feed_ok (f, 1, 2, "{\"computed\": 1, \"received\": 1, \"bytes_in\": 1048576}");
@@ -205,18 +224,67 @@ test_bad_reports_are_refused_and_change_nothing (void **state)
     refused (f, 1, 1, "{\"children\": 3}", "\"children\"");
     refused (f, 1, 1, "{\"children\": [{\"tasks\": 1}]}", "children[0]");
     refused (f, 1, 1, "{\"children\": [{\"name\": \"a1\", \"tasks\": -2}]}", "\"tasks\"");
-    refused (f, 1, 0, "{\"done_by\": [0, 1, 2]}", "done_by");
-    refused (f, 1, 0, "{\"done_by\": [0, 1, 2, 4, 0]}", "done_by[3]");
-    refused (f, 1, 0, "{\"done_by\": [0, 1, -2, 3, 0]}", "done_by[2]");
-    refused (f, 1, 0, "{\"done_by\": [0, 1, \"a\", 3, 0]}", "done_by[2]");
-    refused (f, 1, 0, "{\"computed\": 1, \"done_by\": {}}", "done_by");
     assert_false (results_node_reported (f->results, 0));
     assert_false (results_node_reported (f->results, 1));
     assert_int_equal (results_node_stats (f->results, 0)->computed, 0);
+}
 
-    /*  done_by means nothing from a node that is not the root. */
-    feed_ok (f, 1, 2, "{\"computed\": 1, \"done_by\": [\"ignored\"]}");
-    assert_true (results_node_reported (f->results, 2));
+/*  A record out of range or already made is refused, counted, and never
+ *  written; the file keeps the order records came in. */
+static void
+test_bad_records_are_refused_and_counted (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN] = "";
+    assert_int_equal (results_open_tasks (f->results, f->dir, err, sizeof err), 0);
+    record_ok (f, 3, 1);
+    assert_int_equal (results_record (f->results, 5, 0, err, sizeof err), -1);
+    assert_non_null (strstr (err, "out of range"));
+    assert_int_equal (results_record (f->results, 0, 4, err, sizeof err), -1);
+    assert_non_null (strstr (err, "out of range"));
+    assert_int_equal (results_record (f->results, 3, 2, err, sizeof err), -1);
+    assert_non_null (strstr (err, "task 3 is already recorded"));
+    record_ok (f, 0, 2);
+    assert_int_equal (results_recorded (f->results), 2);
+    assert_int_equal (results_close_tasks (f->results, err, sizeof err), 0);
+    assert_int_equal (results_write (f->results, f->dir, err, sizeof err), 0);
+    char *text = slurp (f->dir, "tasks.csv");
+    assert_string_equal (text, "task,node\n3,a\n0,b\n");
+    free (text);
+    text = slurp (f->dir, "results.json");
+    json_t *r = parse (text);
+    free (text);
+    assert_int_equal (json_integer_value (json_object_get (r, "recorded")), 2);
+    assert_int_equal (json_integer_value (json_object_get (r, "records_refused")), 3);
+    json_decref (r);
+}
+
+/*  A full disk: the failure is kept, named with the file, and later rows
+ *  are dropped; results.json is still written. */
+static void
+test_tasks_write_failure_is_reported (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN] = "";
+    char *link = xasprintf ("%s/tasks.csv", f->dir);
+    if (symlink ("/dev/full", link) != 0)
+        fail_msg ("symlink %s: %s", link, strerror (errno));
+    /*  The header is buffered: the failure shows at the first flush. */
+    if (results_open_tasks (f->results, f->dir, err, sizeof err) == 0) {
+        record_ok (f, 1, 0);
+        assert_int_equal (results_check_tasks (f->results, err, sizeof err), 0);
+        assert_int_equal (results_flush_tasks (f->results, err, sizeof err), -1);
+    }
+    char *want = xasprintf ("cannot write %s: %s", link, strerror (ENOSPC));
+    assert_string_equal (err, want);
+    record_ok (f, 2, 0);   /* still accepted, not written */
+    assert_int_equal (results_check_tasks (f->results, err, sizeof err), -1);
+    assert_int_equal (results_close_tasks (f->results, err, sizeof err), -1);
+    assert_string_equal (err, want);
+    assert_int_equal (results_write (f->results, f->dir, err, sizeof err), 0);
+    free (slurp (f->dir, "results.json"));
+    free (want);
+    free (link);
 }
 
 static void
@@ -287,8 +355,9 @@ test_complete_run_files (void **state)
                          "b,root,1002,1,0,1,0,1048576,0,0,0.000000\n"
                          "a1,a,1003,1,0,1,0,1048576,0,0,0.000000\n");
     free (text);
+    /*  In the order recorded, not sorted. */
     text = slurp (f->dir, "tasks.csv");
-    assert_string_equal (text, "task,node\n0,root\n1,a\n2,b\n3,a1\n4,root\n");
+    assert_string_equal (text, "task,node\n4,root\n1,a\n0,root\n3,a1\n2,b\n");
     free (text);
 
     /*  No temporary file is left behind. */
@@ -302,6 +371,9 @@ test_failed_run_still_writes_what_arrived (void **state)
 {
     fixture_t *f = *state;
     char err[TF_ERRLEN] = "";
+    assert_int_equal (results_open_tasks (f->results, f->dir, err, sizeof err), 0);
+    record_ok (f, 2, 3);
+    assert_int_equal (results_close_tasks (f->results, err, sizeof err), 0);
     feed_ok (f, 0, 0, "{\"computed\": 1, \"completed\": 2}");
     feed_ok (f, 0, 3, "{\"computed\": 1}");
     results_set_wall (f->results, 1.0, 0);
@@ -326,9 +398,9 @@ test_failed_run_still_writes_what_arrived (void **state)
     assert_false (json_is_true (json_object_get (root, "reported")));
     json_decref (r);
 
-    /*  No done_by arrived: every task has a row, with no node. */
+    /*  Tasks never recorded have no row. */
     text = slurp (f->dir, "tasks.csv");
-    assert_string_equal (text, "task,node\n0,\n1,\n2,\n3,\n4,\n");
+    assert_string_equal (text, "task,node\n2,a1\n");
     free (text);
 
     results_set_status (f->results, RESULTS_INTERRUPTED, "interrupted");
@@ -510,6 +582,10 @@ main (void)
                                          setup, teardown),
         cmocka_unit_test_setup_teardown (test_bad_reports_are_refused_and_change_nothing,
                                          setup, teardown),
+        cmocka_unit_test_setup_teardown (test_bad_records_are_refused_and_counted, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_tasks_write_failure_is_reported, setup,
+                                         teardown),
         cmocka_unit_test_setup_teardown (test_complete_run_files, setup, teardown),
         cmocka_unit_test_setup_teardown (test_failed_run_still_writes_what_arrived, setup,
                                          teardown),
