@@ -104,10 +104,10 @@ typedef struct {
  *  from a child (REQUEST, ACK, DONE, SUBTREE), from a parent that sends
  *  chunks of chunk_bytes, or from the controller. libzmq disconnects a
  *  peer that sends a larger frame, before it is read. */
-#define PROTO_MAX_FRAME_CHILDREN ((int64_t) PROTO_MAX_PEER_BODY)
+#define PROTO_MAX_FRAME_CHILDREN ((int) PROTO_MAX_PEER_BODY)
 #define PROTO_MAX_FRAME_PARENT(chunk_bytes) \
-    ((int64_t) ((chunk_bytes) > PROTO_MAX_PEER_BODY ? (chunk_bytes) : PROTO_MAX_PEER_BODY))
-#define PROTO_MAX_FRAME_CONTROL ((int64_t) PROTO_MAX_BODY)
+    ((int) ((chunk_bytes) > PROTO_MAX_PEER_BODY ? (chunk_bytes) : PROTO_MAX_PEER_BODY))
+#define PROTO_MAX_FRAME_CONTROL ((int) PROTO_MAX_BODY)
 
 /*  Decode msg (identity already popped), taking ownership of it and
  *  nulling the caller's pointer. Returns 0 and fills out, which the caller
