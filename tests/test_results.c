@@ -192,6 +192,8 @@ test_bad_reports_are_refused_and_change_nothing (void **state)
     refused (f, 1, 1, "{\"children\": 3}", "\"children\"");
     refused (f, 1, 1, "{\"children\": [{\"tasks\": 1}]}", "children[0]");
     refused (f, 1, 1, "{\"children\": [{\"name\": \"a1\", \"tasks\": -2}]}", "\"tasks\"");
+    refused (f, 1, 1, "{\"children\": [{\"name\": \"a1\"}, {\"name\": \"x\"}]}",
+             "at most 1 entries");   /* node a has one child */
     refused (f, 1, 0, "{\"done_by\": [0, 1, 2]}", "done_by");
     refused (f, 1, 0, "{\"done_by\": [0, 1, 2, 4, 0]}", "done_by[3]");
     refused (f, 1, 0, "{\"done_by\": [0, 1, -2, 3, 0]}", "done_by[2]");
