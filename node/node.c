@@ -623,14 +623,11 @@ refused (node_t *self, const char *peer, const char *why)
 
 /*  Keep the bytes of a chunk the core accepted, so we can forward them.
  *  The core checked its sizes against the task's; the buffer is sized
- *  from them only within PROTO_MAX_TASK_BYTES all the same. Probes are
- *  acknowledged and dropped. */
+ *  from them only within PROTO_MAX_TASK_BYTES all the same. */
 static void
 store_chunk (node_t *self, const proto_msg_t *m)
 {
     char key[24];
-    if (m->task == CORE_PROBE_TASK)
-        return;
     task_key (m->task, key);
     payload_t *p = zhashx_lookup (self->payloads, key);
     if (!p && m->bytes > PROTO_MAX_TASK_BYTES) {
