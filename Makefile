@@ -53,8 +53,11 @@ BINS     := $(BUILD)/bin/treefarm $(BUILD)/bin/treefarm-node
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
+# Helper programs of the integration scripts (not unit tests).
+HELPERS  := $(BUILD)/tests/hostile
+
 ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
-            $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+            $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(HELPERS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.o)
 
 .PHONY: all deps check unit integration demo bench install uninstall clean
 
@@ -85,7 +88,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
 
-check: $(BINS) $(TESTS)
+check: $(BINS) $(TESTS) $(HELPERS)
 	@BUILD=$(BUILD) bash tests/run.sh $(TESTS)
 
 unit: $(TESTS)

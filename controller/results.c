@@ -260,9 +260,10 @@ results_update_stats (results_t *self, int node, const json_t *stats, char *err,
     return 0;
 }
 
-/*  Parse REPORT's "children" into a new array; *n gets its length. */
+/*  Parse REPORT's "children" (at most `most` entries: the node's children
+ *  in the config) into a new array; *n gets its length. */
 static int
-parse_children (const json_t *stats, results_child_t **out, int *n, char *err,
+parse_children (const json_t *stats, int most, results_child_t **out, int *n, char *err,
                 size_t errlen)
 {
     *out = NULL;
@@ -270,8 +271,9 @@ parse_children (const json_t *stats, results_child_t **out, int *n, char *err,
     json_t *array = json_object_get (stats, "children");
     if (!array)
         return 0;
-    if (!json_is_array (array))
-        return tf_error (err, errlen, "stats: \"children\" must be an array");
+    if (!json_is_array (array) || json_array_size (array) > (size_t) most)
+        return tf_error (err, errlen, "stats: \"children\" must be an array of at "
+                         "most %d entries", most);
     results_child_t *children = xcalloc (json_array_size (array), sizeof *children);
     size_t i;
     json_t *entry;
@@ -313,7 +315,8 @@ results_update_report (results_t *self, int node, const json_t *stats, char *err
     if (check_node (self, node, err, errlen)
         || results_parse_stats (stats, &parsed, err, errlen)
         || keep_fit (&self->nodes[node], stats, err, errlen)
-        || parse_children (stats, &children, &nchildren, err, errlen))
+        || parse_children (stats, self->cfg->nodes[node].nchildren, &children,
+                           &nchildren, err, errlen))
         return -1;
     node_results_t *n = &self->nodes[node];
     n->stats = parsed;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "node/meter.h"
+#include "overlay/config.h"
 #include "overlay/util.h"
 
 /*  A child may not hold more unserved asks than this: a child asking
@@ -125,9 +126,13 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
         || cfg->batch_max == 0 || !(cfg->batch_delay >= 0))
         return tf_error (err, errlen, "core: chunk size, window, buffer and "
                          "batch size must be positive"), NULL;
-    if (cfg->task_count == 0 || !(cfg->task_units > 0))
+    if (cfg->task_count == 0 || !(cfg->task_units > 0) || !isfinite (cfg->task_units))
         return tf_error (err, errlen, "core: the bag needs tasks of positive units"),
                NULL;
+    if (cfg->task_bytes > CONFIG_MAX_TASK_BYTES)
+        return tf_error (err, errlen, "core: tasks of %llu bytes, more than %llu",
+                         (unsigned long long) cfg->task_bytes,
+                         (unsigned long long) CONFIG_MAX_TASK_BYTES), NULL;
     if (cfg->self >= cfg->nnodes)
         return tf_error (err, errlen, "core: node index %u out of %u", cfg->self,
                          cfg->nnodes), NULL;
@@ -574,6 +579,51 @@ on_request (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     return 0;
 }
 
+/*  The payload bytes and compute units this node expects of task: today
+ *  every task of the bag, and every probe, is the experiment's. A task
+ *  that declares its own size (command tasks, later) answers here, still
+ *  within CONFIG_MAX_TASK_BYTES. */
+static task_t
+expected_task (const core_t *self, uint64_t task)
+{
+    return (task_t){.id = task, .units = self->cfg.task_units,
+                    .bytes = self->cfg.task_bytes};
+}
+
+/*  Chunks of chunk_bytes in a payload of bytes (an empty one is one empty
+ *  chunk). */
+static uint64_t
+chunk_count (const core_t *self, uint64_t bytes)
+{
+    return bytes == 0 ? 1 : (bytes + self->cfg.chunk_bytes - 1) / self->cfg.chunk_bytes;
+}
+
+/*  A chunk's sizes against what the task must be: its total, its chunk
+ *  count, this chunk's length and the task's units, before any of them
+ *  is used. */
+static int
+check_chunk_sizes (const core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    task_t want = expected_task (self, ev->task);
+    if (ev->bytes > CONFIG_MAX_TASK_BYTES || ev->bytes != want.bytes)
+        return tf_error (err, errlen, "chunk of task %llu claims %llu bytes, the task "
+                         "has %llu", (unsigned long long) ev->task,
+                         (unsigned long long) ev->bytes, (unsigned long long) want.bytes);
+    if (ev->count != chunk_count (self, want.bytes) || ev->index >= ev->count)
+        return tf_error (err, errlen, "chunk %u of %u of task %llu: the task has %llu "
+                         "chunks", ev->index, ev->count, (unsigned long long) ev->task,
+                         (unsigned long long) chunk_count (self, want.bytes));
+    if (ev->len != chunk_len (self, want.bytes, ev->index))
+        return tf_error (err, errlen, "chunk %u of task %llu has %llu bytes, expected "
+                         "%llu", ev->index, (unsigned long long) ev->task,
+                         (unsigned long long) ev->len,
+                         (unsigned long long) chunk_len (self, want.bytes, ev->index));
+    if (!isfinite (ev->units) || ev->units != want.units)
+        return tf_error (err, errlen, "chunk of task %llu claims %g units, the task "
+                         "has %g", (unsigned long long) ev->task, ev->units, want.units);
+    return 0;
+}
+
 static int
 on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
 {
@@ -587,6 +637,8 @@ on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     if (ev->count == 0 || ev->index >= ev->count || !(ev->units > 0))
         return tf_error (err, errlen, "chunk %u of %u of task %llu is malformed",
                          ev->index, ev->count, (unsigned long long) ev->task);
+    if (check_chunk_sizes (self, ev, err, errlen))
+        return -1;
     if (!self->recv_active) {
         if (ev->index != 0)
             return tf_error (err, errlen, "task %llu starts at chunk %u, not 0",

@@ -239,6 +239,7 @@ bind_children (node_t *self, char *err, size_t errlen)
     self->router = zsock_new (ZMQ_ROUTER);
     zsock_set_router_mandatory (self->router, 1);
     zsock_set_ipv6 (self->router, ipv6);
+    zsock_set_maxmsgsize (self->router, PROTO_MAX_FRAME_CHILDREN);
     int port = zsock_bind (self->router, "tcp://%s:*", host);
     if (port < 0)
         return tf_error (err, errlen, "cannot bind tcp://%s:*: %s", host,
@@ -281,7 +282,6 @@ make_core (node_t *self, char *err, size_t errlen)
     self->held = xcalloc (me->nchildren + 1, sizeof *self->held);
     self->observed = xcalloc (me->nchildren + 1, sizeof *self->observed);
     self->fit_x = xcalloc (me->nchildren + 2, sizeof *self->fit_x);
-    double chunk = cfg->platform.chunk_kib * 1024.0 * cfg->platform.payload_scale;
     core_cfg_t cc = {
         .self = (uint32_t) me->index,
         .nnodes = (uint32_t) cfg->nnodes,
@@ -290,7 +290,7 @@ make_core (node_t *self, char *err, size_t errlen)
         .task_units = cfg->tasks.units,
         .task_mb = cfg->tasks.input_mb,
         .task_bytes = config_task_bytes (cfg),
-        .chunk_bytes = chunk < 1 ? 1 : (uint32_t) (chunk + 0.5),
+        .chunk_bytes = config_chunk_bytes (cfg),
         .window = cfg->platform.window,
         .buffer = cfg->platform.buffer,
         .batch_max = NODE_BATCH_MAX,
@@ -697,13 +697,19 @@ refused (node_t *self, const char *peer, const char *why)
     logmsg (self, "refused a message from %s: %s", peer, why);
 }
 
-/*  Keep the bytes of an accepted chunk, so we can forward them. */
+/*  Keep the bytes of a chunk the core accepted, so we can forward them.
+ *  The core checked its sizes against the task's; the buffer is sized
+ *  from them only within PROTO_MAX_TASK_BYTES all the same. */
 static void
 store_chunk (node_t *self, const proto_msg_t *m)
 {
     char key[24];
     task_key (m->task, key);
     payload_t *p = zhashx_lookup (self->payloads, key);
+    if (!p && m->bytes > PROTO_MAX_TASK_BYTES) {
+        logmsg (self, "dropped a payload of %" PRIu64 " bytes", m->bytes);
+        return;
+    }
     if (!p) {
         p = xcalloc (1, sizeof *p);
         p->bytes = m->bytes;
@@ -1105,6 +1111,7 @@ node_run (const node_opts_t *opts)
     zsys_init ();
     self->ctl = zsock_new (ZMQ_DEALER);
     zsock_set_identity (self->ctl, opts->name);
+    zsock_set_maxmsgsize (self->ctl, PROTO_MAX_FRAME_CONTROL);
     zsock_set_linger (self->ctl, NODE_LINGER_MS);
     if (zsock_connect (self->ctl, "%s", opts->controller) < 0) {
         logmsg (self, "cannot connect to the controller at %s", opts->controller);
@@ -1138,6 +1145,8 @@ node_run (const node_opts_t *opts)
         self->parent = zsock_new (ZMQ_DEALER);
         zsock_set_identity (self->parent, opts->name);
         zsock_set_ipv6 (self->parent, 1);   /* the parent may be on [::1] */
+        zsock_set_maxmsgsize (self->parent,
+                              PROTO_MAX_FRAME_PARENT (config_chunk_bytes (self->cfg)));
         if (zsock_connect (self->parent, "%s", m.text) < 0) {
             snprintf (err, sizeof err, "cannot connect to the parent at %s", m.text);
             status = fail (self, err);

@@ -746,9 +746,15 @@ parse_top (config_t *self, loader_t *ld, json_t *json)
     }
     self->name = name ? xstrdup (name) : default_name (ld->origin);
     self->policy = xstrdup (policy);
-    if (parse_platform (self, &top) < 0 || parse_tree (self, &top) < 0)
+    if (parse_platform (self, &top) < 0)
         return -1;
-    return 0;
+    /*  Nodes refuse a larger payload from any peer (docs/protocol.md). */
+    if (config_task_bytes (self) > CONFIG_MAX_TASK_BYTES)
+        return fail (ld, "tasks.input_mb", "a task of %g MB at payload scale %g is "
+                     "more than the %llu bytes a node accepts", self->tasks.input_mb,
+                     self->platform.payload_scale,
+                     (unsigned long long) CONFIG_MAX_TASK_BYTES);
+    return parse_tree (self, &top);
 }
 
 /*  Build a config from a parsed document, or report why json is NULL.
@@ -935,4 +941,11 @@ config_task_bytes (const config_t *self)
     if (bytes >= 0x1p63)
         return UINT64_MAX;
     return (uint64_t) llround (bytes);
+}
+
+uint32_t
+config_chunk_bytes (const config_t *self)
+{
+    double chunk = self->platform.chunk_kib * 1024.0 * self->platform.payload_scale;
+    return chunk < 1 ? 1 : (uint32_t) (chunk + 0.5);
 }

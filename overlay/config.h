@@ -22,6 +22,12 @@
 
 #define CONFIG_MAX_NODES 65536
 #define CONFIG_MB 1048576.0
+/*  The largest physical task payload (input_mb * 2^20 * payload_scale) an
+ *  experiment may declare; the wire protocol refuses larger ones
+ *  (PROTO_MAX_TASK_BYTES). A choice: a node holds up to its buffer plus
+ *  one payloads, so this keeps its payload memory to a few GiB at worst;
+ *  real tasks are hundreds of KiB to a few MiB. */
+#define CONFIG_MAX_TASK_BYTES ((uint64_t) 1 << 30)
 
 /*  The largest bag. A run writes one tasks.csv row per task (about 20
  *  bytes: 2 GB at this count) and the root and the controller each keep
@@ -139,7 +145,12 @@ void config_set_policy (config_t *self, const char *policy);
 char *config_to_json (const config_t *self);
 
 /*  Physical bytes one task's payload occupies on the wire:
- *  input_mb * 2^20 * payload_scale, rounded to the nearest byte. */
+ *  input_mb * 2^20 * payload_scale, rounded to the nearest byte. The
+ *  loader refuses an experiment where this exceeds CONFIG_MAX_TASK_BYTES. */
 uint64_t config_task_bytes (const config_t *self);
+
+/*  Physical bytes of one transfer chunk: chunk_kib * 1024 * payload_scale,
+ *  rounded to the nearest byte, at least 1. */
+uint32_t config_chunk_bytes (const config_t *self);
 
 #endif

@@ -262,20 +262,25 @@ decode_fields (proto_msg_t *m, char *err, size_t errlen)
         uint64_t count = 0;
         if (check_keys (b, k, cmd, err, errlen)
             || get_uint (b, "task", INT64_MAX, &m->task, cmd, err, errlen)
-            || get_uint (b, "bytes", INT64_MAX, &m->bytes, cmd, err, errlen)
+            || get_uint (b, "bytes", PROTO_MAX_TASK_BYTES, &m->bytes, cmd, err, errlen)
             || get_uint (b, "index", UINT32_MAX, &v, cmd, err, errlen)
             || get_uint (b, "count", UINT32_MAX, &count, cmd, err, errlen))
             return -1;
         m->index = (uint32_t) v;
         m->count = (uint32_t) count;
-        if (!json_is_number (units) || !(json_number_value (units) > 0))
-            return tf_error (err, errlen, "CHUNK: field \"units\" must be a positive number");
+        if (!json_is_number (units) || !(json_number_value (units) > 0)
+            || !isfinite (json_number_value (units)))
+            return tf_error (err, errlen, "CHUNK: field \"units\" must be a finite "
+                             "positive number");
         m->units = json_number_value (units);
         if (m->count == 0 || m->index >= m->count)
             return tf_error (err, errlen, "CHUNK: index %u not below count %u",
                              m->index, m->count);
         if (!m->payload)
             return tf_error (err, errlen, "CHUNK: payload frame missing");
+        if (zframe_size (m->payload) > PROTO_MAX_CHUNK_BYTES)
+            return tf_error (err, errlen, "CHUNK: payload of %zu bytes exceeds %u",
+                             zframe_size (m->payload), PROTO_MAX_CHUNK_BYTES);
         if (zframe_size (m->payload) > m->bytes)
             return tf_error (err, errlen, "CHUNK: payload of %zu bytes exceeds the "
                              "task's %llu", zframe_size (m->payload),
@@ -332,9 +337,12 @@ proto_decode (zmsg_t **msg_p, proto_msg_t *out, char *err, size_t errlen)
                   proto_command_str (out->command), frames, want);
         goto out;
     }
-    if (zframe_size (body) > PROTO_MAX_BODY) {
-        tf_error (err, errlen, "%s: body of %zu bytes exceeds %u",
-                  proto_command_str (out->command), zframe_size (body), PROTO_MAX_BODY);
+    /*  The child <-> parent commands are numbered REQUEST to SUBTREE. */
+    size_t most = out->command >= PROTO_REQUEST && out->command <= PROTO_SUBTREE
+                  ? PROTO_MAX_PEER_BODY : PROTO_MAX_BODY;
+    if (zframe_size (body) > most) {
+        tf_error (err, errlen, "%s: body of %zu bytes exceeds %zu",
+                  proto_command_str (out->command), zframe_size (body), most);
         goto out;
     }
     out->body = json_loadb ((const char *) zframe_data (body), zframe_size (body),

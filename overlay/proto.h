@@ -2,7 +2,8 @@
  *
  *  Every message is a ZeroMQ multipart message:
  *    frame 0: 2 bytes, {PROTO_VERSION, command}
- *    frame 1: a JSON object, the command's fields (at most PROTO_MAX_BODY)
+ *    frame 1: a JSON object, the command's fields (at most PROTO_MAX_BODY,
+ *             PROTO_MAX_PEER_BODY between a child and its parent)
  *    frame 2: the payload, CHUNK only
  *  A ROUTER socket adds the peer's identity in front; the runtime pops it
  *  before decoding. Decoding checks the version, the command, the frame
@@ -25,10 +26,25 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "overlay/config.h"
+
 #define PROTO_VERSION 1
 #define PROTO_MAX_BODY (64u << 20)   /* a body larger than this is refused */
 #define PROTO_MAX_DONE 4096          /* completions in one DONE or RECORDED */
 #define PROTO_MAX_BOUNDS 8           /* models in one SUBTREE */
+
+/*  Limits on what a peer may claim (docs/protocol.md, "Limits"). Every
+ *  size in a message is checked against these before it sizes anything.
+ *
+ *  Bodies between a child and its parent are small: the largest is a DONE
+ *  of PROTO_MAX_DONE entries of two integers, under 150 KiB. */
+#define PROTO_MAX_PEER_BODY (1u << 20)
+/*  The largest task payload a node accepts (physical bytes), the largest
+ *  an experiment may declare. */
+#define PROTO_MAX_TASK_BYTES CONFIG_MAX_TASK_BYTES
+/*  The largest chunk payload: the config's largest chunk (chunk_kib
+ *  65536) at payload scale 1. */
+#define PROTO_MAX_CHUNK_BYTES (64u << 20)
 
 typedef enum {
     PROTO_HELLO = 1,    /* node -> ctl  {name, pid, version}              */
@@ -86,6 +102,15 @@ typedef struct {
     json_t *bounds;          /* SUBTREE: object of at most PROTO_MAX_BOUNDS
                                 names -> finite numbers >= 0, borrowed */
 } proto_msg_t;
+
+/*  The ZMQ_MAXMSGSIZE (largest frame, bytes) for a socket that receives
+ *  from a child (REQUEST, ACK, DONE, SUBTREE), from a parent that sends
+ *  chunks of chunk_bytes, or from the controller. libzmq disconnects a
+ *  peer that sends a larger frame, before it is read. */
+#define PROTO_MAX_FRAME_CHILDREN ((int) PROTO_MAX_PEER_BODY)
+#define PROTO_MAX_FRAME_PARENT(chunk_bytes) \
+    ((int) ((chunk_bytes) > PROTO_MAX_PEER_BODY ? (chunk_bytes) : PROTO_MAX_PEER_BODY))
+#define PROTO_MAX_FRAME_CONTROL ((int) PROTO_MAX_BODY)
 
 /*  Decode msg (identity already popped), taking ownership of it and
  *  nulling the caller's pointer. Returns 0 and fills out, which the caller

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "node/core.h"
+#include "overlay/config.h"
 #include "overlay/util.h"
 
 static const core_child_info_t kids[4] = {
@@ -184,12 +185,12 @@ test_leaf_refuses_bad_chunks_and_keeps_its_state (void **state)
     feed (core, (core_event_t){.type = CORE_EV_START}, &n);
     refuse (core, chunk_ev (1, 1, 3, 400), "starts at chunk 1");
     refuse (core, chunk_ev (100, 0, 3, 400), "the bag has 100");
-    refuse (core, chunk_ev (1, 0, 1, 400), "inconsistent");
-    refuse (core, chunk_ev (1, 0, 3, 1400), "inconsistent");
+    refuse (core, chunk_ev (1, 0, 1, 400), "the task has 3 chunks");
+    refuse (core, chunk_ev (1, 0, 3, 1400), "expected 400");
     feed (core, chunk_ev (1, 0, 3, 400), &n);
     refuse (core, chunk_ev (2, 0, 3, 400), "while expecting chunk 1/3 of task 1");
     refuse (core, chunk_ev (1, 2, 3, 200), "while expecting");
-    refuse (core, chunk_ev (1, 1, 3, 700), "inconsistent");
+    refuse (core, chunk_ev (1, 1, 3, 700), "expected 400");
     feed (core, chunk_ev (1, 1, 3, 400), &n);
     const core_action_t *a = feed (core, chunk_ev (1, 2, 3, 200), &n);
     assert_non_null (find_type (a, n, CORE_ACT_COMPUTE));
@@ -197,6 +198,73 @@ test_leaf_refuses_bad_chunks_and_keeps_its_state (void **state)
     refuse (core, (core_event_t){.type = CORE_EV_ACK, .child = 0}, "no child");
     assert_int_equal (core_stats (core).received, 1);
     assert_int_equal (core_stats (core).malformed, 10);
+    core_destroy (&core);
+}
+
+/*  Every size a chunk claims is checked against the task this node
+ *  expects (1000 bytes in chunks of 400, 2 units) before it is used: a
+ *  claim of INT64_MAX bytes, a total, count, length or units that lie,
+ *  are refused and leave the transfer where it was. */
+static void
+test_leaf_refuses_chunks_whose_sizes_lie (void **state)
+{
+    (void) state;
+    core_t *core = make_core (make_cfg (0, 0, 100));
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    core_event_t ev = chunk_ev (1, 0, 2, 400);
+    ev.bytes = INT64_MAX;
+    refuse (core, ev, "claims 9223372036854775807 bytes");
+    ev.bytes = 1 << 30;
+    ev.count = (1 << 30) / 400 + 1;
+    refuse (core, ev, "claims 1073741824 bytes, the task has 1000");
+    ev = chunk_ev (1, 0, 3, 400);
+    ev.bytes = 800;
+    ev.count = 2;
+    refuse (core, ev, "claims 800 bytes");
+    refuse (core, chunk_ev (1, 0, 4, 400), "the task has 3 chunks");
+    refuse (core, chunk_ev (1, 0, 2, 400), "the task has 3 chunks");
+    refuse (core, chunk_ev (1, 3, 3, 200), "malformed");
+    refuse (core, chunk_ev (1, 0, 3, 399), "expected 400");
+    refuse (core, chunk_ev (1, 0, 3, 0), "expected 400");
+    ev = chunk_ev (1, 0, 3, 400);
+    ev.units = 1e300;
+    refuse (core, ev, "claims 1e+300 units");
+    ev.units = INFINITY;
+    refuse (core, ev, "units");
+    ev.units = NAN;
+    refuse (core, ev, "malformed");
+    /*  Nothing moved: the true chunks go through, the last one short. */
+    feed (core, chunk_ev (1, 0, 3, 400), &n);
+    refuse (core, chunk_ev (1, 1, 3, 200), "expected 400");
+    feed (core, chunk_ev (1, 1, 3, 400), &n);
+    refuse (core, chunk_ev (1, 2, 3, 400), "expected 200");
+    const core_action_t *a = feed (core, chunk_ev (1, 2, 3, 200), &n);
+    assert_non_null (find_type (a, n, CORE_ACT_COMPUTE));
+    assert_int_equal (find_type (a, n, CORE_ACT_COMPUTE)->units, 2);
+    assert_int_equal (core_stats (core).bytes_in, 1000);
+    assert_int_equal (core_stats (core).malformed, 13);
+    core_destroy (&core);
+}
+
+/*  A node refuses an experiment whose tasks exceed the global maximum,
+ *  and an empty payload is one empty chunk. */
+static void
+test_task_sizes_have_a_ceiling (void **state)
+{
+    (void) state;
+    char err[TF_ERRLEN];
+    core_cfg_t cfg = make_cfg (0, 0, 10);
+    cfg.task_bytes = CONFIG_MAX_TASK_BYTES + 1;
+    assert_null (core_new (&cfg, err, sizeof err));
+    cfg.task_bytes = 0;
+    core_t *core = make_core (cfg);
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    core_event_t ev = chunk_ev (4, 0, 1, 0);
+    ev.bytes = 0;
+    const core_action_t *a = feed (core, ev, &n);
+    assert_non_null (find_type (a, n, CORE_ACT_COMPUTE));
     core_destroy (&core);
 }
 
@@ -751,7 +819,10 @@ test_probes_stream_at_the_link_rate_and_leave_the_bag_alone (void **state)
     cfg.chunk_bytes = 1000;
     cfg.task_bytes = 10000;
     core_t *parent = make_core (cfg);
-    core_t *child = make_core (make_cfg (0, 0, 50));
+    core_cfg_t ccfg = make_cfg (0, 0, 50);   /* the same experiment's sizes */
+    ccfg.chunk_bytes = cfg.chunk_bytes;
+    ccfg.task_bytes = cfg.task_bytes;
+    core_t *child = make_core (ccfg);
     int n;
     const core_action_t *a =
         feed (parent, (core_event_t){.type = CORE_EV_STREAM, .child = 0, .n = 1}, &n);
@@ -843,6 +914,8 @@ main (void)
         cmocka_unit_test (test_leaf_asks_for_its_buffer_at_start_and_not_again),
         cmocka_unit_test (test_leaf_acks_every_chunk_then_computes_and_refills),
         cmocka_unit_test (test_leaf_refuses_bad_chunks_and_keeps_its_state),
+        cmocka_unit_test (test_leaf_refuses_chunks_whose_sizes_lie),
+        cmocka_unit_test (test_task_sizes_have_a_ceiling),
         cmocka_unit_test (test_root_streams_chunks_within_the_window),
         cmocka_unit_test (test_fcfs_serves_oldest_request_one_transfer_at_a_time),
         cmocka_unit_test (test_requests_beyond_the_limit_are_refused),

@@ -186,6 +186,14 @@ test_malformed_fields_are_refused (void **state)
     refused (raw (1, PROTO_CHUNK,
                   "{\"task\":1,\"units\":0,\"bytes\":4,\"index\":0,\"count\":1}", "ab"),
              "\"units\"");
+    refused (raw (1, PROTO_CHUNK,
+                  "{\"task\":1,\"units\":1e400,\"bytes\":4,\"index\":0,\"count\":1}",
+                  "ab"), "not a JSON object");
+    refused (raw (1, PROTO_CHUNK, "{\"task\":1,\"units\":1,\"bytes\":9223372036854775807,"
+                  "\"index\":0,\"count\":2}", "ab"), "\"bytes\"");
+    snprintf (body, sizeof body, "{\"task\":1,\"units\":1,\"bytes\":%llu,\"index\":0,"
+              "\"count\":1}", (unsigned long long) PROTO_MAX_TASK_BYTES + 1);
+    refused (raw (1, PROTO_CHUNK, body, "ab"), "\"bytes\"");
     refused (raw (1, PROTO_DONE, "{\"done\":[[1]]}", NULL), "entry 0");
     refused (raw (1, PROTO_DONE, "{\"done\":[[1,2],[3,-1]]}", NULL), "entry 1");
     refused (raw (1, PROTO_DONE, "{\"done\":{}}", NULL), "array");
@@ -220,6 +228,31 @@ test_malformed_fields_are_refused (void **state)
                   "\"send_mbps\":{}}", NULL), "\"units_per_s\"");
 }
 
+/*  Sizes beyond the limits: a peer's body over PROTO_MAX_PEER_BODY, a
+ *  chunk's payload over PROTO_MAX_CHUNK_BYTES, both refused before use;
+ *  a control body of the same size is fine. */
+static void
+test_sizes_beyond_the_limits_are_refused (void **state)
+{
+    (void) state;
+    size_t big = PROTO_MAX_PEER_BODY + 16;
+    char *text = xmalloc (big + 1);
+    memset (text, ' ', big);
+    memcpy (text, "{\"n\":1", 6);
+    memcpy (text + big - 1, "}", 2);
+    refused (raw (1, PROTO_REQUEST, text, NULL), "exceeds");
+    memcpy (text, "{\"x\":1", 6);
+    zmsg_t *stop = raw (1, PROTO_STOP, text, NULL);
+    refused (stop, "unexpected field \"x\"");   /* past the size check */
+    free (text);
+
+    zmsg_t *msg = raw (1, PROTO_CHUNK, "{\"task\":1,\"units\":1,\"bytes\":1073741824,"
+                       "\"index\":0,\"count\":2}", NULL);
+    zframe_t *payload = zframe_new (NULL, PROTO_MAX_CHUNK_BYTES + 1);
+    zmsg_append (msg, &payload);
+    refused (msg, "exceeds");
+}
+
 static void
 test_command_names (void **state)
 {
@@ -236,6 +269,7 @@ main (void)
         cmocka_unit_test (test_every_encoder_round_trips),
         cmocka_unit_test (test_malformed_framing_is_refused),
         cmocka_unit_test (test_malformed_fields_are_refused),
+        cmocka_unit_test (test_sizes_beyond_the_limits_are_refused),
         cmocka_unit_test (test_command_names),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

@@ -224,6 +224,8 @@ test_bad_reports_are_refused_and_change_nothing (void **state)
     refused (f, 1, 1, "{\"children\": 3}", "\"children\"");
     refused (f, 1, 1, "{\"children\": [{\"tasks\": 1}]}", "children[0]");
     refused (f, 1, 1, "{\"children\": [{\"name\": \"a1\", \"tasks\": -2}]}", "\"tasks\"");
+    refused (f, 1, 1, "{\"children\": [{\"name\": \"a1\"}, {\"name\": \"x\"}]}",
+             "at most 1 entries");   /* node a has one child */
     assert_false (results_node_reported (f->results, 0));
     assert_false (results_node_reported (f->results, 1));
     assert_int_equal (results_node_stats (f->results, 0)->computed, 0);
