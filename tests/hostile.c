@@ -16,8 +16,9 @@
  *        bytes, lying totals, counts, lengths and units) and broken
  *        frames, then one true task, which it must compute and report,
  *        then a frame over its ZMQ_MAXMSGSIZE (libzmq drops our link).
- *        STOP it; print its REPORT's "malformed" and exit 0 if it exited
- *        0, 1 otherwise (e.g. it aborted).
+ *        STOP it and answer its REPORT with BYE; print the REPORT's
+ *        "malformed" and exit 0 if it exited 0, 1 otherwise (e.g. it
+ *        aborted).
  */
 #include <czmq.h>
 #include <jansson.h>
@@ -281,6 +282,7 @@ stop_node (fake_t *f, long long *malformed)
     if (rc == 0) {
         *malformed = json_integer_value (json_object_get (m.object, "malformed"));
         proto_msg_clear (&m);
+        send_to (f->ctl, f->name, proto_empty (PROTO_BYE));   /* REPORT filed */
     }
     int status = 0;
     if (waitpid (f->pid, &status, 0) != f->pid)
