@@ -7,8 +7,6 @@
 #include "controller/bound.h"
 #include "controller/cli.h"
 
-#include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -265,19 +263,6 @@ usage (FILE *out)
 }
 
 
-/*  Parse a finite number >= min (or > min if strict) into *value. */
-static int
-parse_number (const char *text, double min, int strict, double *value)
-{
-    char *end;
-    errno = 0;
-    double v = strtod (text, &end);
-    if (errno || end == text || *end || !isfinite (v) || v < min || (strict && v == min))
-        return -1;
-    *value = v;
-    return 0;
-}
-
 /*  Compute and print. Returns the exit code. */
 static int
 bound_execute (const bound_options_t *opt)
@@ -335,63 +320,25 @@ out:
 int
 bound_main (int argc, char **argv)
 {
-    enum { OPT_MODEL = 256, OPT_LP, OPT_JSON, OPT_SEND, OPT_COMPUTE };
-    static const struct option options[] = {
-        {"model", required_argument, NULL, OPT_MODEL},
-        {"lp", no_argument, NULL, OPT_LP},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"send", required_argument, NULL, OPT_SEND},
-        {"compute", required_argument, NULL, OPT_COMPUTE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    const char *model = NULL, *path = NULL;
     bound_options_t opt = {
         .model = BOUND_MULTI, .send_mb = NAN, .compute_units = NAN,
     };
-    opterr = 0;
-    optind = 0;              /* glibc: a full reset */
-    int c;
-    while ((c = getopt_long (argc, argv, ":h", options, NULL)) != -1) {
-        switch (c) {
-        case OPT_MODEL:
-            if (bound_model_parse (optarg, &opt.model) != 0)
-                return cli_usage_error ("bound", BOUND_EXIT_USAGE,
-                                        "--model: unknown model \"%s\" (expected multi, "
-                                    "single or bwc)", optarg);
-            break;
-        case OPT_LP:
-            opt.lp = 1;
-            break;
-        case OPT_JSON:
-            opt.json = 1;
-            break;
-        case OPT_SEND:
-            if (parse_number (optarg, 0, 0, &opt.send_mb) != 0)
-                return cli_usage_error ("bound", BOUND_EXIT_USAGE,
-                                        "--send: \"%s\" is not a size >= 0 MB", optarg);
-            break;
-        case OPT_COMPUTE:
-            if (parse_number (optarg, 0, 1, &opt.compute_units) != 0)
-                return cli_usage_error ("bound", BOUND_EXIT_USAGE,
-                                        "--compute: \"%s\" is not a number of units > 0",
-                                    optarg);
-            break;
-        case 'h':
-            usage (stdout);
-            return BOUND_EXIT_OK;
-        case ':':
-            return cli_usage_error ("bound", BOUND_EXIT_USAGE,
-                                    "%s needs an argument", argv[optind - 1]);
-        default:
-            return cli_usage_error ("bound", BOUND_EXIT_USAGE,
-                                    "unknown option \"%s\"", argv[optind - 1]);
-        }
-    }
-    if (optind >= argc)
-        return cli_usage_error ("bound", BOUND_EXIT_USAGE, "missing CONFIG");
-    if (optind + 1 < argc)
+    const cli_option_t options[] = {
+        {"model", CLI_STRING, &model, NULL},
+        {"lp", CLI_FLAG, &opt.lp, NULL},
+        {"json", CLI_FLAG, &opt.json, NULL},
+        {"send", CLI_NONNEGATIVE, &opt.send_mb, "a size >= 0 MB"},
+        {"compute", CLI_POSITIVE, &opt.compute_units, "a number of units > 0"},
+    };
+    int code = cli_parse ("bound", argc, argv, options, sizeof options / sizeof *options,
+                          usage, &path);
+    if (code >= 0)
+        return code;
+    if (model && bound_model_parse (model, &opt.model) != 0)
         return cli_usage_error ("bound", BOUND_EXIT_USAGE,
-                                "unexpected argument \"%s\"", argv[optind + 1]);
-    opt.config_path = argv[optind];
+                                "--model: unknown model \"%s\" (expected multi, "
+                                "single or bwc)", model);
+    opt.config_path = path;
     return bound_execute (&opt);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "controller/bound.h"
+#include "controller/measure.h"
 #include "controller/run.h"
 #include "overlay/proto.h"
 #include "policies/policy.h"

@@ -1,389 +1,228 @@
-/*  measure — the 3-point calibration plan and its arithmetic. See measure.h. */
+/*  measure — `treefarm measure`. See measure.h.
+ *
+ *  The calibration's driver of a session (controller/session.h): once the
+ *  whole tree is connected (the root knows the tree's bound, so every
+ *  node's SUBTREE came through) it sends each phase of the plan
+ *  (controller/calib.h) to every node, files the MEASURED replies, starts
+ *  the next phase when every node has replied, and finishes after the
+ *  last. Then it prints the calibrated parameters and writes the platform
+ *  file, measure.json and the plot.
+ */
 #include "controller/measure.h"
 
-#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "controller/calib.h"
+#include "controller/cli.h"
+#include "controller/results.h"
+#include "controller/session.h"
+#include "overlay/config.h"
+#include "overlay/proto.h"
 #include "overlay/util.h"
 
-/*  One node's reply in one phase. */
+/*  Platform seconds per phase unless --seconds says otherwise; the
+ *  warm-up defaults to a quarter of it. */
+#define MEASURE_SECONDS 20.0
+#define MEASURE_WARMUP_SHARE 0.25
+
 typedef struct {
-    int got;
-    double units, recv;
-    double *send;            /* per child slot */
-} reply_t;
+    double seconds, warmup;  /* platform seconds per phase, not measured */
+    const char *platform_out;   /* --out: the platform file, or NULL */
+    const char *plot_node;   /* --plot NODE, or NULL for the root */
+    int quiet;
+} measure_opts_t;
 
-struct measure {
-    const config_t *cfg;
-    double seconds, warmup;  /* platform seconds */
-    int nphases;
-    int *edge;               /* phase -> child node index (phase 0: -1) */
-    int *phase_of;           /* node -> its edge's phase (root: -1) */
-    char **names;            /* phase descriptions */
-    reply_t *replies;        /* nphases x nnodes */
-    measure_node_t *nodes;
-};
+typedef struct {
+    const measure_opts_t *opt;
+    calib_t *plan;
+    int phase;               /* phase in progress, -1 before the first */
+} measure_t;
 
-static reply_t *
-reply (const measure_t *self, int phase, int node)
+/*  Start the next phase once the current one is done; finish after the
+ *  last. */
+static void
+measure_tick (session_t *s, void *arg, double now)
 {
-    return &self->replies[phase * self->cfg->nnodes + node];
-}
-
-measure_t *
-measure_new (const config_t *cfg, double seconds, double warmup)
-{
-    measure_t *self = xcalloc (1, sizeof *self);
-    self->cfg = cfg;
-    self->seconds = seconds;
-    self->warmup = warmup;
-    self->nphases = cfg->nnodes;   /* phase 0 + one per non-root node */
-    self->edge = xcalloc (self->nphases, sizeof *self->edge);
-    self->phase_of = xcalloc (cfg->nnodes, sizeof *self->phase_of);
-    self->names = xcalloc (self->nphases, sizeof *self->names);
-    self->edge[0] = -1;
-    self->names[0] = xstrdup ("no transfers");
-    int p = 1;
-    for (int i = 0; i < cfg->nnodes; i++) {
-        const config_node_t *n = &cfg->nodes[i];
-        self->phase_of[i] = -1;
-        if (n->parent < 0)
-            continue;
-        const config_node_t *up = &cfg->nodes[n->parent];
-        self->edge[p] = i;
-        self->phase_of[i] = p;
-        self->names[p] = up->parent >= 0
-                             ? xasprintf ("%s -> %s (%s receiving)", up->name, n->name,
-                                          up->name)
-                             : xasprintf ("%s -> %s", up->name, n->name);
-        p++;
-    }
-    self->replies = xcalloc (self->nphases * cfg->nnodes, sizeof *self->replies);
-    for (int i = 0; i < self->nphases * cfg->nnodes; i++)
-        self->replies[i].send = xcalloc (cfg->nodes[i % cfg->nnodes].nchildren + 1,
-                                         sizeof (double));
-    self->nodes = xcalloc (cfg->nnodes, sizeof *self->nodes);
-    return self;
-}
-
-void
-measure_destroy (measure_t **self_p)
-{
-    measure_t *self = *self_p;
-    if (!self)
+    measure_t *m = arg;
+    const config_t *cfg = session_config (s);
+    if (m->phase < 0 && !results_node_stats (session_results (s), cfg->root)->has_bound)
         return;
-    for (int i = 0; i < self->nphases * self->cfg->nnodes; i++)
-        free (self->replies[i].send);
-    for (int p = 0; p < self->nphases; p++)
-        free (self->names[p]);
-    free (self->replies);
-    free (self->names);
-    free (self->edge);
-    free (self->phase_of);
-    free (self->nodes);
-    free (self);
-    *self_p = NULL;
-}
-
-int
-measure_phases (const measure_t *self)
-{
-    return self->nphases;
-}
-
-const char *
-measure_phase_str (const measure_t *self, int phase)
-{
-    return phase >= 0 && phase < self->nphases ? self->names[phase] : "?";
-}
-
-json_t *
-measure_request (const measure_t *self, int phase, int node)
-{
-    const config_t *cfg = self->cfg;
-    json_t *streams = json_array ();
-    int child = self->edge[phase];
-    if (child >= 0) {
-        int sender = cfg->nodes[child].parent;
-        if (node == sender)
-            json_array_append_new (streams, json_string (cfg->nodes[child].name));
-        /*  The sender's parent keeps the sender receiving meanwhile. */
-        if (cfg->nodes[sender].parent == node)
-            json_array_append_new (streams, json_string (cfg->nodes[sender].name));
+    if (m->phase >= 0 && !calib_phase_done (m->plan, m->phase))
+        return;
+    if (++m->phase == calib_phases (m->plan)) {
+        session_finish (s, now);
+        return;
     }
-    double scale = cfg->platform.time_scale;
-    return json_pack ("{s:i, s:f, s:f, s:o}", "phase", phase, "seconds",
-                      self->seconds / scale, "warmup", self->warmup / scale, "streams",
-                      streams);
-}
-
-int
-measure_record (measure_t *self, int node, int phase, double units_per_s,
-                double recv_mbps, const json_t *send_mbps, char *err, size_t errlen)
-{
-    const config_node_t *n = &self->cfg->nodes[node];
-    if (phase < 0 || phase >= self->nphases)
-        return tf_error (err, errlen, "MEASURED for phase %d of %d", phase, self->nphases);
-    reply_t *r = reply (self, phase, node);
-    if (r->got)
-        return tf_error (err, errlen, "a second MEASURED for phase %d", phase);
-    for (int c = 0; c < n->nchildren; c++) {
-        json_t *v = json_object_get (send_mbps, self->cfg->nodes[n->children[c]].name);
-        if (!json_is_number (v))
-            return tf_error (err, errlen, "MEASURED has no send rate to child %s",
-                             self->cfg->nodes[n->children[c]].name);
-        r->send[c] = json_number_value (v);
-    }
-    r->got = 1;
-    r->units = units_per_s;
-    r->recv = recv_mbps;
-    return 0;
-}
-
-int
-measure_phase_done (const measure_t *self, int phase)
-{
-    for (int i = 0; i < self->cfg->nnodes; i++)
-        if (!reply (self, phase, i)->got)
-            return 0;
-    return 1;
-}
-
-/*  The slot of child among its parent's children. */
-static int
-slot_of (const config_t *cfg, int child)
-{
-    const config_node_t *up = &cfg->nodes[cfg->nodes[child].parent];
-    for (int c = 0; c < up->nchildren; c++)
-        if (up->children[c] == child)
-            return c;
-    return -1;
-}
-
-int
-measure_compute (measure_t *self, char *err, size_t errlen)
-{
-    const config_t *cfg = self->cfg;
+    if (!m->opt->quiet)
+        fprintf (stderr, "[%s] phase %d/%d: %s\n", cfg->name, m->phase + 1,
+                 calib_phases (m->plan), calib_phase_str (m->plan, m->phase));
     for (int i = 0; i < cfg->nnodes; i++) {
-        measure_node_t *m = &self->nodes[i];
-        m->c = reply (self, 0, i)->units;
-        if (!(m->c > 0))
-            return tf_error (err, errlen, "node %s computed nothing with no transfers",
-                             cfg->nodes[i].name);
-    }
-    /*  IR_r first: IR_s at a node needs that node's IR_r. */
-    for (int i = 0; i < cfg->nnodes; i++) {
-        measure_node_t *m = &self->nodes[i];
-        int p = self->phase_of[i];
-        if (p < 0)
-            continue;
-        m->mr = reply (self, p, i)->recv;
-        m->c_r = reply (self, p, i)->units;
-        if (!(m->mr > 0))
-            return tf_error (err, errlen, "node %s received nothing from its parent "
-                             "(phase %s)", cfg->nodes[i].name, self->names[p]);
-        m->ir_r = (m->c - m->c_r) / m->c / m->mr;
-    }
-    for (int i = 0; i < cfg->nnodes; i++) {
-        measure_node_t *m = &self->nodes[i];
-        int p = self->phase_of[i];
-        if (p < 0)
-            continue;
-        int up = cfg->nodes[i].parent;
-        const reply_t *r = reply (self, p, up);
-        const measure_node_t *pm = &self->nodes[up];
-        m->sr = r->send[slot_of (cfg, i)];
-        m->rr = cfg->nodes[up].parent >= 0 ? r->recv : 0;
-        m->c_sr = r->units;
-        if (!(m->sr > 0))
-            return tf_error (err, errlen, "node %s sent nothing to %s (phase %s)",
-                             cfg->nodes[up].name, cfg->nodes[i].name, self->names[p]);
-        m->ir_s = (1 - pm->ir_r * m->rr - m->c_sr / pm->c) / m->sr;
-    }
-    return 0;
-}
-
-const measure_node_t *
-measure_node (const measure_t *self, int node)
-{
-    return &self->nodes[node];
-}
-
-void
-measure_print (const measure_t *self, FILE *out)
-{
-    const config_t *cfg = self->cfg;
-    int w = 4;
-    for (int i = 0; i < cfg->nnodes; i++) {
-        int len = (int) strlen (cfg->nodes[i].name) + 2 * cfg->nodes[i].depth;
-        w = len > w ? len : w;
-    }
-    fprintf (out, "calibration of %s: %d phases of %g platform s (first %g s not "
-             "measured)\n", cfg->name, self->nphases, self->seconds, self->warmup);
-    fprintf (out, "units: C in units/s; MR, SR, RR in MB/s; IR in fraction per MB/s; "
-             "(configured) beside\n");
-    fprintf (out, "  %-*s  %17s  %8s  %8s  %17s  %8s  %8s  %8s  %17s\n", w, "node",
-             "C", "MR", "C_r", "IR_r", "SR", "RR", "C_sr", "IR_s");
-    for (int i = 0; i < cfg->nnodes; i++) {
-        const config_node_t *n = &cfg->nodes[i];
-        const measure_node_t *m = &self->nodes[i];
-        fprintf (out, "  %*s%-*s  %8.3f (%6.2f)", 2 * n->depth, "", w - 2 * n->depth,
-                 n->name, m->c, n->compute_rate);
-        if (n->parent < 0) {
-            fprintf (out, "\n");
-            continue;
+        json_t *body = calib_request (m->plan, m->phase, i);
+        if (session_send (s, i, proto_encode (PROTO_MEASURE, &body, NULL)) != 0) {
+            session_fail (s, RESULTS_FAILED, "node %s: cannot send MEASURE",
+                          cfg->nodes[i].name);
+            return;
         }
-        fprintf (out, "  %8.3f  %8.3f  %8.4f (%6.4f)  %8.3f  %8.3f  %8.3f  %8.4f (%6.4f)\n",
-                 m->mr, m->c_r, m->ir_r, n->ir_recv, m->sr, m->rr, m->c_sr, m->ir_s,
-                 n->ir_send);
     }
 }
 
-char *
-measure_platform_json (const measure_t *self)
+static int
+measure_message (session_t *s, void *arg, int node, const proto_msg_t *msg, char *err,
+                 size_t errlen)
+{
+    measure_t *m = arg;
+    (void) s;
+    if (msg->command != PROTO_MEASURED)
+        return tf_error (err, errlen, "unexpected");
+    return calib_record (m->plan, node, (int) msg->phase,
+                         json_number_value (json_object_get (msg->body, "units_per_s")),
+                         json_number_value (json_object_get (msg->body, "recv_mbps")),
+                         msg->object, err, errlen);
+}
+
+/*  Write text and a newline to path. Returns 0, or -1. */
+static int
+write_text (const char *path, const char *text)
+{
+    FILE *f = text ? fopen (path, "w") : NULL;
+    int ok = f && fputs (text, f) >= 0 && fputc ('\n', f) != EOF;
+    ok = (f && fclose (f) == 0) && ok;
+    return ok ? 0 : -1;
+}
+
+/*  Calibration done: the table, the platform file, measure.json, a plot. */
+static int
+measure_report (session_t *s, measure_t *m)
 {
     char err[TF_ERRLEN];
-    char *text = config_to_json (self->cfg);
-    config_t *copy = config_load_string (text, self->cfg->path, err, sizeof err);
+    const config_t *cfg = session_config (s);
+    const char *dir = session_dir (s);
+    if (calib_compute (m->plan, err, sizeof err) != 0) {
+        session_log (s, "calibration: %s", err);
+        return CLI_EXIT_FAILED;
+    }
+    calib_print (m->plan, stdout);
+    char *path = m->opt->platform_out ? xstrdup (m->opt->platform_out)
+                                      : xasprintf ("%s/platform.json", dir);
+    char *text = calib_platform_json (m->plan);
+    int rc = write_text (path, text);
     free (text);
-    if (!copy)
-        return NULL;
-    for (int i = 0; i < copy->nnodes; i++) {
-        config_node_t *n = &copy->nodes[i];
-        measure_node_t *m = &self->nodes[i];
-        n->compute_rate = m->c;
-        if (n->parent < 0)
-            continue;
-        n->link_mbps = m->mr;
-        m->clamped = m->ir_r < 0 || m->ir_s < 0;
-        n->ir_recv = m->ir_r > 0 ? m->ir_r : 0;
-        n->ir_send = m->ir_s > 0 ? m->ir_s : 0;
+    if (rc != 0) {
+        session_log (s, "cannot write the platform file %s", path);
+        free (path);
+        return CLI_EXIT_FAILED;
     }
-    text = config_to_json (copy);
-    config_destroy (&copy);
-    return text;
+    printf ("platform: %s\n", path);
+    free (path);
+    int code = CLI_EXIT_OK;
+    json_t *json = calib_to_json (m->plan);
+    char *mpath = xasprintf ("%s/measure.json", dir);
+    if (json_dump_file (json, mpath, JSON_INDENT (2) | JSON_REAL_PRECISION (15)) != 0)
+        code = CLI_EXIT_FAILED;
+    json_decref (json);
+    free (mpath);
+    int node = m->opt->plot_node ? config_find_node (cfg, m->opt->plot_node) : cfg->root;
+    if (calib_plot (m->plan, node, dir, err, sizeof err) != 0) {
+        session_log (s, "plot: %s", err);
+        code = CLI_EXIT_FAILED;
+    }
+    else
+        printf ("plot: %s/interference-%s.png (and .svg)\n", dir, cfg->nodes[node].name);
+    return code;
 }
 
-json_t *
-measure_to_json (const measure_t *self)
-{
-    const config_t *cfg = self->cfg;
-    json_t *nodes = json_array (), *phases = json_array ();
-    for (int i = 0; i < cfg->nnodes; i++) {
-        const measure_node_t *m = &self->nodes[i];
-        json_t *o = json_pack ("{s:s, s:f}", "name", cfg->nodes[i].name, "c", m->c);
-        if (cfg->nodes[i].parent >= 0) {
-            json_t *more = json_pack ("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "mr", m->mr,
-                                      "c_r", m->c_r, "ir_r", m->ir_r, "sr", m->sr,
-                                      "rr", m->rr, "c_sr", m->c_sr, "ir_s", m->ir_s);
-            json_object_update (o, more);
-            json_decref (more);
-        }
-        json_array_append_new (nodes, o);
-    }
-    for (int p = 0; p < self->nphases; p++) {
-        json_t *rows = json_array ();
-        for (int i = 0; i < cfg->nnodes; i++) {
-            const reply_t *r = reply (self, p, i);
-            json_t *send = json_object ();
-            for (int c = 0; c < cfg->nodes[i].nchildren; c++)
-                json_object_set_new (send, cfg->nodes[cfg->nodes[i].children[c]].name,
-                                     json_real (r->send[c]));
-            json_array_append_new (rows, json_pack ("{s:s, s:f, s:f, s:o}", "node",
-                                                    cfg->nodes[i].name, "units_per_s",
-                                                    r->units, "recv_mbps", r->recv,
-                                                    "send_mbps", send));
-        }
-        json_array_append_new (phases, json_pack ("{s:i, s:s, s:o}", "phase", p, "what",
-                                                  self->names[p], "nodes", rows));
-    }
-    return json_pack ("{s:s, s:f, s:f, s:o, s:o}", "experiment", cfg->name, "seconds",
-                      self->seconds, "warmup", self->warmup, "nodes", nodes, "phases",
-                      phases);
-}
-
-/*  One gnuplot run writing out, with the terminal given. */
+/*  Calibrate a prepared session; print the outcome. */
 static int
-plot_with (const char *gp, const char *terminal, const char *out, char *err,
-           size_t errlen)
+measure_execute (session_t *s, const measure_opts_t *opt)
 {
-    char *cmd = xasprintf ("gnuplot -e \"set terminal %s size 800,560; set output '%s'\" "
-                           "'%s' 2>&1", terminal, out, gp);
-    FILE *pipe = popen (cmd, "r");
-    free (cmd);
-    if (!pipe)
-        return tf_error (err, errlen, "cannot run gnuplot");
-    char line[256], first[256] = "";
-    while (fgets (line, sizeof line, pipe))
-        if (!first[0])
-            snprintf (first, sizeof first, "%s", line);
-    int status = pclose (pipe);
-    if (status != 0)
-        return tf_error (err, errlen, "gnuplot failed for %s%s%s", out, first[0] ? ": " : "",
-                         first);
-    return 0;
+    measure_t m = {.opt = opt, .phase = -1,
+                   .plan = calib_new (session_config (s), opt->seconds, opt->warmup)};
+    session_driver_t driver = {.measure = 1, .tick = measure_tick,
+                               .message = measure_message, .arg = &m};
+    int code = session_execute (s, &driver);
+    if (code == CLI_EXIT_OK)
+        code = measure_report (s, &m);
+    else {
+        const char *why = results_error (session_results (s));
+        printf ("calibration of %s: %s\n", session_config (s)->name, why ? why : "failed");
+    }
+    fflush (stdout);
+    calib_destroy (&m.plan);
+    return code;
+}
+
+/* ------------------------------------------------------------------------
+ *  The command line.
+ */
+
+static void
+measure_usage (FILE *out)
+{
+    fprintf (out,
+             "usage: treefarm measure CONFIG [--out PLATFORM.json] [--dir DIR]\n"
+             "                        [--seconds S] [--warmup S] [--plot NODE]\n"
+             "                        [--node-bin PATH] [--quiet] [--timeout SECONDS]\n"
+             "\n"
+             "Calibrate the deployed tree with the 3-point procedure (docs/model.md,\n"
+             "docs/measure.md): every node computes throughout; a first phase moves no\n"
+             "data (C); then, for each link, the parent streams to the child as fast as\n"
+             "the link allows while its own parent streams to it (MR, C_r at the child;\n"
+             "SR, RR, C_sr at the parent). Prints the measured parameters beside the\n"
+             "configured ones and writes the measured platform as a config every command\n"
+             "accepts.\n"
+             "\n"
+             "  --out FILE      the platform file (default DIR/platform.json)\n"
+             "  --dir DIR       results directory (default results/NAME-TIME):\n"
+             "                  results.json, measure.json (every phase's figures) and\n"
+             "                  interference-NODE.{png,svg,dat,gp}\n"
+             "  --seconds S     platform seconds per phase (default 20)\n"
+             "  --warmup S      platform seconds not measured at each phase's start\n"
+             "                  (default a quarter of --seconds)\n"
+             "  --plot NODE     the node to plot (default the root)\n"
+             "  --node-bin PATH the treefarm-node binary (also TREEFARM_NODE)\n"
+             "  --quiet         no phase lines on stderr\n"
+             "  --timeout S     give up after S wall seconds\n"
+             "  -h, --help      this help\n"
+             "\n"
+             "Exit status: 0 calibrated, 1 failed, 2 bad usage or config, 130 interrupted.\n");
 }
 
 int
-measure_plot (const measure_t *self, int node, const char *dir, char *err,
-              size_t errlen)
+measure_main (int argc, char **argv)
 {
-    const config_t *cfg = self->cfg;
-    const config_node_t *n = &cfg->nodes[node];
-    const measure_node_t *m = &self->nodes[node];
-    char *dat = xasprintf ("%s/interference-%s.dat", dir, n->name);
-    char *gp = xasprintf ("%s/interference-%s.gp", dir, n->name);
-    char *png = xasprintf ("%s/interference-%s.png", dir, n->name);
-    char *svg = xasprintf ("%s/interference-%s.svg", dir, n->name);
-    int rc = -1;
-    double xmax = 0;
-    FILE *f = fopen (dat, "w");
-    if (!f) {
-        tf_error (err, errlen, "cannot write %s", dat);
-        goto out;
+    const char *path = NULL;
+    measure_opts_t mopt = {.seconds = MEASURE_SECONDS, .warmup = -1};
+    session_opts_t opt = {.command = "measure"};
+    const cli_option_t options[] = {
+        {"out", CLI_STRING, &mopt.platform_out, NULL},
+        {"dir", CLI_STRING, &opt.out_dir, NULL},
+        {"seconds", CLI_POSITIVE, &mopt.seconds, "a positive number of seconds"},
+        {"warmup", CLI_NONNEGATIVE, &mopt.warmup, "a number of seconds >= 0"},
+        {"plot", CLI_STRING, &mopt.plot_node, NULL},
+        {"quiet", CLI_FLAG, &mopt.quiet, NULL},
+        {"node-bin", CLI_STRING, &opt.node_bin, NULL},
+        {"timeout", CLI_POSITIVE, &opt.timeout, "a positive number of seconds"},
+    };
+    int code = cli_parse ("measure", argc, argv, options,
+                          sizeof options / sizeof *options, measure_usage, &path);
+    if (code >= 0)
+        return code;
+    if (mopt.warmup < 0)
+        mopt.warmup = mopt.seconds * MEASURE_WARMUP_SHARE;
+    if (mopt.warmup >= mopt.seconds)
+        return cli_usage_error ("measure", CLI_EXIT_USAGE,
+                                "--warmup must be below --seconds");
+    opt.config_path = path;
+    config_t *cfg = session_load_config (path);
+    if (cfg && mopt.plot_node && config_find_node (cfg, mopt.plot_node) < 0) {
+        session_log (NULL, "%s: --plot: no node named \"%s\"", path, mopt.plot_node);
+        config_destroy (&cfg);
     }
-    /*  x, normalized rate, label */
-    fprintf (f, "# transfer MB/s, compute rate / C, phase\n0 1 \"no transfers\"\n");
-    if (n->parent >= 0) {
-        fprintf (f, "%.9g %.9g \"receiving\"\n", m->mr, m->c_r / m->c);
-        xmax = m->mr;
-    }
-    for (int c = 0; c < n->nchildren; c++) {
-        const measure_node_t *k = &self->nodes[n->children[c]];
-        fprintf (f, "%.9g %.9g \"to %s\"\n", k->sr, k->c_sr / m->c,
-                 cfg->nodes[n->children[c]].name);
-        xmax = k->sr > xmax ? k->sr : xmax;
-    }
-    fclose (f);
-    f = fopen (gp, "w");
-    if (!f) {
-        tf_error (err, errlen, "cannot write %s", gp);
-        goto out;
-    }
-    fprintf (f, "set title \"%s: compute rate while transferring (C = %.3f units/s)\"\n"
-             "set xlabel \"transfer rate (MB/s)\"\nset ylabel \"compute rate / C\"\n"
-             "set key outside right\nset grid\nset xrange [0:%.9g]\n"
-             "set yrange [*:1.05]\n", n->name, m->c, xmax > 0 ? 1.15 * xmax : 1);
-    fprintf (f, "plot '%s' using 1:2 with points pointtype 7 pointsize 1.5 title "
-             "\"measured\", '' using 1:2:3 with labels offset 0,1 notitle", dat);
-    if (n->parent >= 0)
-        fprintf (f, ", 1 - %.9g * x title \"receiving: IR_r = %.4f\"", m->ir_r, m->ir_r);
-    for (int c = 0; c < n->nchildren; c++) {
-        const measure_node_t *k = &self->nodes[n->children[c]];
-        fprintf (f, ", (x <= %.9g ? 1 - %.9g - %.9g * x : 1/0) title \"to %s: IR_s = "
-                 "%.4f\"", 1.15 * k->sr, m->ir_r * k->rr, k->ir_s,
-                 cfg->nodes[n->children[c]].name, k->ir_s);
-    }
-    fprintf (f, "\n");
-    fclose (f);
-    if (plot_with (gp, "png", png, err, errlen) == 0
-        && plot_with (gp, "svg", svg, err, errlen) == 0)
-        rc = 0;
-out:
-    free (dat);
-    free (gp);
-    free (png);
-    free (svg);
-    return rc;
+    session_t *s = cfg ? session_new (&opt, &cfg) : NULL;
+    if (!s)
+        return CLI_EXIT_USAGE;
+    code = measure_execute (s, &mopt);
+    session_destroy (&s);
+    return code;
 }

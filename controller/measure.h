@@ -1,96 +1,13 @@
-/*  measure — the 3-point calibration of DESIGN.md §1, as a plan of phases
- *  and the arithmetic on what the nodes measured in them.
- *
- *  Every node computes in every phase, as in a run. Phase 0 moves no data:
- *  each node's compute rate there is C. Then one phase per edge, parent p
- *  to child i (children in tree order): p streams probes to i as fast as
- *  the link allows while, if p is not the root, p's parent streams to p.
- *  In it, i's receive rate is MR^i and its compute rate C_r^i; p's send
- *  rate is SR(i), its receive rate RR(i) and its compute rate C_sr(i).
- *  Then
- *      IR_r^i  = ((C^i - C_r^i) / C^i) / MR^i
- *      IR_s(i) = (1 - IR_r^p RR(i) - C_sr(i) / C^p) / SR(i)
- *  All rates are platform figures (units/s, MB/s), as the nodes report
- *  them. The controller's run loop (controller/run.c) sends each phase's
- *  MEASURE and feeds back the MEASURED replies; this module holds no
- *  socket.
+/*  measure — `treefarm measure`: deploy the tree as `treefarm run` does,
+ *  calibrate it with the 3-point procedure (controller/calib.h,
+ *  docs/measure.md) instead of running a bag, and write the measured
+ *  platform as a config every command accepts, measure.json and a plot.
  */
 #ifndef TF_MEASURE_H
 #define TF_MEASURE_H
 
-#include <jansson.h>
-#include <stdio.h>
-
-#include "overlay/config.h"
-
-typedef struct measure measure_t;
-
-/*  One node's calibrated parameters, platform terms. */
-typedef struct {
-    double c;                /* C: units/s, no communication */
-    double mr, c_r;          /* non-root: MB/s from the parent; C meanwhile */
-    double ir_r;             /* non-root: IR_r */
-    double sr, rr, c_sr;     /* non-root: as seen by its parent (SR(i),
-                                RR(i), C_sr(i) of the parent) */
-    double ir_s;             /* non-root: IR_s at its parent of sending to it */
-    int clamped;             /* a negative IR (noise) was written as 0 */
-} measure_node_t;
-
-/*  A plan for cfg with phases of `seconds` platform seconds, the first
- *  `warmup` of which are not measured (0 <= warmup < seconds). cfg is
- *  borrowed and must outlive the plan. */
-measure_t *measure_new (const config_t *cfg, double seconds, double warmup);
-
-/*  Destroy and null the caller's pointer. Safe on NULL. */
-void measure_destroy (measure_t **self_p);
-
-/*  Number of phases: 1 + the number of edges. */
-int measure_phases (const measure_t *self);
-
-/*  "no transfers", or "Lab0 -> Lab3" (with "(Lab0 receiving)" where the
- *  sender's parent streams too), for progress lines. Borrowed. */
-const char *measure_phase_str (const measure_t *self, int phase);
-
-/*  The MEASURE body for node in phase: which children it streams to, and
- *  the phase's wall seconds (platform seconds / time scale). New object,
- *  the caller's. */
-json_t *measure_request (const measure_t *self, int phase, int node);
-
-/*  Keep node's MEASURED reply (the body's fields, decoded). Returns 0, or
- *  -1 with a message if it is for another phase or a second reply. */
-int measure_record (measure_t *self, int node, int phase, double units_per_s,
-                    double recv_mbps, const json_t *send_mbps, char *err, size_t errlen);
-
-/*  True when every node has replied for phase. */
-int measure_phase_done (const measure_t *self, int phase);
-
-/*  Apply the formulas. Returns 0, or -1 with a message naming the node if
- *  a rate needed is missing or zero (e.g. a link that moved nothing). */
-int measure_compute (measure_t *self, char *err, size_t errlen);
-
-/*  A node's result after measure_compute. */
-const measure_node_t *measure_node (const measure_t *self, int node);
-
-/*  Print the table: per node C, MR, C_r, IR_r, and for the link from its
- *  parent SR, RR, C_sr, IR_s, beside the configured values. */
-void measure_print (const measure_t *self, FILE *out);
-
-/*  The measured platform as a config: the experiment as loaded, with each
- *  node's compute, link_mbps, ir_recv and ir_send replaced by the measured
- *  values (negative IR written as 0). Returns JSON text the caller frees,
- *  loadable by every command. */
-char *measure_platform_json (const measure_t *self);
-
-/*  Draw node's calibration after measure_compute: normalized compute rate
- *  (rate / C) against transfer rate, one point per phase that moved its
- *  data, with the model's line through them (receiving: 1 - IR_r x;
- *  sending to child i while receiving at RR(i): 1 - IR_r RR(i) - IR_s(i) x).
- *  Writes DIR/interference-NAME.{dat,gp,png,svg} with gnuplot. Returns 0,
- *  or -1 with a message (gnuplot missing or failing). */
-int measure_plot (const measure_t *self, int node, const char *dir, char *err,
-                  size_t errlen);
-
-/*  Every phase's raw replies and the computed parameters, for scripts. */
-json_t *measure_to_json (const measure_t *self);
+/*  Run `treefarm measure` with argv[0] = "measure" and the command's
+ *  arguments. Returns the process exit code (controller/cli.h). */
+int measure_main (int argc, char **argv);
 
 #endif
