@@ -17,7 +17,7 @@
  *  results.json is written whatever the outcome, with what arrived, so a
  *  script can always tell what happened. The memory kept for tasks.csv is
  *  one bit per task, whatever the count. Platform time is wall time from
- *  START to FINISHED multiplied by the time scale (DESIGN.md §4).
+ *  START to FINISHED multiplied by the time scale (docs/architecture.md, "Time").
  */
 #ifndef TF_RESULTS_H
 #define TF_RESULTS_H

@@ -58,7 +58,7 @@
 
 typedef struct core core_t;
 
-/*  The task id of calibration probes (DESIGN.md §1's 3-point procedure): a
+/*  The task id of calibration probes (the 3-point procedure of docs/model.md): a
  *  parent told to stream to a child sends it probe transfers of one task's
  *  size, back to back, through the same windows, pacers and meters as
  *  tasks; the child acknowledges and discards them. Probes never touch the

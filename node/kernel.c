@@ -1,4 +1,4 @@
-/*  kernel — the synthetic compute kernel of DESIGN.md §6; see kernel.h.
+/*  kernel — the synthetic compute kernel of docs/model.md, "The synthetic kernel"; see kernel.h.
  *
  *  The matrix is filled from a splitmix64 stream seeded by the caller, so a
  *  given (n, seed) gives the same matrix on every machine and every run.

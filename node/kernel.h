@@ -1,4 +1,4 @@
-/*  kernel — the synthetic compute kernel of DESIGN.md §6.
+/*  kernel — the synthetic compute kernel of docs/model.md, "The synthetic kernel".
  *
  *  One compute unit is one diagonal of A*A for an N x N int matrix A: for
  *  each row r, out[r] = sum_j A[r][j] * A[j][(r + d) mod N]. The column walk

@@ -2,7 +2,7 @@
  *  they cause.
  *
  *  A meter turns "amount observed at time t" into a rate over a sliding
- *  window (100 ms by default, DESIGN.md §1's smoothing for emulated
+ *  window (100 ms by default: the smoothing of emulated
  *  interference). It is pure: the caller passes the time. The node keeps
  *  one for its receives and one per child for its sends. Memory is fixed
  *  (a ring of METER_BUCKETS + 1 buckets per meter), meter_add is O(1) and

@@ -327,7 +327,7 @@ bounds_json (const node_t *self)
 }
 
 /*  Once every child has reported its subtree's bound, take our own step in
- *  every model and pass the result up (DESIGN.md §1: bottom-up), so the
+ *  every model and pass the result up (docs/model.md: bottom-up), so the
  *  root knows the tree's bound without the controller. */
 static int
 subtree_bound (node_t *self)

@@ -1,4 +1,4 @@
-/*  bound — the steady-state throughput upper bound of a tree (DESIGN.md §1).
+/*  bound — the steady-state throughput upper bound of a tree (docs/model.md).
  *
  *  Three models: multi-port interference-aware ("multi"), single-port
  *  interference-aware ("single") and the classic bandwidth-centric bound
@@ -203,7 +203,7 @@ const char *bound_lp_cmp_str (bound_lp_cmp_t cmp);
 bound_lp_cmp_t bound_lp_compare (double greedy, double lp);
 
 /*  Solve self's model as linear programs over the whole tree with GLPK
- *  (quietly): one maximising T(root), as DESIGN.md states it, into
+ *  (quietly): one maximising T(root), as docs/model.md states it, into
  *  self->lp_bound; one maximising every node's subtree throughput at
  *  once, into each entry's lp_that. Returns 0, or -1 with a message in
  *  err if GLPK fails or finds no optimum. */

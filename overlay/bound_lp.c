@@ -12,7 +12,7 @@
  *      0 <= T(n) <= B_r^n                             (no cap on the root)
  *
  *  The "flow" program has x_i = T(i) and maximises T(root): the model as
- *  DESIGN.md writes it. The "every" program gives each edge its own x_i
+ *  docs/model.md writes it. The "every" program gives each edge its own x_i
  *  with x_i <= T(i), so T(i) is what i's subtree could take rather than
  *  what it gets, and maximises the sum of all T(n): a larger T(i) only
  *  loosens its parent's constraints, so the optimum has every T(n) at

@@ -11,7 +11,7 @@
  *
  *  Units: sizes in MB, rates in MB/s, where 1 MB = 2^20 bytes throughout;
  *  compute rates in compute units per second (a unit is one diagonal of the
- *  synthetic kernel, DESIGN.md §6); interference rates in fraction of
+ *  synthetic kernel, docs/model.md, "The synthetic kernel"); interference rates in fraction of
  *  compute lost per MB/s.
  */
 #ifndef TF_CONFIG_H

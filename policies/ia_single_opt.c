@@ -6,7 +6,7 @@
  *  both compute, and 1 - IR_s(i) Z C^n the share of each task that is a
  *  gain once the parent's lost computation is paid. Their product is the
  *  throughput one second of port time buys, the order in which the
- *  single-port bound (DESIGN.md §1) fills its children, so this is the
+ *  single-port bound (docs/model.md) fills its children, so this is the
  *  derived optimum of the order IA:Single approximates. The published
  *  experiments predate it. Unlike the others, its order depends on the
  *  application (Z and w): see docs/policies.md.

@@ -82,7 +82,7 @@ void policy_names (char *buf, int len);
 double policy_task_rate (const policy_parent_t *parent);
 
 /*  Return 1 if the interference-aware policies must never send to child,
- *  else 0. The rule (DESIGN.md §1) is IR_s(i) Z C^n >= 1: sending one
+ *  else 0. The rule (docs/model.md) is IR_s(i) Z C^n >= 1: sending one
  *  task's Z MB to the child at any rate costs the parent IR_s Z C^n tasks
  *  of its own computation, so from 1 up the send loses at least the task
  *  it moves and serving the child cannot raise throughput. IA:Single,

@@ -1,6 +1,6 @@
 /*  test_bound — the throughput bounds of overlay/bound.h against values
  *  computed by hand (each test shows its arithmetic), the reference fork
- *  for all 18 application types of DESIGN.md §2 in the three models, and
+ *  for all 18 application types of docs/model.md, "The reference platform" in the three models, and
  *  a property test: over a few hundred random trees the greedy equals
  *  the GLPK optimum at every node and its schedule obeys every
  *  constraint of the model.
@@ -390,7 +390,7 @@ test_bwc_classic (void **state)
     config_destroy (&cfg);
 }
 
-/*  B_r^n caps T(n): forwarding beyond it is pointless, and DESIGN's greedy
+/*  B_r^n caps T(n): forwarding beyond it is pointless, and the greedy as first stated (docs/model.md)
  *  read literally (give every child its That) would leave S(n) < 0.
  *  Z = 1, w = 1. root C 1; mid C 2, B_r 3, IR_r 0.1: r = 0.1 * 1 * 2 =
  *  0.2; leaf C 10, B_r 10: That 10; no IR_s anywhere.
@@ -711,7 +711,7 @@ test_fork7_default (void **state)
 
 /*  fork7 for the 18 application types (Z in {2, 5, 10} MB x w in {1, 3,
  *  5, 7, 9, 11} diagonals), in the three models. The expected bounds were
- *  computed by a separate 40-line Python script written from DESIGN.md §1
+ *  computed by a separate 40-line Python script written from docs/model.md
  *  alone (not from this code): for each child That = min (link/Z, C/(1 +
  *  IR_r Z C)) (C = compute/w), a = IR_s Z C0 (0 in bwc); multi: children
  *  with a < 1 by a, each min (That, B_s left), T = C0 + sum x (1 - a);

@@ -18,7 +18,7 @@
 
 #include "policies/policy.h"
 
-/*  The root Lab0's children in configs/fork7.json (DESIGN.md §2), slots in
+/*  The root Lab0's children in configs/fork7.json (docs/model.md, "The reference platform"), slots in
  *  file order. Fields: slot, compute (units/s), link_mbps (both compute),
  *  link_idle_mbps, ir_send (at Lab0), ir_recv, wanted, oldest_request,
  *  sending. Every child asks; oldest_request is set per test. */
