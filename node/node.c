@@ -14,11 +14,14 @@
 #include <netdb.h>
 #include <unistd.h>
 
+#include "node/calphase.h"
 #include "node/core.h"
+#include "node/emulate.h"
 #include "node/engine.h"
 #include "node/fit.h"
 #include "node/meter.h"
 #include "node/sampler.h"
+#include "node/subtree.h"
 #include "overlay/bound.h"
 #include "overlay/config.h"
 #include "overlay/proto.h"
@@ -60,19 +63,9 @@ typedef struct {
     zhashx_t *slots;         /* child name -> slot + 1 (as a pointer) */
     double compute_seconds;
     double bps_per_mbps;     /* physical bytes/s per platform MB/s */
-    double *ir_send;         /* per child: IR_s at this node */
-    double *send_mbps;       /* per child: scratch for observed rates */
-    double speed;            /* the engine's current speed factor */
-    double speed_sum, speed_time;   /* time-weighted mean of speed */
-    double *held;            /* observed rates, bytes/s: [0] from the
-                                parent, [1 + i] to child i, as last metered */
-    double *observed;        /* their integral over time, bytes */
-    double held_since;       /* when held was metered (update_speed) */
-    double *child_that;      /* per child x model: its subtree bound, as it
-                                reported it; -1 until it does */
-    int child_reports;       /* children whose SUBTREE arrived */
-    double that[BOUND_MODEL_COUNT];   /* our subtree's bound, tasks/s */
-    int that_known;
+    emul_t *emul;            /* observed transfers, emulated interference */
+    double *send_bps;        /* per child: scratch for metered rates */
+    subtree_t *subtree;      /* our subtree's bound, bottom-up */
     int measure;             /* calibration mode (START mode "measure") */
     sampler_t *sampler;      /* what this node did, interval by interval */
     fit_t *fit;              /* compute rate against transfer rates */
@@ -82,15 +75,9 @@ typedef struct {
     int idle_seen;           /* the engine was idle since the last sample */
     double units, units_at;  /* the engine's cumulative units, and when we
                                 read them */
-    struct {                 /* the calibration phase in progress */
-        int active, taken;
-        uint32_t phase;
-        double ta, tb;       /* measure from ta to tb */
-        double units, units_at, t;   /* at ta */
-        uint64_t bytes_in;   /* probe bytes received, at ta */
-        uint64_t *bytes_out; /* probe bytes acknowledged per child, at ta */
-        int *streams;        /* per child: we stream to it this phase */
-    } cal;
+    calphase_t *cal;         /* the calibration phase in progress */
+    uint64_t *probe_out;     /* scratch: probe bytes acked per child */
+    int *streams;            /* scratch: children a MEASURE names */
     double loop_lag, loop_lag_max;   /* seconds the event loop woke after
                                         it meant to: total, worst */
     uint64_t refused;        /* messages that failed to decode */
@@ -263,24 +250,25 @@ make_core (node_t *self, char *err, size_t errlen)
      *  byte (payload scale), more per second (time scale). */
     self->bps_per_mbps = CONFIG_MB * cfg->platform.payload_scale * cfg->platform.time_scale;
     core_child_info_t *kids = xcalloc (me->nchildren, sizeof *kids);
-    self->ir_send = xcalloc (me->nchildren, sizeof *self->ir_send);
-    self->send_mbps = xcalloc (me->nchildren, sizeof *self->send_mbps);
+    double *ir_send = xcalloc (me->nchildren + 1, sizeof *ir_send);
     for (int i = 0; i < me->nchildren; i++) {
         const config_node_t *c = &cfg->nodes[me->children[i]];
         kids[i] = (core_child_info_t){c->compute_rate, c->link_mbps, c->link_idle_mbps,
                                       c->ir_send, c->ir_recv,
                                       c->link_mbps * self->bps_per_mbps};
-        self->ir_send[i] = c->ir_send;
+        ir_send[i] = c->ir_send;
     }
-    self->child_that = xmalloc ((me->nchildren * BOUND_MODEL_COUNT + 1) * sizeof (double));
-    for (int i = 0; i < me->nchildren * BOUND_MODEL_COUNT; i++)
-        self->child_that[i] = -1;
+    self->emul = emul_new (me->nchildren, me->ir_recv, ir_send, self->bps_per_mbps, emulated);
+    free (ir_send);
+    self->send_bps = xcalloc (me->nchildren + 1, sizeof *self->send_bps);
+    self->subtree = subtree_new (cfg, me->index);
+    self->cal = calphase_new (me->nchildren);
+    self->probe_out = xcalloc (me->nchildren + 1, sizeof *self->probe_out);
+    self->streams = xcalloc (me->nchildren + 1, sizeof *self->streams);
     double window = NODE_METER_PLATFORM / cfg->platform.time_scale;
     self->sampler = sampler_new (me->nchildren, NODE_SAMPLES);
     self->fit = fit_new (1 + me->nchildren);
-    self->sample_out = xcalloc (me->nchildren + 1, sizeof *self->sample_out);
-    self->held = xcalloc (me->nchildren + 1, sizeof *self->held);
-    self->observed = xcalloc (me->nchildren + 1, sizeof *self->observed);
+    self->sample_out = xcalloc (me->nchildren + 2, sizeof *self->sample_out);
     self->fit_x = xcalloc (me->nchildren + 2, sizeof *self->fit_x);
     core_cfg_t cc = {
         .self = (uint32_t) me->index,
@@ -320,39 +308,19 @@ make_core (node_t *self, char *err, size_t errlen)
 static json_t *
 bounds_json (const node_t *self)
 {
+    const double *that = subtree_bounds (self->subtree);
     json_t *o = json_object ();
     for (int m = 0; m < BOUND_MODEL_COUNT; m++)
-        json_object_set_new (o, bound_model_str (m), json_real (self->that[m]));
+        json_object_set_new (o, bound_model_str (m), json_real (that[m]));
     return o;
 }
 
-/*  Once every child has reported its subtree's bound, take our own step in
- *  every model and pass the result up (docs/model.md: bottom-up), so the
- *  root knows the tree's bound without the controller. */
+/*  Once every child has reported its subtree's bound, our own is known:
+ *  pass it up, so the root knows the tree's bound without the controller. */
 static int
 subtree_bound (node_t *self)
 {
-    const config_t *cfg = self->cfg;
-    int n = self->me->nchildren;
-    if (self->that_known || self->child_reports < n)
-        return 0;
-    bound_app_t app = {cfg->tasks.input_mb, cfg->tasks.units};
-    bound_node_t node;
-    bound_child_t *kids = xcalloc (n, sizeof *kids);
-    bound_share_t *shares = xcalloc (n, sizeof *shares);
-    bound_node_init (&node, cfg, self->me->index, &app);
-    for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
-        for (int i = 0; i < n; i++)
-            bound_child_init (&kids[i], cfg, self->me->children[i], &app,
-                              self->child_that[i * BOUND_MODEL_COUNT + m]);
-        bound_step_t step;
-        bound_step (&node, m, kids, n, INFINITY, &step, shares);
-        self->that[m] = step.t;
-    }
-    free (kids);
-    free (shares);
-    self->that_known = 1;
-    if (!self->parent)
+    if (!subtree_step (self->subtree) || !self->parent)
         return 0;
     json_t *body = json_pack ("{s:o}", "bounds", bounds_json (self));
     zmsg_t *msg = proto_encode (PROTO_SUBTREE, &body, NULL);
@@ -363,22 +331,17 @@ subtree_bound (node_t *self)
 static int
 on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
 {
-    double *that = &self->child_that[slot * BOUND_MODEL_COUNT];
-    if (that[0] >= 0) {
-        logmsg (self, "refused a second SUBTREE from %s", peer);
+    double bounds[BOUND_MODEL_COUNT];
+    char err[TF_ERRLEN];
+    for (int k = 0; k < BOUND_MODEL_COUNT; k++) {
+        json_t *v = json_object_get (m->bounds, bound_model_str (k));
+        bounds[k] = json_is_number (v) ? json_number_value (v) : -1;
+    }
+    if (subtree_child (self->subtree, slot, bounds, err, sizeof err) != 0) {
+        logmsg (self, "refused SUBTREE from %s: %s", peer, err);
         self->refused++;
         return 0;
     }
-    for (int k = 0; k < BOUND_MODEL_COUNT; k++)
-        if (!json_is_number (json_object_get (m->bounds, bound_model_str (k)))) {
-            logmsg (self, "refused SUBTREE from %s: no \"%s\" bound", peer,
-                    bound_model_str (k));
-            self->refused++;
-            return 0;
-        }
-    for (int k = 0; k < BOUND_MODEL_COUNT; k++)
-        that[k] = json_number_value (json_object_get (m->bounds, bound_model_str (k)));
-    self->child_reports++;
     return subtree_bound (self);
 }
 
@@ -393,14 +356,12 @@ take_sample (node_t *self, double now)
 {
     int n = self->me->nchildren;
     /*  The observed transfer (the integral of the metered rates the
-     *  engine's speed followed), up to now. */
-    double dt = self->held_since > 0 ? now - self->held_since : 0;
-    for (int c = 0; c < n; c++)
-        self->sample_out[c] = self->observed[1 + c] + self->held[1 + c] * dt;
+     *  engine's speed followed), up to now: [0] in, [1 + c] out. */
+    emul_observed (self->emul, now, self->sample_out);
     int busy = !self->idle_seen && engine_busy (self->engine);
     self->idle_seen = !engine_busy (self->engine);
-    if (sampler_record (self->sampler, now, self->units,
-                        self->observed[0] + self->held[0] * dt, self->sample_out, busy))
+    if (sampler_record (self->sampler, now, self->units, self->sample_out[0],
+                        self->sample_out + 1, busy))
         return;
     self->last_sample = now;
     int k = sampler_intervals (self->sampler);
@@ -505,11 +466,9 @@ stats_json (node_t *self, int final)
         "completed", (json_int_t) s.completed, "duplicates", (json_int_t) s.duplicates,
         "compute_seconds", self->compute_seconds, "held", (int) s.held,
         "computing", s.computing);
-    if (self->that_known && self->me->parent < 0)
+    if (subtree_bounds (self->subtree) && self->me->parent < 0)
         json_object_set_new (o, "bound", bounds_json (self));
-    json_object_set_new (o, "speed_mean", json_real (self->speed_time > 0
-                                                     ? self->speed_sum / self->speed_time
-                                                     : 1.0));
+    json_object_set_new (o, "speed_mean", json_real (emul_speed_mean (self->emul)));
     json_object_set_new (o, "fit", fit_json (self));
     json_object_set_new (o, "lag", lag_json (self));
     if (!final)
@@ -828,16 +787,12 @@ static int
 on_measure (node_t *self, const proto_msg_t *m)
 {
     int n = self->me->nchildren;
-    if (!self->measure || self->cal.active) {
+    if (!self->measure || calphase_active (self->cal)) {
         refused (self, "the controller", self->measure ? "MEASURE during a phase"
                                                        : "MEASURE outside measure mode");
         return 0;
     }
-    if (!self->cal.streams) {
-        self->cal.streams = xcalloc (n + 1, sizeof *self->cal.streams);
-        self->cal.bytes_out = xcalloc (n + 1, sizeof *self->cal.bytes_out);
-    }
-    memset (self->cal.streams, 0, (n + 1) * sizeof *self->cal.streams);
+    memset (self->streams, 0, (n + 1) * sizeof *self->streams);
     size_t i;
     json_t *e;
     json_array_foreach (m->streams, i, e) {
@@ -848,60 +803,57 @@ on_measure (node_t *self, const proto_msg_t *m)
             refused (self, "the controller", "MEASURE streams to a non-child");
             return 0;
         }
-        self->cal.streams[slot] = 1;
+        self->streams[slot] = 1;
     }
-    double now = tf_now ();
-    self->cal.active = 1;
-    self->cal.taken = 0;
-    self->cal.phase = m->phase;
-    self->cal.ta = now + m->warmup;
-    self->cal.tb = now + m->seconds;
+    if (calphase_begin (self->cal, m->phase, tf_now (), m->warmup, m->seconds,
+                        self->streams) != 0) {
+        refused (self, "the controller", "MEASURE with a warm-up not below its length");
+        return 0;
+    }
     for (int c = 0; c < n; c++)
-        if (self->cal.streams[c] && stream (self, c, 1) < 0)
+        if (self->streams[c] && stream (self, c, 1) < 0)
             return -1;
     return 0;
 }
 
-/*  Take the warm-up snapshot, or end the phase and report, when due. */
+/*  MEASURED: what the phase measured, in platform terms (units per
+ *  platform second, MB/s). */
+static int
+send_measured (node_t *self, const calphase_result_t *r)
+{
+    double scale = self->cfg->platform.time_scale;
+    json_t *send = json_object ();
+    for (int c = 0; c < self->me->nchildren; c++)
+        json_object_set_new (send, self->cfg->nodes[self->me->children[c]].name,
+                             json_real (r->send_bps[c] / self->bps_per_mbps));
+    json_t *body = json_pack ("{s:i, s:f, s:f, s:f, s:o}", "phase", (int) r->phase,
+                              "seconds", r->seconds * scale, "units_per_s",
+                              r->units_per_s / scale, "recv_mbps",
+                              r->recv_bps / self->bps_per_mbps, "send_mbps", send);
+    zmsg_t *msg = proto_encode (PROTO_MEASURED, &body, NULL);
+    return zmsg_send (&msg, self->ctl);
+}
+
+/*  Take the warm-up snapshot, or end the phase, stop the streams and
+ *  report, when due. */
 static int
 measure_tick (node_t *self, double now)
 {
     int n = self->me->nchildren;
-    if (!self->cal.active)
+    if (!calphase_active (self->cal))
         return 0;
-    if (!self->cal.taken && now >= self->cal.ta) {
-        self->cal.taken = 1;
-        self->cal.t = now;
-        self->cal.units = self->units;
-        self->cal.units_at = self->units_at;
-        self->cal.bytes_in = core_stats (self->core).probe_bytes_in;
-        for (int c = 0; c < n; c++)
-            self->cal.bytes_out[c] = core_child_stats (self->core, c).probe_bytes;
+    for (int c = 0; c < n; c++)
+        self->probe_out[c] = core_child_stats (self->core, c).probe_bytes;
+    calphase_counters_t counters = {self->units, self->units_at,
+                                    core_stats (self->core).probe_bytes_in,
+                                    self->probe_out};
+    calphase_result_t r;
+    if (!calphase_tick (self->cal, now, &counters, &r))
         return 0;
-    }
-    if (!self->cal.taken || now < self->cal.tb)
-        return 0;
-    self->cal.active = 0;
-    double scale = self->cfg->platform.time_scale, dt = now - self->cal.t;
-    double du = self->units - self->cal.units, dut = self->units_at - self->cal.units_at;
-    json_t *send = json_object ();
-    for (int c = 0; c < n; c++) {
-        uint64_t b = core_child_stats (self->core, c).probe_bytes - self->cal.bytes_out[c];
-        json_object_set_new (send, self->cfg->nodes[self->me->children[c]].name,
-                             json_real (b / dt / self->bps_per_mbps));
-        if (self->cal.streams[c] && stream (self, c, 0) < 0) {
-            json_decref (send);
+    for (int c = 0; c < n; c++)
+        if (calphase_streams (self->cal, c) && stream (self, c, 0) < 0)
             return -1;
-        }
-    }
-    uint64_t bin = core_stats (self->core).probe_bytes_in - self->cal.bytes_in;
-    /*  Rates in platform terms: units per platform second, MB/s. */
-    json_t *body = json_pack ("{s:i, s:f, s:f, s:f, s:o}", "phase", (int) self->cal.phase,
-                              "seconds", dt * scale,
-                              "units_per_s", dut > 0 ? du / dut / scale : 0.0,
-                              "recv_mbps", bin / dt / self->bps_per_mbps, "send_mbps", send);
-    zmsg_t *msg = proto_encode (PROTO_MEASURED, &body, NULL);
-    return zmsg_send (&msg, self->ctl);
+    return send_measured (self, &r);
 }
 
 /*  Returns 1 when the controller says STOP, -1 on a fatal error. */
@@ -959,38 +911,16 @@ sleep_precise (double seconds)
     nanosleep (&ts, NULL);
 }
 
-/*  Emulated interference: slow the engine by the model's normalized compute
- *  rate for the transfer rates this node observes now, in platform MB/s.
- *  Also keep the time-weighted mean speed while computing. */
+/*  Emulated interference: hand the rates this node meters now to the
+ *  model (node/emulate.h) and run the engine at the speed it says. */
 static void
 update_speed (node_t *self, double now)
 {
-    double *last = &self->held_since;
-    int n = self->me->nchildren;
-    if (*last > 0) {
-        if (engine_busy (self->engine)) {
-            self->speed_sum += self->speed * (now - *last);
-            self->speed_time += now - *last;
-        }
-        /*  What was observed, held since the last update, is what the
-         *  engine's speed followed: integrate it for the sampler. */
-        for (int j = 0; j <= n; j++)
-            self->observed[j] += self->held[j] * (now - *last);
-    }
-    *last = now;
-    self->held[0] = core_recv_rate (self->core, now);
-    for (int i = 0; i < n; i++)
-        self->held[1 + i] = core_send_rate (self->core, i, now);
-    if (self->cfg->platform.mode != PLATFORM_EMULATED)
-        return;
-    double in = self->held[0] / self->bps_per_mbps;
-    for (int i = 0; i < n; i++)
-        self->send_mbps[i] = self->held[1 + i] / self->bps_per_mbps;
-    double f = interference_factor (self->me->ir_recv, in, self->ir_send, self->send_mbps, n);
-    if (f != self->speed) {
-        engine_set_speed (self->engine, f);
-        self->speed = f;
-    }
+    for (int i = 0; i < self->me->nchildren; i++)
+        self->send_bps[i] = core_send_rate (self->core, i, now);
+    double f = emul_update (self->emul, now, engine_busy (self->engine),
+                            core_recv_rate (self->core, now), self->send_bps);
+    engine_set_speed (self->engine, f);
 }
 
 /*  The loop woke `late` seconds after the time it slept until, whether a
@@ -1033,7 +963,7 @@ serve (node_t *self)
     double next_stats = tf_now ();
     while (rc == 0) {
         double now = tf_now ();
-        if (now - self->held_since >= NODE_SPEED_EVERY)
+        if (now - emul_updated_at (self->emul) >= NODE_SPEED_EVERY)
             update_speed (self, now);
         if (now >= next_stats) {
             send_stats (self, PROTO_STATS);
@@ -1048,11 +978,9 @@ serve (node_t *self)
             break;
         }
         double wait = next_stats - now;
-        if (self->cal.active) {
-            double at = self->cal.taken ? self->cal.tb : self->cal.ta;
-            if (at - now < wait)
-                wait = at - now > 0 ? at - now : 0;
-        }
+        double cal = calphase_next (self->cal, now);
+        if (cal >= 0 && cal < wait)
+            wait = cal;
         double due = core_next_deadline (self->core, now);
         if (due >= 0 && due < wait)
             wait = due;
@@ -1103,7 +1031,7 @@ serve (node_t *self)
 int
 node_run (const node_opts_t *opts)
 {
-    node_t node = {.opts = opts, .speed = 1}, *self = &node;
+    node_t node = {.opts = opts}, *self = &node;
     char err[TF_ERRLEN];
     proto_msg_t m = {0};
     int status = 1;
@@ -1172,18 +1100,17 @@ out:
     zsock_destroy (&self->router);
     zsock_destroy (&self->parent);
     zsock_destroy (&self->ctl);
+    emul_destroy (&self->emul);
+    subtree_destroy (&self->subtree);
+    calphase_destroy (&self->cal);
     config_destroy (&self->cfg);
     free (self->endpoint);
-    free (self->ir_send);
-    free (self->send_mbps);
-    free (self->child_that);
-    free (self->cal.streams);
-    free (self->cal.bytes_out);
+    free (self->send_bps);
+    free (self->probe_out);
+    free (self->streams);
     sampler_destroy (&self->sampler);
     fit_destroy (&self->fit);
     free (self->sample_out);
-    free (self->held);
-    free (self->observed);
     free (self->fit_x);
     return status;
 }

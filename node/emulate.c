@@ -1,0 +1,103 @@
+/*  emulate — observed transfers and emulated interference. See emulate.h. */
+#include "node/emulate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "node/meter.h"
+#include "overlay/util.h"
+
+struct emul {
+    int n;                   /* children */
+    double ir_recv;
+    double *ir_send;         /* n */
+    double bps_per_mbps;
+    int apply;
+    double *held;            /* [0] from the parent, [1 + i] to child i,
+                                bytes/s, as last metered */
+    double *observed;        /* their integral up to `since`, bytes */
+    double *mbps;            /* scratch: send rates in platform MB/s */
+    double since;            /* last update, 0 before */
+    double speed;            /* the factor in force */
+    double speed_sum, busy_time;
+};
+
+emul_t *
+emul_new (int nchildren, double ir_recv, const double *ir_send, double bps_per_mbps,
+          int apply)
+{
+    emul_t *self = xcalloc (1, sizeof *self);
+    self->n = nchildren;
+    self->ir_recv = ir_recv;
+    self->ir_send = xcalloc (nchildren + 1, sizeof *self->ir_send);
+    if (nchildren > 0)
+        memcpy (self->ir_send, ir_send, nchildren * sizeof *ir_send);
+    self->bps_per_mbps = bps_per_mbps;
+    self->apply = apply;
+    self->held = xcalloc (nchildren + 1, sizeof *self->held);
+    self->observed = xcalloc (nchildren + 1, sizeof *self->observed);
+    self->mbps = xcalloc (nchildren + 1, sizeof *self->mbps);
+    self->speed = 1;
+    return self;
+}
+
+void
+emul_destroy (emul_t **self_p)
+{
+    emul_t *self = *self_p;
+    if (!self)
+        return;
+    free (self->ir_send);
+    free (self->held);
+    free (self->observed);
+    free (self->mbps);
+    free (self);
+    *self_p = NULL;
+}
+
+double
+emul_update (emul_t *self, double now, int busy, double recv, const double *send)
+{
+    if (self->since > 0) {
+        double dt = now - self->since;
+        if (busy) {
+            self->speed_sum += self->speed * dt;
+            self->busy_time += dt;
+        }
+        /*  What was held since the last update is what the engine's speed
+         *  followed: integrate it for the sampler. */
+        for (int j = 0; j <= self->n; j++)
+            self->observed[j] += self->held[j] * dt;
+    }
+    self->since = now;
+    self->held[0] = recv;
+    for (int i = 0; i < self->n; i++)
+        self->held[1 + i] = send[i];
+    if (!self->apply)
+        return self->speed;
+    for (int i = 0; i < self->n; i++)
+        self->mbps[i] = send[i] / self->bps_per_mbps;
+    self->speed = interference_factor (self->ir_recv, recv / self->bps_per_mbps,
+                                       self->ir_send, self->mbps, self->n);
+    return self->speed;
+}
+
+double
+emul_updated_at (const emul_t *self)
+{
+    return self->since;
+}
+
+void
+emul_observed (const emul_t *self, double now, double *out)
+{
+    double dt = self->since > 0 ? now - self->since : 0;
+    for (int j = 0; j <= self->n; j++)
+        out[j] = self->observed[j] + self->held[j] * dt;
+}
+
+double
+emul_speed_mean (const emul_t *self)
+{
+    return self->busy_time > 0 ? self->speed_sum / self->busy_time : 1.0;
+}

@@ -1,0 +1,49 @@
+/*  emulate — what a node observes of its own transfers, and the emulated
+ *  interference they cause.
+ *
+ *  Every few milliseconds the runtime reads its metered transfer rates
+ *  (bytes/s received from the parent and sent to each child) and hands
+ *  them to emul_update. They are held until the next update, which is
+ *  what the emulated engine's speed follows between updates, and their
+ *  integral is what the node "observed" — the sampler's transfer columns
+ *  (docs/measure.md). When emulating, the held rates set the engine's
+ *  speed factor: the model's normalized compute rate
+ *  1 - IR_r TR(n) - sum_i IR_s(i) TR(i) in platform MB/s
+ *  (docs/model.md; node/meter.h interference_factor). The time-weighted
+ *  mean of that factor while the engine computes is the run's speed_mean.
+ *
+ *  Pure: no sockets, no clock; the caller passes the time.
+ */
+#ifndef TF_EMULATE_H
+#define TF_EMULATE_H
+
+typedef struct emul emul_t;
+
+/*  A node with nchildren children, IR_r ir_recv and, per child, IR_s
+ *  ir_send[i] (copied); bps_per_mbps physical bytes/s per platform MB/s
+ *  (> 0). With apply = 0 (real compute) rates are still held and
+ *  integrated but the factor stays 1. */
+emul_t *emul_new (int nchildren, double ir_recv, const double *ir_send,
+                  double bps_per_mbps, int apply);
+
+/*  Destroy and null the pointer. Safe on NULL. */
+void emul_destroy (emul_t **self_p);
+
+/*  The rates metered at now (bytes/s: recv from the parent, send[i] to
+ *  child i) replace the held ones, after the held ones are integrated up
+ *  to now, and the time since the last update counts toward the mean
+ *  speed if busy (the engine computed). Returns the speed factor the
+ *  engine must run at from now, in [0, 1]. */
+double emul_update (emul_t *self, double now, int busy, double recv, const double *send);
+
+/*  When emul_update last ran, 0 before the first. */
+double emul_updated_at (const emul_t *self);
+
+/*  The bytes observed up to now: out[0] received, out[1 + i] sent to
+ *  child i (nchildren + 1 entries): the integral of the held rates. */
+void emul_observed (const emul_t *self, double now, double *out);
+
+/*  The time-weighted mean speed factor while busy; 1 if never busy. */
+double emul_speed_mean (const emul_t *self);
+
+#endif

@@ -1,0 +1,45 @@
+/*  subtree — the throughput bound of a node's subtree, computed in the
+ *  tree itself, bottom-up.
+ *
+ *  A leaf knows its bound at once; a parent takes its own step of the
+ *  bound (overlay/bound.h bound_step, in every model) once every child has
+ *  reported its subtree's bound, and passes the result up (SUBTREE). So the
+ *  root knows the tree's bound without the controller, which checks it
+ *  against its offline computation (docs/model.md, docs/bounds.md).
+ *
+ *  Pure: no sockets; the runtime feeds it the children's reports and sends
+ *  what it says is ready.
+ */
+#ifndef TF_SUBTREE_H
+#define TF_SUBTREE_H
+
+#include <stddef.h>
+
+#include "overlay/bound.h"
+#include "overlay/config.h"
+
+typedef struct subtree subtree_t;
+
+/*  The subtree of node (an index into cfg->nodes) of cfg, which is
+ *  borrowed and must outlive it. */
+subtree_t *subtree_new (const config_t *cfg, int node);
+
+/*  Destroy and null the pointer. Safe on NULL. */
+void subtree_destroy (subtree_t **self_p);
+
+/*  Child `slot` reports its subtree's bound in every model (tasks/s,
+ *  BOUND_MODEL_COUNT values). Returns 0, or -1 with a message in err (and
+ *  nothing kept) for a bad slot, a second report, or a value that is not
+ *  a finite number >= 0. */
+int subtree_child (subtree_t *self, int slot, const double *bounds, char *err,
+                   size_t errlen);
+
+/*  If every child has reported and our bound is not known yet, compute it
+ *  and return 1 (the caller sends it up); else return 0. */
+int subtree_step (subtree_t *self);
+
+/*  Our subtree's bound per model (BOUND_MODEL_COUNT values, tasks/s), or
+ *  NULL until subtree_step has computed it. */
+const double *subtree_bounds (const subtree_t *self);
+
+#endif
