@@ -18,9 +18,8 @@
 #include "node/core.h"
 #include "node/emulate.h"
 #include "node/engine.h"
-#include "node/fit.h"
 #include "node/meter.h"
-#include "node/sampler.h"
+#include "node/observe.h"
 #include "node/subtree.h"
 #include "overlay/bound.h"
 #include "overlay/config.h"
@@ -67,12 +66,8 @@ typedef struct {
     double *send_bps;        /* per child: scratch for metered rates */
     subtree_t *subtree;      /* our subtree's bound, bottom-up */
     int measure;             /* calibration mode (START mode "measure") */
-    sampler_t *sampler;      /* what this node did, interval by interval */
-    fit_t *fit;              /* compute rate against transfer rates */
-    double *sample_out;      /* scratch: bytes sent per child */
-    double *fit_x;           /* scratch: regressors */
-    double last_sample;      /* when the last sample was taken */
-    int idle_seen;           /* the engine was idle since the last sample */
+    observe_t *observe;      /* the sampler and the online fit */
+    double *observed;        /* scratch: bytes observed, in and per child */
     double units, units_at;  /* the engine's cumulative units, and when we
                                 read them */
     calphase_t *cal;         /* the calibration phase in progress */
@@ -266,10 +261,9 @@ make_core (node_t *self, char *err, size_t errlen)
     self->probe_out = xcalloc (me->nchildren + 1, sizeof *self->probe_out);
     self->streams = xcalloc (me->nchildren + 1, sizeof *self->streams);
     double window = NODE_METER_PLATFORM / cfg->platform.time_scale;
-    self->sampler = sampler_new (me->nchildren, NODE_SAMPLES);
-    self->fit = fit_new (1 + me->nchildren);
-    self->sample_out = xcalloc (me->nchildren + 2, sizeof *self->sample_out);
-    self->fit_x = xcalloc (me->nchildren + 2, sizeof *self->fit_x);
+    self->observe = observe_new (me->nchildren, NODE_SAMPLES, cfg->platform.sample_ms / 1000.0,
+                                 cfg->platform.time_scale, self->bps_per_mbps);
+    self->observed = xcalloc (me->nchildren + 2, sizeof *self->observed);
     core_cfg_t cc = {
         .self = (uint32_t) me->index,
         .nnodes = (uint32_t) cfg->nnodes,
@@ -347,32 +341,16 @@ on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
 
 /*  --- sampling and the online fit ------------------------------------------ */
 
-/*  Record the counters now; if the engine computed throughout the interval
- *  just closed, add it to the fit: compute rate (platform units/s) against
- *  the receive rate and each child's send rate (platform MB/s). Called
- *  right after an engine message, so units and bytes are of one instant. */
+/*  Record a sample now: the engine's units and the bytes observed, the
+ *  integral of the metered rates its speed followed (node/observe.h).
+ *  Called right after an engine message, so units and bytes are of one
+ *  instant, or on the clock while the engine is idle. */
 static void
 take_sample (node_t *self, double now)
 {
-    int n = self->me->nchildren;
-    /*  The observed transfer (the integral of the metered rates the
-     *  engine's speed followed), up to now: [0] in, [1 + c] out. */
-    emul_observed (self->emul, now, self->sample_out);
-    int busy = !self->idle_seen && engine_busy (self->engine);
-    self->idle_seen = !engine_busy (self->engine);
-    if (sampler_record (self->sampler, now, self->units, self->sample_out[0],
-                        self->sample_out + 1, busy))
-        return;
-    self->last_sample = now;
-    int k = sampler_intervals (self->sampler);
-    sampler_interval_t iv;
-    if (k == 0 || sampler_interval (self->sampler, k - 1, &iv) || !iv.busy)
-        return;
-    double scale = self->cfg->platform.time_scale;
-    self->fit_x[0] = iv.recv_rate / self->bps_per_mbps;
-    for (int c = 0; c < n; c++)
-        self->fit_x[1 + c] = iv.send_rate[c] / self->bps_per_mbps;
-    fit_add (self->fit, iv.units_rate / scale, self->fit_x);
+    emul_observed (self->emul, now, self->observed);
+    observe_sample (self->observe, now, self->units, engine_busy (self->engine),
+                    self->observed);
 }
 
 static json_t *
@@ -381,36 +359,34 @@ number_or_null (double x)
     return isfinite (x) ? json_real (x) : json_null ();
 }
 
-/*  The online estimates: C is the intercept, IR = -slope / C; standard
- *  errors scaled the same way (C's own uncertainty neglected). */
+/*  The online estimates as STATS carries them. */
 static json_t *
-fit_json (node_t *self)
+fit_json (node_t *self, const observe_estimates_t *e)
 {
-    int n = self->me->nchildren;
-    double *coef = xcalloc (n + 2, sizeof *coef), *se = xcalloc (n + 2, sizeof *se);
-    int p = fit_solve (self->fit, coef, se);
-    double c = p > 0 ? coef[0] : NAN;
     json_t *ir_s = json_object (), *ir_s_se = json_object ();
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < self->me->nchildren; i++) {
         const char *name = self->cfg->nodes[self->me->children[i]].name;
-        json_object_set_new (ir_s, name, number_or_null (p > 0 ? -coef[2 + i] / c : NAN));
-        json_object_set_new (ir_s_se, name, number_or_null (p > 0 ? se[2 + i] / c : NAN));
+        json_object_set_new (ir_s, name, number_or_null (e->ir_send[i]));
+        json_object_set_new (ir_s_se, name, number_or_null (e->ir_send_se[i]));
     }
-    json_t *o = json_pack ("{s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
-                           "n", (json_int_t) fit_count (self->fit),
-                           "c", number_or_null (c), "c_se", number_or_null (p > 0 ? se[0] : NAN),
-                           "ir_recv", number_or_null (p > 0 ? -coef[1] / c : NAN),
-                           "ir_recv_se", number_or_null (p > 0 ? se[1] / c : NAN),
-                           "ir_send", ir_s, "ir_send_se", ir_s_se);
-    /*  "ir": "measured": IA policies order children by these estimates
-     *  once there are enough samples; until then, by the configured. */
-    if (self->cfg->platform.ir_measured && fit_count (self->fit) >= NODE_FIT_MIN && p > 0)
-        for (int i = 0; i < n; i++)
-            if (isfinite (coef[2 + i]) && c > 0)
-                core_set_child_ir (self->core, i, -coef[2 + i] / c);
-    free (coef);
-    free (se);
-    return o;
+    return json_pack ("{s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "n", (json_int_t) e->n,
+                      "c", number_or_null (e->c), "c_se", number_or_null (e->c_se),
+                      "ir_recv", number_or_null (e->ir_recv), "ir_recv_se",
+                      number_or_null (e->ir_recv_se), "ir_send", ir_s, "ir_send_se",
+                      ir_s_se);
+}
+
+/*  "ir": "measured": IA policies order children by the online estimates
+ *  once there are NODE_FIT_MIN busy samples; until then, by the
+ *  configured ones. */
+static void
+apply_estimates (node_t *self, const observe_estimates_t *e)
+{
+    if (!self->cfg->platform.ir_measured || e->n < NODE_FIT_MIN || !e->ok || !(e->c > 0))
+        return;
+    for (int i = 0; i < self->me->nchildren; i++)
+        if (isfinite (e->ir_send[i]))
+            core_set_child_ir (self->core, i, e->ir_send[i]);
 }
 
 /*  The samples as CSV text (platform units), for the controller to file. */
@@ -424,7 +400,7 @@ samples_json (node_t *self)
     char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream (&text, &size);
-    int rc = f ? sampler_write_csv (self->sampler, f, names, self->cfg->platform.time_scale,
+    int rc = f ? observe_write_csv (self->observe, f, names,
                                     CONFIG_MB * self->cfg->platform.payload_scale)
                : -1;
     if (f)
@@ -469,7 +445,9 @@ stats_json (node_t *self, int final)
     if (subtree_bounds (self->subtree) && self->me->parent < 0)
         json_object_set_new (o, "bound", bounds_json (self));
     json_object_set_new (o, "speed_mean", json_real (emul_speed_mean (self->emul)));
-    json_object_set_new (o, "fit", fit_json (self));
+    const observe_estimates_t *est = observe_estimates (self->observe);
+    apply_estimates (self, est);
+    json_object_set_new (o, "fit", fit_json (self, est));
     json_object_set_new (o, "lag", lag_json (self));
     if (!final)
         return o;
@@ -891,7 +869,7 @@ on_engine (node_t *self)
     double now = tf_now ();
     self->units = engine_units (self->engine);
     self->units_at = now;
-    if (now - self->last_sample >= self->cfg->platform.sample_ms / 1000.0)
+    if (observe_due (self->observe, now))
         take_sample (self, now);
     if (rc == 1)
         return 0;   /* progress only */
@@ -899,7 +877,7 @@ on_engine (node_t *self)
     core_event_t ev = {.type = CORE_EV_COMPUTED, .now = now, .task = task};
     int r = feed (self, &ev, "the engine");
     if (!engine_busy (self->engine))
-        self->idle_seen = 1;
+        observe_idle (self->observe);
     return r;
 }
 
@@ -970,8 +948,7 @@ serve (node_t *self)
             next_stats = now + NODE_STATS_EVERY;
         }
         /*  An idle engine sends nothing: sample on the clock instead. */
-        if (!engine_busy (self->engine)
-            && now - self->last_sample >= self->cfg->platform.sample_ms / 1000.0)
+        if (!engine_busy (self->engine) && observe_due (self->observe, now))
             take_sample (self, now);
         if (measure_tick (self, now) < 0) {
             rc = fail (self, "cannot report a calibration phase");
@@ -1108,9 +1085,7 @@ out:
     free (self->send_bps);
     free (self->probe_out);
     free (self->streams);
-    sampler_destroy (&self->sampler);
-    fit_destroy (&self->fit);
-    free (self->sample_out);
-    free (self->fit_x);
+    observe_destroy (&self->observe);
+    free (self->observed);
     return status;
 }
