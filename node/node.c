@@ -42,6 +42,9 @@
 #define NODE_SAMPLES 65536        /* samples a node keeps */
 #define NODE_FIT_MIN 20           /* busy samples before "ir": "measured"
                                      trusts an estimate */
+/*  serve's loop ends well: STOP came and the final REPORT was heard. Not
+ *  0 (go on), not 1 or -1 (what fail and failed actions return). */
+#define NODE_STOPPED 2
 #define NODE_BATCH_MAX 64
 #define NODE_BATCH_DELAY 0.05
 
@@ -916,7 +919,105 @@ note_lag (node_t *self, double late)
         self->loop_lag_max = late;
 }
 
-/*  The run proper: until STOP, or a fatal error. */
+/*  Begin: a run's START, or, in calibration, one endless engine task with
+ *  the bag closed, as every node does in every phase; a leaf's subtree
+ *  bound goes up at once. Returns 0, or non-zero after fail. */
+static int
+begin (node_t *self)
+{
+    int rc;
+    if (self->measure) {
+        core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
+        rc = feed (self, &tick, "the clock");
+        engine_start (self->engine, CORE_PROBE_TASK, 1e12);
+    }
+    else {
+        core_event_t start = {.type = CORE_EV_START, .now = tf_now ()};
+        rc = feed (self, &start, "the controller");
+    }
+    if (rc == 0 && subtree_bound (self) < 0)
+        rc = fail (self, "cannot send SUBTREE to the parent");
+    return rc;
+}
+
+/*  What is due on the clock: the emulated speed, STATS, a sample while
+ *  the engine is idle (it sends nothing then), a calibration snapshot.
+ *  Returns how long the loop may sleep, or a negative number after a
+ *  fatal error. */
+static double
+clock_work (node_t *self, double now, double *next_stats)
+{
+    if (now - emul_updated_at (self->emul) >= NODE_SPEED_EVERY)
+        update_speed (self, now);
+    if (now >= *next_stats) {
+        send_stats (self, PROTO_STATS);
+        *next_stats = now + NODE_STATS_EVERY;
+    }
+    if (!engine_busy (self->engine) && observe_due (self->observe, now))
+        take_sample (self, now);
+    if (measure_tick (self, now) < 0) {
+        fail (self, "cannot report a calibration phase");
+        return -1;
+    }
+    double wait = *next_stats - now;
+    double cal = calphase_next (self->cal, now);
+    if (cal >= 0 && cal < wait)
+        wait = cal;
+    double due = core_next_deadline (self->core, now);
+    if (due >= 0 && due < wait)
+        wait = due;
+    if (wait > NODE_TICK_MAX)
+        wait = NODE_TICK_MAX;
+    if (self->cfg->platform.mode == PLATFORM_EMULATED && wait > NODE_SPEED_EVERY)
+        wait = NODE_SPEED_EVERY;
+    return wait;
+}
+
+/*  Wait up to `wait` seconds for a socket. Polls whole milliseconds, then
+ *  sleeps out the remainder: with time scaled by s, a millisecond late is
+ *  s milliseconds of platform time on every paced chunk. Notes how late
+ *  the loop woke. Returns the socket that is readable, or NULL. */
+static void *
+wait_for (node_t *self, zpoller_t *poller, double now, double wait)
+{
+    double until = now + wait;
+    void *which = zpoller_wait (poller, (int) (wait * 1000));
+    if (!which && !zpoller_terminated (poller)) {
+        double left = until - tf_now ();
+        if (left > 0)
+            sleep_precise (left);
+    }
+    note_lag (self, tf_now () - until);
+    return which;
+}
+
+/*  Handle what woke the loop. Returns 0 to go on, NODE_STOPPED after STOP
+ *  and the final REPORT, anything else after a fatal error (said). */
+static int
+handle (node_t *self, void *which)
+{
+    if (which == self->ctl) {
+        int c = on_control (self);
+        if (c < 0) {
+            fail (self, "calibration failed");
+            return -1;
+        }
+        if (c == 0)
+            return 0;
+        verbose (self, "stopped by the controller");
+        return report (self) == 0 ? NODE_STOPPED : -1;
+    }
+    if (which == engine_sock (self->engine))
+        return on_engine (self);
+    if (self->parent && which == self->parent)
+        return on_parent (self);
+    if (self->router && which == self->router)
+        return on_child (self);
+    core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
+    return feed (self, &tick, "the clock");
+}
+
+/*  The run proper: until STOP, or a fatal error. Returns the exit status. */
 static int
 serve (node_t *self)
 {
@@ -925,84 +1026,85 @@ serve (node_t *self)
         zpoller_add (poller, self->parent);
     if (self->router)
         zpoller_add (poller, self->router);
-    core_event_t start = {.type = CORE_EV_START, .now = tf_now ()};
-    int rc = 0;
-    if (self->measure) {
-        /*  Calibration: the bag stays closed; the engine computes one
-         *  endless task, as every node does in every phase. */
-        core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
-        rc = feed (self, &tick, "the clock");
-        engine_start (self->engine, CORE_PROBE_TASK, 1e12);
-    }
-    else
-        rc = feed (self, &start, "the controller");
-    if (rc == 0 && subtree_bound (self) < 0)
-        rc = fail (self, "cannot send SUBTREE to the parent");
+    int rc = begin (self);
     double next_stats = tf_now ();
     while (rc == 0) {
         double now = tf_now ();
-        if (now - emul_updated_at (self->emul) >= NODE_SPEED_EVERY)
-            update_speed (self, now);
-        if (now >= next_stats) {
-            send_stats (self, PROTO_STATS);
-            next_stats = now + NODE_STATS_EVERY;
-        }
-        /*  An idle engine sends nothing: sample on the clock instead. */
-        if (!engine_busy (self->engine) && observe_due (self->observe, now))
-            take_sample (self, now);
-        if (measure_tick (self, now) < 0) {
-            rc = fail (self, "cannot report a calibration phase");
+        double wait = clock_work (self, now, &next_stats);
+        if (wait < 0) {
+            rc = -1;
             break;
         }
-        double wait = next_stats - now;
-        double cal = calphase_next (self->cal, now);
-        if (cal >= 0 && cal < wait)
-            wait = cal;
-        double due = core_next_deadline (self->core, now);
-        if (due >= 0 && due < wait)
-            wait = due;
-        if (wait > NODE_TICK_MAX)
-            wait = NODE_TICK_MAX;
-        if (self->cfg->platform.mode == PLATFORM_EMULATED && wait > NODE_SPEED_EVERY)
-            wait = NODE_SPEED_EVERY;
-        /*  Poll whole milliseconds, then sleep out the remainder: with
-         *  time scaled by s, a millisecond late is s milliseconds of
-         *  platform time on every paced chunk. */
-        double until = now + wait;
-        void *which = zpoller_wait (poller, (int) (wait * 1000));
-        if (!which && !zpoller_terminated (poller)) {
-            double left = until - tf_now ();
-            if (left > 0)
-                sleep_precise (left);
-        }
-        note_lag (self, tf_now () - until);
+        void *which = wait_for (self, poller, now, wait);
         if (zpoller_terminated (poller)) {
             rc = fail (self, "interrupted");
             break;
         }
-        if (which == self->ctl) {
-            int c = on_control (self);
-            if (c < 0)
-                rc = fail (self, "calibration failed");
-            else if (c > 0) {
-                verbose (self, "stopped by the controller");
-                rc = report (self);
-                break;
-            }
-        }
-        else if (which == engine_sock (self->engine))
-            rc = on_engine (self);
-        else if (self->parent && which == self->parent)
-            rc = on_parent (self);
-        else if (self->router && which == self->router)
-            rc = on_child (self);
-        else {
-            core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
-            rc = feed (self, &tick, "the clock");
-        }
+        rc = handle (self, which);
     }
     zpoller_destroy (&poller);
-    return rc == 0 ? 0 : 1;
+    return rc == NODE_STOPPED ? 0 : 1;
+}
+
+/*  START: connect to the parent it names (none for the root), and note the
+ *  mode. Returns 0, or -1 with a message in err. */
+static int
+take_start (node_t *self, const proto_msg_t *m, char *err, size_t errlen)
+{
+    if ((self->me->parent >= 0) != (m->text[0] != '\0'))
+        return tf_error (err, errlen, "%s", self->me->parent >= 0
+                                                ? "START names no parent endpoint"
+                                                : "START names a parent for the root");
+    self->measure = m->measure;
+    if (self->me->parent < 0)
+        return 0;
+    self->parent = zsock_new (ZMQ_DEALER);
+    zsock_set_identity (self->parent, self->opts->name);
+    zsock_set_ipv6 (self->parent, 1);   /* the parent may be on [::1] */
+    zsock_set_maxmsgsize (self->parent,
+                          PROTO_MAX_FRAME_PARENT (config_chunk_bytes (self->cfg)));
+    if (zsock_connect (self->parent, "%s", m->text) < 0)
+        return tf_error (err, errlen, "cannot connect to the parent at %s", m->text);
+    verbose (self, "connected to the parent at %s", m->text);
+    self->payloads = zhashx_new ();
+    zhashx_set_destructor (self->payloads, payload_destroy);
+    return 0;
+}
+
+/*  The handshake: HELLO, CONFIG, bind, BOUND, START. Returns 0, or -1
+ *  with a message in err. */
+static int
+handshake (node_t *self, char *err, size_t errlen)
+{
+    proto_msg_t m = {0};
+    self->ctl = zsock_new (ZMQ_DEALER);
+    zsock_set_identity (self->ctl, self->opts->name);
+    zsock_set_maxmsgsize (self->ctl, PROTO_MAX_FRAME_CONTROL);
+    zsock_set_linger (self->ctl, NODE_LINGER_MS);
+    if (zsock_connect (self->ctl, "%s", self->opts->controller) < 0) {
+        zsock_destroy (&self->ctl);   /* nobody to tell */
+        return tf_error (err, errlen, "cannot connect to the controller at %s",
+                         self->opts->controller);
+    }
+    zmsg_t *hello = proto_hello (self->opts->name, getpid ());
+    zmsg_send (&hello, self->ctl);
+    int rc = wait_control (self, PROTO_CONFIG, NODE_HANDSHAKE_MS, &m, err, errlen);
+    if (rc == 0)
+        rc = take_config (self, m.object, err, errlen);
+    proto_msg_clear (&m);
+    if (rc == 0)
+        rc = bind_children (self, err, errlen);
+    if (rc < 0)
+        return -1;
+    verbose (self, "experiment %s, %d children, endpoint \"%s\"", self->cfg->name,
+             self->me->nchildren, self->endpoint);
+    zmsg_t *bound = proto_bound (self->endpoint);
+    zmsg_send (&bound, self->ctl);
+    rc = wait_control (self, PROTO_START, NODE_HANDSHAKE_MS, &m, err, errlen);
+    if (rc == 0)
+        rc = take_start (self, &m, err, errlen);
+    proto_msg_clear (&m);
+    return rc;
 }
 
 int
@@ -1010,66 +1112,12 @@ node_run (const node_opts_t *opts)
 {
     node_t node = {.opts = opts}, *self = &node;
     char err[TF_ERRLEN];
-    proto_msg_t m = {0};
     int status = 1;
-
     zsys_init ();
-    self->ctl = zsock_new (ZMQ_DEALER);
-    zsock_set_identity (self->ctl, opts->name);
-    zsock_set_maxmsgsize (self->ctl, PROTO_MAX_FRAME_CONTROL);
-    zsock_set_linger (self->ctl, NODE_LINGER_MS);
-    if (zsock_connect (self->ctl, "%s", opts->controller) < 0) {
-        logmsg (self, "cannot connect to the controller at %s", opts->controller);
-        goto out;
-    }
-    zmsg_t *hello = proto_hello (opts->name, getpid ());
-    zmsg_send (&hello, self->ctl);
-
-    if (wait_control (self, PROTO_CONFIG, NODE_HANDSHAKE_MS, &m, err, sizeof err) < 0
-        || take_config (self, m.object, err, sizeof err) < 0
-        || bind_children (self, err, sizeof err) < 0) {
+    if (handshake (self, err, sizeof err) < 0 || make_core (self, err, sizeof err) < 0)
         status = fail (self, err);
-        goto out;
-    }
-    proto_msg_clear (&m);
-    verbose (self, "experiment %s, %d children, endpoint \"%s\"", self->cfg->name,
-             self->me->nchildren, self->endpoint);
-    zmsg_t *bound = proto_bound (self->endpoint);
-    zmsg_send (&bound, self->ctl);
-
-    if (wait_control (self, PROTO_START, NODE_HANDSHAKE_MS, &m, err, sizeof err) < 0) {
-        status = fail (self, err);
-        goto out;
-    }
-    if ((self->me->parent >= 0) != (m.text[0] != '\0')) {
-        status = fail (self, self->me->parent >= 0 ? "START names no parent endpoint"
-                                                   : "START names a parent for the root");
-        goto out;
-    }
-    if (self->me->parent >= 0) {
-        self->parent = zsock_new (ZMQ_DEALER);
-        zsock_set_identity (self->parent, opts->name);
-        zsock_set_ipv6 (self->parent, 1);   /* the parent may be on [::1] */
-        zsock_set_maxmsgsize (self->parent,
-                              PROTO_MAX_FRAME_PARENT (config_chunk_bytes (self->cfg)));
-        if (zsock_connect (self->parent, "%s", m.text) < 0) {
-            snprintf (err, sizeof err, "cannot connect to the parent at %s", m.text);
-            status = fail (self, err);
-            goto out;
-        }
-        verbose (self, "connected to the parent at %s", m.text);
-        self->payloads = zhashx_new ();
-        zhashx_set_destructor (self->payloads, payload_destroy);
-    }
-    self->measure = m.measure;
-    proto_msg_clear (&m);
-    if (make_core (self, err, sizeof err) < 0) {
-        status = fail (self, err);
-        goto out;
-    }
-    status = serve (self);
-out:
-    proto_msg_clear (&m);
+    else
+        status = serve (self);
     engine_destroy (&self->engine);
     core_destroy (&self->core);
     zhashx_destroy (&self->payloads);
