@@ -624,12 +624,13 @@ check_chunk_sizes (const core_t *self, const core_event_t *ev, char *err, size_t
     return 0;
 }
 
+/*  Does this chunk fit the transfer from the parent: the task in flight
+ *  (or a new one, asked for, from chunk 0), in order, of consistent
+ *  sizes? Changes nothing. */
 static int
-on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+check_chunk (const core_t *self, const core_event_t *ev, int probe, char *err,
+             size_t errlen)
 {
-    if (self->cfg.is_root)
-        return tf_error (err, errlen, "the root has no parent to receive from");
-    int probe = ev->task == CORE_PROBE_TASK;
     if (ev->task >= self->cfg.task_count && !probe)
         return tf_error (err, errlen, "chunk of task %llu, the bag has %llu",
                          (unsigned long long) ev->task,
@@ -660,7 +661,18 @@ on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
                          "inconsistent with the task's %llu", ev->index, ev->count,
                          (unsigned long long) ev->task, (unsigned long long) ev->len,
                          (unsigned long long) ev->bytes);
+    return 0;
+}
 
+static int
+on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    if (self->cfg.is_root)
+        return tf_error (err, errlen, "the root has no parent to receive from");
+    int probe = ev->task == CORE_PROBE_TASK;
+    if (check_chunk (self, ev, probe, err, errlen))
+        return -1;
+    int last = ev->index + 1 == ev->count;
     if (!self->recv_active) {
         self->recv_active = 1;
         self->recv = (task_t){.id = ev->task, .units = ev->units, .bytes = ev->bytes};
