@@ -26,6 +26,13 @@
  *  only starves, holding a task hostage. */
 #define CORE_SPARE_FRACTION 0.9
 
+/*  A deadline core_next_deadline announced counts as reached within this
+ *  many seconds: a driver that adds the announced delay to its clock may
+ *  land an ulp short (a + (b - a) < b in floating point), and must not be
+ *  told to wait an ulp more, forever. A nanosecond is far below any
+ *  chunk time or batch delay. */
+#define CORE_TIME_EPS 1e-9
+
 typedef struct {
     uint64_t id;
     double units;
@@ -277,7 +284,8 @@ static void
 flush (core_t *self, double now)
 {
     int due = self->nbatch >= self->cfg.batch_max
-           || now - self->batch_since >= self->cfg.batch_delay || self->finish_due;
+           || now + CORE_TIME_EPS >= self->batch_since + self->cfg.batch_delay
+           || self->finish_due;
     if (self->nbatch > 0 && !self->batch_flushed && due) {
         core_action_type_t type = self->cfg.is_root ? CORE_ACT_RECORDED : CORE_ACT_REPORT;
         for (uint32_t at = 0; at < self->nbatch; at += self->cfg.batch_max) {
@@ -405,7 +413,7 @@ pump_all (core_t *self, double now)
         int n = 0;
         for (int i = 0; i < self->cfg.nchildren; i++) {
             child_t *ch = &self->children[i];
-            if (has_room (self, ch) && chunk_due (self, ch) <= now)
+            if (has_room (self, ch) && chunk_due (self, ch) <= now + CORE_TIME_EPS)
                 self->cands[n++] = candidate (ch, i);
         }
         if (n == 0)

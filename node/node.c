@@ -20,6 +20,7 @@
 #include "node/engine.h"
 #include "node/meter.h"
 #include "node/observe.h"
+#include "node/setup.h"
 #include "node/subtree.h"
 #include "overlay/bound.h"
 #include "overlay/config.h"
@@ -30,10 +31,6 @@
 #define NODE_STATS_EVERY 0.25     /* seconds between STATS */
 #define NODE_TICK_MAX 0.1         /* longest poll, seconds */
 #define NODE_SPEED_EVERY 0.01     /* emulated interference update, seconds */
-#define NODE_METER_PLATFORM 0.1   /* rates smoothed over 100 ms of platform
-                                     time ... */
-#define NODE_METER_MIN 0.02       /* ... but never under 20 ms of wall time,
-                                     a few chunks at the time scales used */
 #define NODE_LINGER_MS 2000       /* let a FAIL leave */
 #define NODE_BYE_MS 30000         /* wait for BYE after REPORT: as long as
                                      the handshake, since a controller
@@ -45,8 +42,6 @@
 /*  serve's loop ends well: STOP came and the final REPORT was heard. Not
  *  0 (go on), not 1 or -1 (what fail and failed actions return). */
 #define NODE_STOPPED 2
-#define NODE_BATCH_MAX 64
-#define NODE_BATCH_DELAY 0.05
 
 typedef struct {
     uint64_t bytes, got;
@@ -238,61 +233,31 @@ bind_children (node_t *self, char *err, size_t errlen)
     return 0;
 }
 
+/*  The core (node/setup.h) and the models around it: emulated
+ *  interference, the subtree bound, calibration, sampling; the engine. */
 static int
 make_core (node_t *self, char *err, size_t errlen)
 {
     const config_t *cfg = self->cfg;
     const config_node_t *me = self->me;
-    int emulated = cfg->platform.mode == PLATFORM_EMULATED;
-    /*  Platform MB/s to physical bytes/s here: fewer bytes per platform
-     *  byte (payload scale), more per second (time scale). */
-    self->bps_per_mbps = CONFIG_MB * cfg->platform.payload_scale * cfg->platform.time_scale;
-    core_child_info_t *kids = xcalloc (me->nchildren, sizeof *kids);
+    self->bps_per_mbps = setup_bps_per_mbps (cfg);
+    self->core = setup_core (cfg, me->index, err, errlen);
+    if (!self->core)
+        return -1;
     double *ir_send = xcalloc (me->nchildren + 1, sizeof *ir_send);
-    for (int i = 0; i < me->nchildren; i++) {
-        const config_node_t *c = &cfg->nodes[me->children[i]];
-        kids[i] = (core_child_info_t){c->compute_rate, c->link_mbps, c->link_idle_mbps,
-                                      c->ir_send, c->ir_recv,
-                                      c->link_mbps * self->bps_per_mbps};
-        ir_send[i] = c->ir_send;
-    }
-    self->emul = emul_new (me->nchildren, me->ir_recv, ir_send, self->bps_per_mbps, emulated);
+    for (int i = 0; i < me->nchildren; i++)
+        ir_send[i] = cfg->nodes[me->children[i]].ir_send;
+    self->emul = emul_new (me->nchildren, me->ir_recv, ir_send, self->bps_per_mbps,
+                           cfg->platform.mode == PLATFORM_EMULATED);
     free (ir_send);
     self->send_bps = xcalloc (me->nchildren + 1, sizeof *self->send_bps);
     self->subtree = subtree_new (cfg, me->index);
     self->cal = calphase_new (me->nchildren);
     self->probe_out = xcalloc (me->nchildren + 1, sizeof *self->probe_out);
     self->streams = xcalloc (me->nchildren + 1, sizeof *self->streams);
-    double window = NODE_METER_PLATFORM / cfg->platform.time_scale;
     self->observe = observe_new (me->nchildren, NODE_SAMPLES, cfg->platform.sample_ms / 1000.0,
                                  cfg->platform.time_scale, self->bps_per_mbps);
     self->observed = xcalloc (me->nchildren + 2, sizeof *self->observed);
-    core_cfg_t cc = {
-        .self = (uint32_t) me->index,
-        .nnodes = (uint32_t) cfg->nnodes,
-        .is_root = me->parent < 0,
-        .task_count = cfg->tasks.count,
-        .task_units = cfg->tasks.units,
-        .task_mb = cfg->tasks.input_mb,
-        .task_bytes = config_task_bytes (cfg),
-        .chunk_bytes = config_chunk_bytes (cfg),
-        .window = cfg->platform.window,
-        .buffer = cfg->platform.buffer,
-        .batch_max = NODE_BATCH_MAX,
-        .batch_delay = NODE_BATCH_DELAY,
-        .policy = policy_find (cfg->policy),
-        .pace = emulated,
-        .send_limit_bps = me->send_limit_mbps * self->bps_per_mbps,
-        .meter_window = window > NODE_METER_MIN ? window : NODE_METER_MIN,
-        .parent = {me->compute_rate, cfg->tasks.input_mb, cfg->tasks.units,
-                   me->send_limit_mbps, me->parent < 0},
-        .nchildren = me->nchildren,
-        .children = kids,
-    };
-    self->core = core_new (&cc, err, errlen);
-    free (kids);
-    if (!self->core)
-        return -1;
     engine_cfg_t ec = {cfg->platform.mode, me->compute_rate, cfg->platform.time_scale,
                        cfg->platform.matrix_n};
     self->engine = engine_new (&ec, err, errlen);
