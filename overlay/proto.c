@@ -457,3 +457,16 @@ proto_empty (proto_command_t command)
 {
     return proto_encode (command, NULL, NULL);
 }
+
+zmsg_t *
+proto_raw (int version, int command, const char *body, const void *payload, size_t len)
+{
+    zmsg_t *msg = zmsg_new ();
+    byte head[2] = {(byte) version, (byte) command};
+    zmsg_addmem (msg, head, 2);
+    if (body)
+        zmsg_addstr (msg, body);
+    if (payload)
+        zmsg_addmem (msg, payload, len);
+    return msg;
+}

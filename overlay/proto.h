@@ -135,4 +135,10 @@ zmsg_t *proto_ack (uint64_t task, uint32_t index);
 zmsg_t *proto_fail (const char *error);
 zmsg_t *proto_empty (proto_command_t command);   /* FINISHED, STOP, BYE */
 
+/*  A message as raw frames, unchecked: header {version, command}, then the
+ *  body text and the payload (len bytes) when not NULL. For tests, fuzzers
+ *  and hostile peers, which must be able to say what no encoder would. */
+zmsg_t *proto_raw (int version, int command, const char *body, const void *payload,
+                   size_t len);
+
 #endif

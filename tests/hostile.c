@@ -36,20 +36,6 @@
 #define HOSTILE_WAIT_MS 10000    /* longest wait for one expected message */
 #define HOSTILE_SETTLE_MS 200    /* let a connection's handshake finish */
 
-/*  A raw message: header {version, command}, body text (or none), payload
- *  (or none). */
-static zmsg_t *
-raw (int version, int command, const char *body, const void *payload, size_t len)
-{
-    zmsg_t *msg = zmsg_new ();
-    byte head[2] = {(byte) version, (byte) command};
-    zmsg_addmem (msg, head, 2);
-    if (body)
-        zmsg_addstr (msg, body);
-    if (payload)
-        zmsg_addmem (msg, payload, len);
-    return msg;
-}
 
 static zmsg_t *
 chunk (uint64_t task, double units, uint64_t bytes, uint32_t index, uint32_t count,
@@ -60,7 +46,7 @@ chunk (uint64_t task, double units, uint64_t bytes, uint32_t index, uint32_t cou
               "\"index\":%u,\"count\":%u}", (unsigned long long) task, units,
               (unsigned long long) bytes, index, count);
     byte *payload = xcalloc (len + 1, 1);
-    zmsg_t *msg = raw (PROTO_VERSION, PROTO_CHUNK, body, payload, len);
+    zmsg_t *msg = proto_raw (PROTO_VERSION, PROTO_CHUNK, body, payload, len);
     free (payload);
     return msg;
 }
@@ -83,14 +69,14 @@ send_broken (zsock_t *sock, const char *peer)
     zmsg_t *msg = zmsg_new ();
     zmsg_addmem (msg, "\x01", 1);                            /* truncated header */
     send_to (sock, peer, msg);
-    send_to (sock, peer, raw (PROTO_VERSION, PROTO_REQUEST, NULL, NULL, 0));
-    send_to (sock, peer, raw (PROTO_VERSION, PROTO_CHUNK, "{\"task\":1}", NULL, 0));
+    send_to (sock, peer, proto_raw (PROTO_VERSION, PROTO_REQUEST, NULL, NULL, 0));
+    send_to (sock, peer, proto_raw (PROTO_VERSION, PROTO_CHUNK, "{\"task\":1}", NULL, 0));
     msg = zmsg_new ();
     zmsg_addmem (msg, "\xde\xad\xbe\xef garbage \x00\xff", 15);   /* garbage */
     zmsg_addmem (msg, "\x7f{{{", 4);
     send_to (sock, peer, msg);
-    send_to (sock, peer, raw (PROTO_VERSION + 1, PROTO_REQUEST, "{\"n\":1}", NULL, 0));
-    send_to (sock, peer, raw (PROTO_VERSION, 250, "{}", NULL, 0));
+    send_to (sock, peer, proto_raw (PROTO_VERSION + 1, PROTO_REQUEST, "{\"n\":1}", NULL, 0));
+    send_to (sock, peer, proto_raw (PROTO_VERSION, 250, "{}", NULL, 0));
     return 6;
 }
 
@@ -102,7 +88,7 @@ send_oversized (zsock_t *sock, const char *peer, size_t max_frame)
 {
     zclock_sleep (HOSTILE_SETTLE_MS);
     byte *big = xcalloc (max_frame + 1, 1);
-    send_to (sock, peer, raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":1}", big,
+    send_to (sock, peer, proto_raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":1}", big,
                               max_frame + 1));
     free (big);
 }
@@ -123,10 +109,10 @@ attack_router (const char *endpoint, const char *identity)
     zclock_sleep (HOSTILE_SETTLE_MS);
     send_to (d, NULL, chunk (1, 3, (uint64_t) INT64_MAX - 7, 0, 2, 16));
     send_to (d, NULL, chunk (1, 3, 1000, 0, 1, 10));
-    send_to (d, NULL, raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":4294967295}", NULL, 0));
-    send_to (d, NULL, raw (PROTO_VERSION, PROTO_DONE,
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":4294967295}", NULL, 0));
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_DONE,
                            "{\"done\":[[9223372036854775807,4294967295]]}", NULL, 0));
-    send_to (d, NULL, raw (PROTO_VERSION, PROTO_ACK, "{\"task\":5,\"index\":7}", NULL, 0));
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_ACK, "{\"task\":5,\"index\":7}", NULL, 0));
     send_broken (d, NULL);
     send_oversized (d, NULL, PROTO_MAX_FRAME_CHILDREN);
     zclock_sleep (HOSTILE_SETTLE_MS);
@@ -225,14 +211,23 @@ handshake (fake_t *f, const char *node_bin, const char *config_path)
     return 0;
 }
 
+/*  A true task's payload bytes, chunk size and chunk count. */
+static void
+task_shape (const fake_t *f, uint64_t *bytes, uint32_t *cb, uint32_t *count)
+{
+    *bytes = config_task_bytes (f->cfg);
+    *cb = config_chunk_bytes (f->cfg);
+    *count = *bytes == 0 ? 1 : (uint32_t) ((*bytes + *cb - 1) / *cb);
+}
+
 /*  CHUNKs whose sizes lie, each one refused by a correct node. Returns how
  *  many were sent. */
 static int
 send_lying_chunks (fake_t *f)
 {
-    uint64_t bytes = config_task_bytes (f->cfg);
-    uint32_t cb = config_chunk_bytes (f->cfg);
-    uint32_t count = bytes == 0 ? 1 : (uint32_t) ((bytes + cb - 1) / cb);
+    uint64_t bytes;
+    uint32_t cb, count;
+    task_shape (f, &bytes, &cb, &count);
     double units = f->cfg->tasks.units;
     size_t len0 = bytes < cb ? bytes : cb;
     send_to (f->par, f->name, chunk (0, units, (uint64_t) INT64_MAX - 7, 0, 2, len0));
@@ -250,9 +245,9 @@ send_lying_chunks (fake_t *f)
 static int
 send_true_task (fake_t *f)
 {
-    uint64_t bytes = config_task_bytes (f->cfg);
-    uint32_t cb = config_chunk_bytes (f->cfg);
-    uint32_t count = bytes == 0 ? 1 : (uint32_t) ((bytes + cb - 1) / cb);
+    uint64_t bytes;
+    uint32_t cb, count;
+    task_shape (f, &bytes, &cb, &count);
     proto_msg_t m;
     for (uint32_t i = 0; i < count; i++) {
         uint64_t off = (uint64_t) i * cb, len = bytes - off < cb ? bytes - off : cb;

@@ -23,20 +23,36 @@
 #define SCALE 2.0
 #define BPS 2.0   /* physical bytes/s per platform MB/s: 1 byte per MB x scale 2 */
 
-/*  Feed k intervals of 0.1 s: receive and send rates vary, the compute
- *  rate follows the model exactly (in wall terms: x SCALE). */
+/*  A node being observed on a virtual clock: time, units done, bytes in
+ *  and out so far. */
+typedef struct {
+    observe_t *o;
+    double t, units, in, out;
+} run_t;
+
+/*  A fresh observer with its first sample at t = 0. */
+static run_t
+start (void)
+{
+    run_t r = {.o = observe_new (1, 1000, 0.1, SCALE, BPS)};
+    double zero[2] = {0, 0};
+    observe_sample (r.o, 0, 0, 1, zero);
+    return r;
+}
+
+/*  k intervals of 0.1 s: receive and send rates vary, the compute rate
+ *  follows the model exactly (in wall terms: x SCALE). */
 static void
-feed (observe_t *o, int k, double *t, double *units, double *in, double *out)
+feed (run_t *r, int k)
 {
     for (int i = 0; i < k; i++) {
-        double r = (i % 5) * 2.0, s = (i % 3) * 3.0;   /* platform MB/s */
-        double rate = C * (1 - IRR * r - IRS * s) * SCALE;
-        *t += 0.1;
-        *units += rate * 0.1;
-        *in += r * BPS * 0.1;
-        *out += s * BPS * 0.1;
-        double observed[2] = {*in, *out};
-        observe_sample (o, *t, *units, 1, observed);
+        double in = (i % 5) * 2.0, out = (i % 3) * 3.0;   /* platform MB/s */
+        r->t += 0.1;
+        r->units += C * (1 - IRR * in - IRS * out) * SCALE * 0.1;
+        r->in += in * BPS * 0.1;
+        r->out += out * BPS * 0.1;
+        double observed[2] = {r->in, r->out};
+        observe_sample (r->o, r->t, r->units, 1, observed);
     }
 }
 
@@ -44,49 +60,43 @@ static void
 test_the_fit_recovers_the_model (void **state)
 {
     (void) state;
-    observe_t *o = observe_new (1, 1000, 0.1, SCALE, BPS);
-    double t = 0, units = 0, in = 0, out = 0, zero[2] = {0, 0};
-    observe_sample (o, t, units, 1, zero);
-    const observe_estimates_t *e = observe_estimates (o);
+    run_t r = start ();
+    const observe_estimates_t *e = observe_estimates (r.o);
     assert_false (e->ok && e->n > 0);
-    feed (o, 60, &t, &units, &in, &out);
-    e = observe_estimates (o);
+    feed (&r, 60);
+    e = observe_estimates (r.o);
     assert_true (e->ok);
     assert_int_equal (e->n, 60);
     if (fabs (e->c - C) > 1e-6 || fabs (e->ir_recv - IRR) > 1e-9
         || fabs (e->ir_send[0] - IRS) > 1e-9)
         fail_msg ("fit C %.9g IR_r %.9g IR_s %.9g", e->c, e->ir_recv, e->ir_send[0]);
-    observe_destroy (&o);
-    assert_null (o);
+    observe_destroy (&r.o);
+    assert_null (r.o);
 }
 
 static void
 test_idle_intervals_stay_out (void **state)
 {
     (void) state;
-    observe_t *o = observe_new (1, 1000, 0.1, SCALE, BPS);
-    double t = 0, units = 0, in = 0, out = 0, zero[2] = {0, 0};
-    observe_sample (o, t, units, 1, zero);
-    feed (o, 10, &t, &units, &in, &out);
-    observe_idle (o);            /* a task ended; the next started at once */
-    feed (o, 1, &t, &units, &in, &out);   /* that interval is not whole */
-    assert_int_equal (observe_estimates (o)->n, 10);
-    double observed[2] = {in, out};
-    t += 0.1;
-    observe_sample (o, t, units, 0, observed);   /* idle now */
-    t += 0.1;
-    observe_sample (o, t, units, 1, observed);   /* idle at its start */
-    assert_int_equal (observe_estimates (o)->n, 10);
-    feed (o, 5, &t, &units, &in, &out);
-    assert_int_equal (observe_estimates (o)->n, 15);
-    assert_true (observe_due (o, t + 0.1));
-    assert_false (observe_due (o, t + 0.05));
+    run_t r = start ();
+    feed (&r, 10);
+    observe_idle (r.o);            /* a task ended; the next started at once */
+    feed (&r, 1);                  /* that interval is not whole */
+    assert_int_equal (observe_estimates (r.o)->n, 10);
+    double observed[2] = {r.in, r.out};
+    observe_sample (r.o, r.t += 0.1, r.units, 0, observed);   /* idle now */
+    observe_sample (r.o, r.t += 0.1, r.units, 1, observed);   /* idle at its start */
+    assert_int_equal (observe_estimates (r.o)->n, 10);
+    feed (&r, 5);
+    assert_int_equal (observe_estimates (r.o)->n, 15);
+    assert_true (observe_due (r.o, r.t + 0.1));
+    assert_false (observe_due (r.o, r.t + 0.05));
 
     char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream (&text, &size);
     const char *names[1] = {"kid"};
-    assert_int_equal (observe_write_csv (o, f, names, 1.0), 0);
+    assert_int_equal (observe_write_csv (r.o, f, names, 1.0), 0);
     fclose (f);
     int lines = 0;
     for (char *p = text; *p; p++)
@@ -94,7 +104,7 @@ test_idle_intervals_stay_out (void **state)
     assert_int_equal (lines, 1 + 18);   /* header, 18 intervals */
     assert_non_null (strstr (text, "kid"));
     free (text);
-    observe_destroy (&o);
+    observe_destroy (&r.o);
 }
 
 int

@@ -22,18 +22,11 @@ decode_ok (zmsg_t *msg, proto_msg_t *out)
     assert_null (msg);
 }
 
-/*  A raw message: version, command, body text, optional payload. */
+/*  A raw message: version, command, body text, optional payload text. */
 static zmsg_t *
 raw (int version, int command, const char *body, const char *payload)
 {
-    zmsg_t *msg = zmsg_new ();
-    byte head[2] = {(byte) version, (byte) command};
-    zmsg_addmem (msg, head, 2);
-    if (body)
-        zmsg_addstr (msg, body);
-    if (payload)
-        zmsg_addstr (msg, payload);
-    return msg;
+    return proto_raw (version, command, body, payload, payload ? strlen (payload) : 0);
 }
 
 static void
