@@ -23,26 +23,6 @@ static const char *const status_names[] = {
     [RESULTS_INTERRUPTED] = "interrupted",
 };
 
-/*  The integer counters of a stats object, by key. */
-static const struct {
-    const char *key;
-    size_t offset;
-} counters[] = {
-    {"computed", offsetof (results_stats_t, computed)},
-    {"forwarded", offsetof (results_stats_t, forwarded)},
-    {"received", offsetof (results_stats_t, received)},
-    {"requested", offsetof (results_stats_t, requested)},
-    {"bytes_in", offsetof (results_stats_t, bytes_in)},
-    {"bytes_out", offsetof (results_stats_t, bytes_out)},
-    {"malformed", offsetof (results_stats_t, malformed)},
-    {"completed", offsetof (results_stats_t, completed)},
-    {"duplicates", offsetof (results_stats_t, duplicates)},
-};
-#define NCOUNTERS (sizeof counters / sizeof counters[0])
-
-/*  The per-node counters written to nodes.csv and results.json, in order
- *  (completed and duplicates are the root's, reported at the top). */
-#define NODE_COUNTERS 7
 
 typedef struct {
     results_stats_t stats;
@@ -50,7 +30,6 @@ typedef struct {
     int64_t pid;             /* 0: unknown */
     results_child_t *children;
     int nchildren;
-    json_t *fit;             /* its online estimates, as last reported */
     char *samples_csv;       /* its samples, from its REPORT */
 } node_results_t;
 
@@ -124,7 +103,7 @@ results_destroy (results_t **self_p)
         return;
     for (int i = 0; i < self->cfg->nnodes; i++) {
         children_free (self->nodes[i].children, self->nodes[i].nchildren);
-        json_decref (self->nodes[i].fit);
+        json_decref (self->nodes[i].stats.fit);
         free (self->nodes[i].samples_csv);
     }
     free (self->nodes);
@@ -137,94 +116,6 @@ results_destroy (results_t **self_p)
     *self_p = NULL;
 }
 
-/*  A missing key is zero; a present one must be an integer >= 0. */
-static int
-parse_count (const json_t *object, const char *key, uint64_t *out, const char *where,
-             char *err, size_t errlen)
-{
-    json_t *v = json_object_get (object, key);
-    if (!v) {
-        *out = 0;
-        return 0;
-    }
-    if (!json_is_integer (v) || json_integer_value (v) < 0)
-        return tf_error (err, errlen, "%s\"%s\" must be a non-negative integer", where,
-                         key);
-    *out = (uint64_t) json_integer_value (v);
-    return 0;
-}
-
-/*  A missing key leaves *out alone; a present one must be a finite number
- *  >= 0. */
-static int
-parse_seconds (const json_t *object, const char *key, double *out, const char *where,
-               char *err, size_t errlen)
-{
-    json_t *v = json_object_get (object, key);
-    if (!v)
-        return 0;
-    if (!json_is_number (v) || !(json_number_value (v) >= 0)
-        || !isfinite (json_number_value (v)))
-        return tf_error (err, errlen, "%s\"%s\" must be a non-negative number", where,
-                         key);
-    *out = json_number_value (v);
-    return 0;
-}
-
-/*  "lag": {loop_s, engine_s, link_s, max_s}, all optional numbers >= 0. */
-static int
-parse_lag (const json_t *stats, results_stats_t *out, char *err, size_t errlen)
-{
-    json_t *lag = json_object_get (stats, "lag");
-    if (!lag)
-        return 0;
-    if (!json_is_object (lag))
-        return tf_error (err, errlen, "stats: \"lag\" must be an object");
-    return parse_seconds (lag, "loop_s", &out->lag_loop, "stats: lag: ", err, errlen)
-        || parse_seconds (lag, "engine_s", &out->lag_engine, "stats: lag: ", err, errlen)
-        || parse_seconds (lag, "link_s", &out->lag_link, "stats: lag: ", err, errlen)
-        || parse_seconds (lag, "max_s", &out->lag_max, "stats: lag: ", err, errlen) ? -1 : 0;
-}
-
-int
-results_parse_stats (const json_t *stats, results_stats_t *out, char *err,
-                     size_t errlen)
-{
-    results_stats_t parsed;
-    memset (&parsed, 0, sizeof parsed);
-    if (!json_is_object (stats))
-        return tf_error (err, errlen, "stats must be an object");
-    for (size_t i = 0; i < NCOUNTERS; i++)
-        if (parse_count (stats, counters[i].key,
-                         (uint64_t *) ((char *) &parsed + counters[i].offset),
-                         "stats: ", err, errlen))
-            return -1;
-    parsed.speed_mean = 1;
-    if (parse_seconds (stats, "compute_seconds", &parsed.compute_seconds, "stats: ", err,
-                       errlen)
-        || parse_seconds (stats, "speed_mean", &parsed.speed_mean, "stats: ", err, errlen))
-        return -1;
-    if (parse_lag (stats, &parsed, err, errlen))
-        return -1;
-    json_t *bound = json_object_get (stats, "bound");
-    if (bound) {
-        if (!json_is_object (bound))
-            return tf_error (err, errlen, "stats: \"bound\" must be an object");
-        for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
-            parsed.bound[m] = -1;
-            if (parse_seconds (bound, bound_model_str (m), &parsed.bound[m],
-                               "stats: bound: ", err, errlen))
-                return -1;
-            if (parsed.bound[m] < 0)
-                return tf_error (err, errlen, "stats: bound: \"%s\" missing",
-                                 bound_model_str (m));
-        }
-        parsed.has_bound = 1;
-    }
-    *out = parsed;
-    return 0;
-}
-
 static int
 check_node (const results_t *self, int node, char *err, size_t errlen)
 {
@@ -233,101 +124,52 @@ check_node (const results_t *self, int node, char *err, size_t errlen)
     return 0;
 }
 
-/*  The online fit is the node's to describe: keep the object as sent. */
-static int
-keep_fit (node_results_t *n, const json_t *stats, char *err, size_t errlen)
+/*  Keep the scalars of stats and a reference to its fit; nothing that
+ *  the message owns. */
+static void
+keep_stats (node_results_t *n, const proto_stats_t *stats)
 {
-    json_t *fit = json_object_get (stats, "fit");
-    if (!fit)
-        return 0;
-    if (!json_is_object (fit))
-        return tf_error (err, errlen, "stats: \"fit\" must be an object");
-    json_decref (n->fit);
-    n->fit = json_incref (fit);
-    return 0;
+    json_t *fit = stats->fit ? json_incref (stats->fit) : NULL;
+    json_decref (n->stats.fit);
+    n->stats = *stats;
+    n->stats.fit = fit;
+    n->stats.children = NULL;
+    n->stats.nchildren = 0;
+    n->stats.samples_csv = NULL;
 }
 
 int
-results_update_stats (results_t *self, int node, const json_t *stats, char *err,
+results_update_stats (results_t *self, int node, const proto_stats_t *stats, char *err,
                       size_t errlen)
 {
-    results_stats_t parsed;
-    if (check_node (self, node, err, errlen)
-        || results_parse_stats (stats, &parsed, err, errlen)
-        || keep_fit (&self->nodes[node], stats, err, errlen))
+    if (check_node (self, node, err, errlen))
         return -1;
-    self->nodes[node].stats = parsed;
+    keep_stats (&self->nodes[node], stats);
     return 0;
-}
-
-/*  Parse REPORT's "children" (at most `most` entries: the node's children
- *  in the config) into a new array; *n gets its length. */
-static int
-parse_children (const json_t *stats, int most, results_child_t **out, int *n, char *err,
-                size_t errlen)
-{
-    *out = NULL;
-    *n = 0;
-    json_t *array = json_object_get (stats, "children");
-    if (!array)
-        return 0;
-    if (!json_is_array (array) || json_array_size (array) > (size_t) most)
-        return tf_error (err, errlen, "stats: \"children\" must be an array of at "
-                         "most %d entries", most);
-    results_child_t *children = xcalloc (json_array_size (array), sizeof *children);
-    size_t i;
-    json_t *entry;
-    char where[64];
-    json_array_foreach (array, i, entry) {
-        snprintf (where, sizeof where, "stats: children[%zu]: ", i);
-        json_t *name = json_object_get (entry, "name");
-        if (!json_is_object (entry) || !json_is_string (name)) {
-            tf_error (err, errlen, "%smust be an object with a string \"name\"", where);
-            goto out_fail;
-        }
-        results_child_t *child = &children[i];
-        if (parse_count (entry, "tasks", &child->tasks, where, err, errlen)
-            || parse_count (entry, "bytes", &child->bytes, where, err, errlen)
-            || parse_count (entry, "requested", &child->requested, where, err, errlen)
-            || parse_seconds (entry, "send_seconds", &child->send_seconds, where, err,
-                              errlen))
-            goto out_fail;
-        child->name = xstrdup (json_string_value (name));
-    }
-    *out = children;
-    *n = (int) json_array_size (array);
-    return 0;
-out_fail:
-    children_free (children, (int) json_array_size (array));
-    return -1;
 }
 
 int
-results_update_report (results_t *self, int node, const json_t *stats, char *err,
+results_update_report (results_t *self, int node, proto_stats_t *stats, char *err,
                        size_t errlen)
 {
-    results_stats_t parsed;
-    results_child_t *children;
-    int nchildren;
-    json_t *samples = json_object_get (stats, "samples_csv");
-    if (samples && !json_is_string (samples) && !json_is_null (samples))
-        return tf_error (err, errlen, "stats: \"samples_csv\" must be a string");
-    if (check_node (self, node, err, errlen)
-        || results_parse_stats (stats, &parsed, err, errlen)
-        || keep_fit (&self->nodes[node], stats, err, errlen)
-        || parse_children (stats, self->cfg->nodes[node].nchildren, &children,
-                           &nchildren, err, errlen))
+    if (check_node (self, node, err, errlen))
         return -1;
+    if (stats->nchildren > self->cfg->nodes[node].nchildren)
+        return tf_error (err, errlen, "stats: \"children\" must be an array of at most "
+                         "%d entries", self->cfg->nodes[node].nchildren);
     node_results_t *n = &self->nodes[node];
-    n->stats = parsed;
+    keep_stats (n, stats);
     n->reported = 1;
-    if (json_is_string (samples)) {
+    if (stats->samples_csv) {
         free (n->samples_csv);
-        n->samples_csv = xstrdup (json_string_value (samples));
+        n->samples_csv = stats->samples_csv;
+        stats->samples_csv = NULL;
     }
     children_free (n->children, n->nchildren);
-    n->children = children;
-    n->nchildren = nchildren;
+    n->children = stats->children;
+    n->nchildren = stats->nchildren;
+    stats->children = NULL;
+    stats->nchildren = 0;
     return 0;
 }
 
@@ -454,18 +296,18 @@ node_to_json (const results_t *self, int i)
     json_t *object = json_pack ("{s:s, s:s?}", "name", node->name,
                                 "parent", node->parent_name);
     json_object_set_new (object, "pid", n->pid > 0 ? json_integer (n->pid) : json_null ());
-    for (size_t c = 0; c < NODE_COUNTERS; c++)
-        json_object_set_new (
-            object, counters[c].key,
-            json_integer ((json_int_t) *(const uint64_t *) ((const char *) &n->stats
-                                                            + counters[c].offset)));
+    for (int c = 0; c < PROTO_NCOUNTERS; c++)
+        if (proto_counters[c].per_node)
+            json_object_set_new (object, proto_counters[c].key,
+                                 json_integer ((json_int_t) proto_counter (&n->stats, c)));
     /*  Platform MB: the physical bytes scaled back by payload_scale. */
     double scale = self->cfg->platform.payload_scale * CONFIG_MB;
     json_object_set_new (object, "mb_in", json_real ((double) n->stats.bytes_in / scale));
     json_object_set_new (object, "mb_out", json_real ((double) n->stats.bytes_out / scale));
     json_object_set_new (object, "compute_seconds", json_real (n->stats.compute_seconds));
     json_object_set_new (object, "speed_mean", json_real (n->stats.speed_mean));
-    json_object_set_new (object, "fit", n->fit ? json_incref (n->fit) : json_null ());
+    json_object_set_new (object, "fit",
+                         n->stats.fit ? json_incref (n->stats.fit) : json_null ());
     json_object_set_new (object, "lag", json_pack ("{s:f, s:f, s:f, s:f}", "loop_s",
                                                    n->stats.lag_loop, "engine_s",
                                                    n->stats.lag_engine, "link_s",
@@ -679,8 +521,9 @@ static int
 write_nodes_csv (const results_t *self, FILE *file)
 {
     fputs ("name,parent,pid", file);
-    for (size_t c = 0; c < NODE_COUNTERS; c++)
-        fprintf (file, ",%s", counters[c].key);
+    for (int c = 0; c < PROTO_NCOUNTERS; c++)
+        if (proto_counters[c].per_node)
+            fprintf (file, ",%s", proto_counters[c].key);
     fputs (",compute_seconds\n", file);
     for (int i = 0; i < self->cfg->nnodes; i++) {
         const node_results_t *n = &self->nodes[i];
@@ -689,10 +532,9 @@ write_nodes_csv (const results_t *self, FILE *file)
         fprintf (file, "%s,%s,", node->name, node->parent_name ? node->parent_name : "");
         if (n->pid > 0)
             fprintf (file, "%lld", (long long) n->pid);
-        for (size_t c = 0; c < NODE_COUNTERS; c++)
-            fprintf (file, ",%llu",
-                     (unsigned long long) *(const uint64_t *) ((const char *) &n->stats
-                                                               + counters[c].offset));
+        for (int c = 0; c < PROTO_NCOUNTERS; c++)
+            if (proto_counters[c].per_node)
+                fprintf (file, ",%llu", (unsigned long long) proto_counter (&n->stats, c));
         fprintf (file, ",%.6f\n", n->stats.compute_seconds);
     }
     return 0;

@@ -30,6 +30,7 @@
 
 #include "overlay/bound.h"
 #include "overlay/config.h"
+#include "overlay/proto_stats.h"
 
 typedef enum {
     RESULTS_RUNNING = 0,     /* no outcome yet */
@@ -41,31 +42,12 @@ typedef enum {
 /*  "running", "complete", "failed", "interrupted". */
 const char *results_status_str (results_status_t status);
 
-/*  A node's counters (node/core.h core_stats_t, plus engine time). */
-typedef struct {
-    uint64_t computed, forwarded, received, requested;
-    uint64_t bytes_in, bytes_out, malformed;
-    uint64_t completed, duplicates;      /* meaningful on the root */
-    double compute_seconds;
-    double speed_mean;       /* emulated: mean interference factor while
-                                computing (1 = none); 1 when absent */
-    double bound[BOUND_MODEL_COUNT];   /* the root's: the tree's bound per
-                                          model, tasks/s, as the tree
-                                          computed it */
-    int has_bound;
-    double lag_loop, lag_engine, lag_link;   /* wall seconds the node's
-                                      event loop, its engine and its links
-                                      fell behind their clocks ("lag");
-                                      0 when absent */
-    double lag_max;          /* the worst single lag, wall seconds */
-} results_stats_t;
+/*  A node's figures as its last STATS or REPORT gave them
+ *  (overlay/proto_stats.h); results keep the scalars and the fit. */
+typedef proto_stats_t results_stats_t;
 
 /*  What a node sent to one child, from its REPORT. */
-typedef struct {
-    char *name;
-    uint64_t tasks, bytes, requested;
-    double send_seconds;     /* wall seconds spent sending to it */
-} results_child_t;
+typedef proto_child_stats_t results_child_t;
 
 typedef struct results results_t;
 
@@ -76,22 +58,17 @@ results_t *results_new (const config_t *cfg);
 /*  Destroy results and null the caller's pointer. Safe on NULL. */
 void results_destroy (results_t **self_p);
 
-/*  Parse a "stats" object: the counters above, a missing one counting as
- *  zero, unknown keys ignored (a newer node may send more). Returns 0, or
- *  -1 with a message naming the field if stats is not an object or a
- *  counter is not a non-negative integer (compute_seconds: number). */
-int results_parse_stats (const json_t *stats, results_stats_t *out, char *err,
-                         size_t errlen);
+/*  Record a STATS from node (index in the config): its figures replace
+ *  the previous ones (the fit's reference is taken). Returns 0, or -1
+ *  with a message (a bad node index) and nothing changed. */
+int results_update_stats (results_t *self, int node, const proto_stats_t *stats,
+                          char *err, size_t errlen);
 
-/*  Record a STATS from node (index in the config): the counters replace
- *  the previous ones. Returns 0, or -1 with a message and nothing changed. */
-int results_update_stats (results_t *self, int node, const json_t *stats, char *err,
-                          size_t errlen);
-
-/*  Record a REPORT from node: the counters as in results_update_stats,
- *  plus "children" (an array of {name, tasks, bytes, requested}; missing
- *  means none). Returns 0, or -1 with a message and nothing changed. */
-int results_update_report (results_t *self, int node, const json_t *stats, char *err,
+/*  Record the final REPORT from node: the figures as results_update_stats,
+ *  plus what it sent each child and its samples, both taken from *stats
+ *  (its children and samples_csv are nulled). Returns 0, or -1 with a
+ *  message and nothing changed. */
+int results_update_report (results_t *self, int node, proto_stats_t *stats, char *err,
                            size_t errlen);
 
 /*  The latest counters of node, and whether a REPORT arrived from it. */

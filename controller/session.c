@@ -287,6 +287,19 @@ on_bound (session_t *self, peer_t *peer, const proto_msg_t *m)
     start_all (self);
 }
 
+/*  A node's STATS: its latest figures. */
+static void
+on_stats (session_t *self, peer_t *peer, const proto_msg_t *m)
+{
+    char err[TF_ERRLEN];
+    proto_stats_t stats;
+    if (proto_stats_decode (m->object, 0, 0, &stats, err, sizeof err)
+        || results_update_stats (self->results, (int) (peer - self->peers), &stats, err,
+                                 sizeof err))
+        refuse (self, peer, "STATS: %s", err);
+    proto_stats_clear (&stats);
+}
+
 /*  A node's final REPORT: file it and say BYE, which is what lets the
  *  node exit; so a node that exits cleanly has been heard (a REPORT still
  *  in a socket buffer when its sender exits cannot be lost or overtaken
@@ -296,9 +309,12 @@ static void
 on_report (session_t *self, peer_t *peer, const proto_msg_t *m)
 {
     char err[TF_ERRLEN];
-    if (results_update_report (self->results, (int) (peer - self->peers), m->object, err,
-                               sizeof err) != 0)
+    proto_stats_t stats;
+    int node = (int) (peer - self->peers);
+    if (proto_stats_decode (m->object, 1, peer->node->nchildren, &stats, err, sizeof err)
+        || results_update_report (self->results, node, &stats, err, sizeof err))
         refuse (self, peer, "REPORT: %s", err);
+    proto_stats_clear (&stats);
     send_to (self, peer, proto_empty (PROTO_BYE), 1);
 }
 
@@ -349,8 +365,7 @@ handle_message (session_t *self)
         on_bound (self, peer, &m);
         break;
     case PROTO_STATS:
-        if (results_update_stats (self->results, index, m.object, err, sizeof err) != 0)
-            refuse (self, peer, "STATS: %s", err);
+        on_stats (self, peer, &m);
         break;
     case PROTO_REPORT:
         on_report (self, peer, &m);

@@ -25,6 +25,7 @@
 #include "overlay/bound.h"
 #include "overlay/config.h"
 #include "overlay/proto.h"
+#include "overlay/proto_stats.h"
 #include "overlay/util.h"
 
 #define NODE_HANDSHAKE_MS 30000   /* wait for CONFIG, then START */
@@ -386,61 +387,68 @@ samples_json (node_t *self)
  *  late), and its links (transfers waiting for their last ack after the
  *  paced delivery, summed over children), with the worst single loop or
  *  engine delay. */
-static json_t *
-lag_json (node_t *self)
-{
-    double engine_max, engine = engine_lag (self->engine, &engine_max), link = 0;
-    for (int i = 0; i < self->me->nchildren; i++)
-        link += core_child_stats (self->core, i).ack_wait_seconds;
-    return json_pack ("{s:f, s:f, s:f, s:f}", "loop_s", self->loop_lag, "engine_s",
-                      engine, "link_s", link, "max_s",
-                      fmax (self->loop_lag_max, engine_max));
-}
-
-static json_t *
-stats_json (node_t *self, int final)
-{
-    core_stats_t s = core_stats (self->core);
-    json_t *o = json_pack (
-        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:i, s:i}",
-        "computed", (json_int_t) s.computed, "forwarded", (json_int_t) s.forwarded,
-        "received", (json_int_t) s.received, "requested", (json_int_t) s.requested,
-        "bytes_in", (json_int_t) s.bytes_in, "bytes_out", (json_int_t) s.bytes_out,
-        "malformed", (json_int_t) (s.malformed + self->refused),
-        "completed", (json_int_t) s.completed, "duplicates", (json_int_t) s.duplicates,
-        "compute_seconds", self->compute_seconds, "held", (int) s.held,
-        "computing", s.computing);
-    if (subtree_bounds (self->subtree) && self->me->parent < 0)
-        json_object_set_new (o, "bound", bounds_json (self));
-    json_object_set_new (o, "speed_mean", json_real (emul_speed_mean (self->emul)));
-    const observe_estimates_t *est = observe_estimates (self->observe);
-    apply_estimates (self, est);
-    json_object_set_new (o, "fit", fit_json (self, est));
-    json_object_set_new (o, "lag", lag_json (self));
-    if (!final)
-        return o;
-    json_object_set_new (o, "samples_csv", samples_json (self));
-    json_t *kids = json_array ();
-    for (int i = 0; i < self->me->nchildren; i++) {
-        core_child_stats_t c = core_child_stats (self->core, i);
-        json_array_append_new (
-            kids, json_pack ("{s:s, s:I, s:I, s:I}", "name",
-                             self->cfg->nodes[self->me->children[i]].name, "tasks",
-                             (json_int_t) c.tasks_sent, "bytes", (json_int_t) c.bytes_sent,
-                             "requested", (json_int_t) c.requested));
-        json_object_set_new (json_array_get (kids, i), "send_seconds",
-                             json_real (c.send_seconds));
-    }
-    json_object_set_new (o, "children", kids);
-    return o;
-}
-
 static void
+fill_lag (node_t *self, proto_stats_t *s)
+{
+    double engine_max;
+    s->lag_loop = self->loop_lag;
+    s->lag_engine = engine_lag (self->engine, &engine_max);
+    for (int i = 0; i < self->me->nchildren; i++)
+        s->lag_link += core_child_stats (self->core, i).ack_wait_seconds;
+    s->lag_max = fmax (self->loop_lag_max, engine_max);
+}
+
+/*  REPORT: what this node sent each child, and its samples as CSV. */
+static void
+fill_report (node_t *self, proto_stats_t *s)
+{
+    int n = self->me->nchildren;
+    s->children = xcalloc (n + 1, sizeof *s->children);
+    for (int i = 0; i < n; i++) {
+        core_child_stats_t c = core_child_stats (self->core, i);
+        s->children[i] = (proto_child_stats_t){
+            .name = xstrdup (self->cfg->nodes[self->me->children[i]].name),
+            .tasks = c.tasks_sent, .bytes = c.bytes_sent, .requested = c.requested,
+            .send_seconds = c.send_seconds};
+    }
+    s->nchildren = n;
+    json_t *csv = samples_json (self);
+    s->samples_csv = json_is_string (csv) ? xstrdup (json_string_value (csv)) : NULL;
+    json_decref (csv);
+}
+
+/*  STATS (or, final, REPORT): this node's figures (overlay/proto_stats.h).
+ *  Returns 0, or -1 if it could not be sent. */
+static int
 send_stats (node_t *self, proto_command_t command)
 {
-    json_t *body = json_pack ("{s:o}", "stats", stats_json (self, command == PROTO_REPORT));
-    zmsg_t *msg = proto_encode (command, &body, NULL);
-    zmsg_send (&msg, self->ctl);
+    core_stats_t c = core_stats (self->core);
+    proto_stats_t s = {
+        .computed = c.computed, .forwarded = c.forwarded, .received = c.received,
+        .requested = c.requested, .bytes_in = c.bytes_in, .bytes_out = c.bytes_out,
+        .malformed = c.malformed + self->refused, .completed = c.completed,
+        .duplicates = c.duplicates, .compute_seconds = self->compute_seconds,
+        .speed_mean = emul_speed_mean (self->emul), .held = c.held,
+        .computing = c.computing,
+    };
+    const double *that = subtree_bounds (self->subtree);
+    if (that && self->me->parent < 0) {
+        s.has_bound = 1;
+        for (int m = 0; m < BOUND_MODEL_COUNT; m++)
+            s.bound[m] = that[m];
+    }
+    const observe_estimates_t *est = observe_estimates (self->observe);
+    apply_estimates (self, est);
+    s.fit = fit_json (self, est);
+    fill_lag (self, &s);
+    if (command == PROTO_REPORT)
+        fill_report (self, &s);
+    zmsg_t *msg = proto_stats_encode (command, &s);
+    proto_stats_clear (&s);
+    if (zmsg_send (&msg, self->ctl) == 0)
+        return 0;
+    zmsg_destroy (&msg);
+    return -1;
 }
 
 /*  After STOP: send the final REPORT and wait for the controller's BYE,
@@ -449,12 +457,8 @@ send_stats (node_t *self, proto_command_t command)
 static int
 report (node_t *self)
 {
-    json_t *body = json_pack ("{s:o}", "stats", stats_json (self, 1));
-    zmsg_t *msg = proto_encode (PROTO_REPORT, &body, NULL);
-    if (zmsg_send (&msg, self->ctl) != 0) {
-        zmsg_destroy (&msg);
+    if (send_stats (self, PROTO_REPORT) != 0)
         return fail (self, "cannot send the REPORT to the controller"), -1;
-    }
     proto_msg_t bye = {0};
     char err[TF_ERRLEN];
     if (wait_control (self, PROTO_BYE, NODE_BYE_MS, &bye, err, sizeof err) < 0) {

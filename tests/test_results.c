@@ -83,13 +83,19 @@ parse (const char *text)
     return json;
 }
 
-/*  Feed a STATS (report = 0) or REPORT body's stats object to node. */
+/*  Feed a STATS (report = 0) or REPORT body's stats object to node, as the
+ *  controller does: decoded (overlay/proto_stats.h), then filed. */
 static int
 feed (fixture_t *f, int report, int node, const char *stats, char *err, size_t errlen)
 {
     json_t *json = parse (stats);
-    int rc = report ? results_update_report (f->results, node, json, err, errlen)
-                    : results_update_stats (f->results, node, json, err, errlen);
+    proto_stats_t s;
+    int most = node >= 0 && node < f->cfg->nnodes ? f->cfg->nodes[node].nchildren : 0;
+    int rc = proto_stats_decode (json, report, most, &s, err, errlen);
+    if (rc == 0)
+        rc = report ? results_update_report (f->results, node, &s, err, errlen)
+                    : results_update_stats (f->results, node, &s, err, errlen);
+    proto_stats_clear (&s);
     json_decref (json);
     return rc;
 }
@@ -222,10 +228,9 @@ test_bad_stats_are_refused_and_change_nothing (void **state)
     assert_int_equal (results_node_stats (f->results, 2)->computed, 4);
 
     char err[TF_ERRLEN];
-    json_t *ok = parse ("{}");
-    assert_int_equal (results_update_stats (f->results, 4, ok, err, sizeof err), -1);
-    assert_int_equal (results_update_stats (f->results, -1, ok, err, sizeof err), -1);
-    json_decref (ok);
+    proto_stats_t ok = {.speed_mean = 1};
+    assert_int_equal (results_update_stats (f->results, 4, &ok, err, sizeof err), -1);
+    assert_int_equal (results_update_stats (f->results, -1, &ok, err, sizeof err), -1);
 }
 
 static void

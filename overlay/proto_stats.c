@@ -1,0 +1,251 @@
+/*  proto_stats — STATS and REPORT. See proto_stats.h. */
+#include "overlay/proto_stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "overlay/util.h"
+
+const proto_counter_t proto_counters[PROTO_NCOUNTERS] = {
+    {"computed", offsetof (proto_stats_t, computed), 1},
+    {"forwarded", offsetof (proto_stats_t, forwarded), 1},
+    {"received", offsetof (proto_stats_t, received), 1},
+    {"requested", offsetof (proto_stats_t, requested), 1},
+    {"bytes_in", offsetof (proto_stats_t, bytes_in), 1},
+    {"bytes_out", offsetof (proto_stats_t, bytes_out), 1},
+    {"malformed", offsetof (proto_stats_t, malformed), 1},
+    {"completed", offsetof (proto_stats_t, completed), 0},
+    {"duplicates", offsetof (proto_stats_t, duplicates), 0},
+};
+
+static uint64_t *
+counter_at (proto_stats_t *s, int i)
+{
+    return (uint64_t *) ((char *) s + proto_counters[i].offset);
+}
+
+uint64_t
+proto_counter (const proto_stats_t *s, int i)
+{
+    return *(const uint64_t *) ((const char *) s + proto_counters[i].offset);
+}
+
+/* ------------------------------------------------------------------------
+ *  Encoding.
+ */
+
+static json_t *
+children_json (const proto_stats_t *s)
+{
+    json_t *kids = json_array ();
+    for (int i = 0; i < s->nchildren; i++) {
+        const proto_child_stats_t *c = &s->children[i];
+        json_array_append_new (kids, json_pack ("{s:s, s:I, s:I, s:I, s:f}", "name",
+                                                c->name, "tasks", (json_int_t) c->tasks,
+                                                "bytes", (json_int_t) c->bytes,
+                                                "requested", (json_int_t) c->requested,
+                                                "send_seconds", c->send_seconds));
+    }
+    return kids;
+}
+
+zmsg_t *
+proto_stats_encode (proto_command_t command, const proto_stats_t *s)
+{
+    json_t *o = json_object ();
+    for (int i = 0; i < PROTO_NCOUNTERS; i++)
+        json_object_set_new (o, proto_counters[i].key,
+                             json_integer ((json_int_t) proto_counter (s, i)));
+    json_object_set_new (o, "compute_seconds", json_real (s->compute_seconds));
+    json_object_set_new (o, "speed_mean", json_real (s->speed_mean));
+    json_object_set_new (o, "held", json_integer (s->held));
+    json_object_set_new (o, "computing", json_integer (s->computing));
+    if (s->has_bound) {
+        json_t *b = json_object ();
+        for (int m = 0; m < BOUND_MODEL_COUNT; m++)
+            json_object_set_new (b, bound_model_str (m), json_real (s->bound[m]));
+        json_object_set_new (o, "bound", b);
+    }
+    json_object_set_new (o, "lag", json_pack ("{s:f, s:f, s:f, s:f}", "loop_s",
+                                              s->lag_loop, "engine_s", s->lag_engine,
+                                              "link_s", s->lag_link, "max_s", s->lag_max));
+    if (s->fit)
+        json_object_set (o, "fit", s->fit);
+    if (command == PROTO_REPORT) {
+        json_object_set_new (o, "children", children_json (s));
+        json_object_set_new (o, "samples_csv", s->samples_csv
+                                                   ? json_string (s->samples_csv)
+                                                   : json_null ());
+    }
+    json_t *body = json_pack ("{s:o}", "stats", o);
+    return proto_encode (command, &body, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ *  Decoding.
+ */
+
+/*  A missing key is zero; a present one must be an integer >= 0. */
+static int
+get_count (const json_t *object, const char *key, uint64_t *out, const char *where,
+           char *err, size_t errlen)
+{
+    json_t *v = json_object_get (object, key);
+    *out = 0;
+    if (!v)
+        return 0;
+    if (!json_is_integer (v) || json_integer_value (v) < 0)
+        return tf_error (err, errlen, "%s\"%s\" must be a non-negative integer", where,
+                         key);
+    *out = (uint64_t) json_integer_value (v);
+    return 0;
+}
+
+/*  A missing key leaves *out alone; a present one must be a finite number
+ *  >= 0. */
+static int
+get_seconds (const json_t *object, const char *key, double *out, const char *where,
+             char *err, size_t errlen)
+{
+    json_t *v = json_object_get (object, key);
+    if (!v)
+        return 0;
+    if (!json_is_number (v) || !(json_number_value (v) >= 0)
+        || !isfinite (json_number_value (v)))
+        return tf_error (err, errlen, "%s\"%s\" must be a non-negative number", where,
+                         key);
+    *out = json_number_value (v);
+    return 0;
+}
+
+/*  "lag": {loop_s, engine_s, link_s, max_s}, all optional numbers >= 0. */
+static int
+get_lag (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
+{
+    json_t *lag = json_object_get (stats, "lag");
+    if (!lag)
+        return 0;
+    if (!json_is_object (lag))
+        return tf_error (err, errlen, "stats: \"lag\" must be an object");
+    return get_seconds (lag, "loop_s", &out->lag_loop, "stats: lag: ", err, errlen)
+        || get_seconds (lag, "engine_s", &out->lag_engine, "stats: lag: ", err, errlen)
+        || get_seconds (lag, "link_s", &out->lag_link, "stats: lag: ", err, errlen)
+        || get_seconds (lag, "max_s", &out->lag_max, "stats: lag: ", err, errlen) ? -1 : 0;
+}
+
+/*  "bound": every model, a finite number >= 0 each. */
+static int
+get_bound (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
+{
+    json_t *bound = json_object_get (stats, "bound");
+    if (!bound)
+        return 0;
+    if (!json_is_object (bound))
+        return tf_error (err, errlen, "stats: \"bound\" must be an object");
+    for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
+        out->bound[m] = -1;
+        if (get_seconds (bound, bound_model_str (m), &out->bound[m], "stats: bound: ",
+                         err, errlen))
+            return -1;
+        if (out->bound[m] < 0)
+            return tf_error (err, errlen, "stats: bound: \"%s\" missing",
+                             bound_model_str (m));
+    }
+    out->has_bound = 1;
+    return 0;
+}
+
+/*  The scalars: counters, times, the node's state, bound, lag, fit. */
+static int
+get_scalars (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
+{
+    for (int i = 0; i < PROTO_NCOUNTERS; i++)
+        if (get_count (stats, proto_counters[i].key, counter_at (out, i), "stats: ", err,
+                       errlen))
+            return -1;
+    uint64_t held = 0, computing = 0;
+    out->speed_mean = 1;
+    if (get_seconds (stats, "compute_seconds", &out->compute_seconds, "stats: ", err,
+                     errlen)
+        || get_seconds (stats, "speed_mean", &out->speed_mean, "stats: ", err, errlen)
+        || get_count (stats, "held", &held, "stats: ", err, errlen)
+        || get_count (stats, "computing", &computing, "stats: ", err, errlen)
+        || get_lag (stats, out, err, errlen) || get_bound (stats, out, err, errlen))
+        return -1;
+    out->held = held > UINT32_MAX ? UINT32_MAX : (uint32_t) held;
+    out->computing = computing != 0;
+    json_t *fit = json_object_get (stats, "fit");
+    if (fit && !json_is_object (fit))
+        return tf_error (err, errlen, "stats: \"fit\" must be an object");
+    out->fit = fit ? json_incref (fit) : NULL;
+    return 0;
+}
+
+/*  REPORT's "children": at most `most` of {name, tasks, bytes, requested,
+ *  send_seconds}. Checked before anything is allocated for them. */
+static int
+get_children (const json_t *stats, int most, proto_stats_t *out, char *err,
+              size_t errlen)
+{
+    json_t *array = json_object_get (stats, "children");
+    if (!array)
+        return 0;
+    if (!json_is_array (array) || json_array_size (array) > (size_t) most)
+        return tf_error (err, errlen, "stats: \"children\" must be an array of at "
+                         "most %d entries", most);
+    out->children = xcalloc (json_array_size (array) + 1, sizeof *out->children);
+    size_t i;
+    json_t *entry;
+    char where[64];
+    json_array_foreach (array, i, entry) {
+        snprintf (where, sizeof where, "stats: children[%zu]: ", i);
+        json_t *name = json_object_get (entry, "name");
+        if (!json_is_object (entry) || !json_is_string (name))
+            return tf_error (err, errlen, "%smust be an object with a string \"name\"",
+                             where);
+        proto_child_stats_t *child = &out->children[i];
+        if (get_count (entry, "tasks", &child->tasks, where, err, errlen)
+            || get_count (entry, "bytes", &child->bytes, where, err, errlen)
+            || get_count (entry, "requested", &child->requested, where, err, errlen)
+            || get_seconds (entry, "send_seconds", &child->send_seconds, where, err,
+                            errlen))
+            return -1;
+        child->name = xstrdup (json_string_value (name));
+        out->nchildren = (int) i + 1;
+    }
+    return 0;
+}
+
+int
+proto_stats_decode (const json_t *stats, int report, int max_children,
+                    proto_stats_t *out, char *err, size_t errlen)
+{
+    memset (out, 0, sizeof *out);
+    if (!json_is_object (stats))
+        return tf_error (err, errlen, "stats must be an object");
+    int rc = get_scalars (stats, out, err, errlen);
+    if (rc == 0 && report) {
+        json_t *samples = json_object_get (stats, "samples_csv");
+        if (samples && !json_is_string (samples) && !json_is_null (samples))
+            rc = tf_error (err, errlen, "stats: \"samples_csv\" must be a string");
+        else if (json_is_string (samples))
+            out->samples_csv = xstrdup (json_string_value (samples));
+        if (rc == 0)
+            rc = get_children (stats, max_children, out, err, errlen);
+    }
+    if (rc != 0)
+        proto_stats_clear (out);
+    return rc;
+}
+
+void
+proto_stats_clear (proto_stats_t *s)
+{
+    json_decref (s->fit);
+    for (int i = 0; i < s->nchildren; i++)
+        free (s->children[i].name);
+    free (s->children);
+    free (s->samples_csv);
+    memset (s, 0, sizeof *s);
+}

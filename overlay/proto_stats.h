@@ -1,0 +1,88 @@
+/*  proto_stats — the STATS and REPORT messages: one struct, one encoder,
+ *  one decoder, and the one table of per-node counters.
+ *
+ *  A node sends STATS every 250 ms and a final REPORT after STOP, both
+ *  with body {stats: {...}}: its counters (proto_counters: the same table
+ *  names them in STATS, REPORT, results.json and nodes.csv), its engine
+ *  time and mean emulated speed, its online fit (opaque here, see
+ *  docs/measure.md), how far it fell behind its clock (lag), and on the
+ *  root the tree's bound. A REPORT adds, per child, what the node sent it,
+ *  and the sampler's intervals as CSV text. docs/protocol.md lists the
+ *  fields.
+ *
+ *  Decoding is strict on what it knows — a counter that is not a
+ *  non-negative integer, a time that is not a finite number >= 0, more
+ *  children than the node has — and ignores keys it does not know, so an
+ *  older controller can file a newer node's STATS.
+ */
+#ifndef TF_PROTO_STATS_H
+#define TF_PROTO_STATS_H
+
+#include <czmq.h>
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "overlay/bound.h"
+#include "overlay/proto.h"
+
+/*  What a node sent one child (REPORT). */
+typedef struct {
+    char *name;
+    uint64_t tasks, bytes, requested;
+    double send_seconds;     /* wall seconds spent sending to it */
+} proto_child_stats_t;
+
+typedef struct {
+    /*  The counters (proto_counters names them). */
+    uint64_t computed, forwarded, received, requested;
+    uint64_t bytes_in, bytes_out, malformed;
+    uint64_t completed, duplicates;      /* the root's */
+    double compute_seconds;  /* wall seconds the engine was busy */
+    double speed_mean;       /* emulated: mean interference factor while
+                                computing (1 = none); 1 when absent */
+    uint32_t held;           /* tasks held now */
+    int computing;           /* a task is running now */
+    int has_bound;           /* the root's: the tree's bound per model, */
+    double bound[BOUND_MODEL_COUNT];     /* tasks/s, as the tree computed it */
+    double lag_loop, lag_engine, lag_link;   /* wall seconds the event loop,
+                                the engine and the links fell behind their
+                                clocks (docs/architecture.md, "Fidelity");
+                                0 when absent */
+    double lag_max;          /* the worst single lag */
+    json_t *fit;             /* the online estimates; a reference, or NULL */
+    proto_child_stats_t *children;   /* REPORT: nchildren entries, owned */
+    int nchildren;
+    char *samples_csv;       /* REPORT: the sampler's CSV, owned, or NULL */
+} proto_stats_t;
+
+/*  One counter of the table: its key (JSON, CSV column), where it lives in
+ *  proto_stats_t, and whether it is a per-node figure (the rest, completed
+ *  and duplicates, are the root's and reported for the run). */
+typedef struct {
+    const char *key;
+    size_t offset;
+    int per_node;
+} proto_counter_t;
+
+#define PROTO_NCOUNTERS 9
+extern const proto_counter_t proto_counters[PROTO_NCOUNTERS];
+
+/*  The value of counter i of s. */
+uint64_t proto_counter (const proto_stats_t *s, int i);
+
+/*  STATS or REPORT (command) carrying s; the REPORT fields (children,
+ *  samples) only in a REPORT. Returns a new message. */
+zmsg_t *proto_stats_encode (proto_command_t command, const proto_stats_t *s);
+
+/*  The "stats" object of a decoded STATS or REPORT (proto_msg_t.object)
+ *  into out, which the caller then clears with proto_stats_clear; a
+ *  REPORT's children may number at most max_children. Returns 0, or -1
+ *  with a message naming the field and out left clear. */
+int proto_stats_decode (const json_t *stats, int report, int max_children,
+                        proto_stats_t *out, char *err, size_t errlen);
+
+/*  Release what s owns (fit, children, samples) and zero it. */
+void proto_stats_clear (proto_stats_t *s);
+
+#endif
