@@ -98,24 +98,23 @@ calib_phase_str (const calib_t *self, int phase)
     return phase >= 0 && phase < self->nphases ? self->names[phase] : "?";
 }
 
-json_t *
+calib_request_t
 calib_request (const calib_t *self, int phase, int node)
 {
     const config_t *cfg = self->cfg;
-    json_t *streams = json_array ();
+    double scale = cfg->platform.time_scale;
+    calib_request_t r = {.phase = (uint32_t) phase, .seconds = self->seconds / scale,
+                         .warmup = self->warmup / scale};
     int child = self->edge[phase];
     if (child >= 0) {
         int sender = cfg->nodes[child].parent;
         if (node == sender)
-            json_array_append_new (streams, json_string (cfg->nodes[child].name));
+            r.streams[r.nstreams++] = cfg->nodes[child].name;
         /*  The sender's parent keeps the sender receiving meanwhile. */
         if (cfg->nodes[sender].parent == node)
-            json_array_append_new (streams, json_string (cfg->nodes[sender].name));
+            r.streams[r.nstreams++] = cfg->nodes[sender].name;
     }
-    double scale = cfg->platform.time_scale;
-    return json_pack ("{s:i, s:f, s:f, s:o}", "phase", phase, "seconds",
-                      self->seconds / scale, "warmup", self->warmup / scale, "streams",
-                      streams);
+    return r;
 }
 
 int

@@ -19,6 +19,7 @@
 #define TF_CALIB_H
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "overlay/config.h"
@@ -51,10 +52,20 @@ int calib_phases (const calib_t *self);
  *  sender's parent streams too), for progress lines. Borrowed. */
 const char *calib_phase_str (const calib_t *self, int phase);
 
-/*  The MEASURE body for node in phase: which children it streams to, and
- *  the phase's wall seconds (platform seconds / time scale). New object,
- *  the caller's. */
-json_t *calib_request (const calib_t *self, int phase, int node);
+/*  What node must do in a phase (the MEASURE message's fields): stream
+ *  probes to the children named, for the phase's wall seconds (platform
+ *  seconds / time scale), measuring after the warm-up. A node streams to
+ *  at most two children in a phase: the edge's child if it is the sender,
+ *  the sender if it is the sender's parent. Names are borrowed from the
+ *  config. */
+typedef struct {
+    uint32_t phase;
+    double seconds, warmup;
+    const char *streams[2];
+    uint32_t nstreams;
+} calib_request_t;
+
+calib_request_t calib_request (const calib_t *self, int phase, int node);
 
 /*  Keep node's MEASURED reply (the body's fields, decoded). Returns 0, or
  *  -1 with a message if it is for another phase or a second reply. */

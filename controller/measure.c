@@ -58,8 +58,9 @@ measure_tick (session_t *s, void *arg, double now)
         fprintf (stderr, "[%s] phase %d/%d: %s\n", cfg->name, m->phase + 1,
                  calib_phases (m->plan), calib_phase_str (m->plan, m->phase));
     for (int i = 0; i < cfg->nnodes; i++) {
-        json_t *body = calib_request (m->plan, m->phase, i);
-        if (session_send (s, i, proto_encode (PROTO_MEASURE, &body, NULL)) != 0) {
+        calib_request_t r = calib_request (m->plan, m->phase, i);
+        if (session_send (s, i, proto_measure (r.phase, r.seconds, r.warmup, r.streams,
+                                               r.nstreams)) != 0) {
             session_fail (s, RESULTS_FAILED, "node %s: cannot send MEASURE",
                           cfg->nodes[i].name);
             return;
@@ -75,10 +76,8 @@ measure_message (session_t *s, void *arg, int node, const proto_msg_t *msg, char
     (void) s;
     if (msg->command != PROTO_MEASURED)
         return tf_error (err, errlen, "unexpected");
-    return calib_record (m->plan, node, (int) msg->phase,
-                         json_number_value (json_object_get (msg->body, "units_per_s")),
-                         json_number_value (json_object_get (msg->body, "recv_mbps")),
-                         msg->object, err, errlen);
+    return calib_record (m->plan, node, (int) msg->phase, msg->units_per_s,
+                         msg->recv_mbps, msg->object, err, errlen);
 }
 
 /*  Write text and a newline to path. Returns 0, or -1. */

@@ -42,15 +42,12 @@ on_recorded (session_t *s, int node, const proto_msg_t *m, char *err, size_t err
     if (node != cfg->root)
         return tf_error (err, errlen, "from a node that is not the root");
     int refused = 0;
-    size_t i;
-    json_t *entry;
     char why[TF_ERRLEN];
-    json_array_foreach (m->done, i, entry) {
-        uint64_t task = (uint64_t) json_integer_value (json_array_get (entry, 0));
-        uint64_t by = (uint64_t) json_integer_value (json_array_get (entry, 1));
-        if (results_record (results, task, by, why, sizeof why) != 0 && !refused++)
+    for (uint32_t i = 0; i < m->ndone; i++)
+        if (results_record (results, m->done[i].task, m->done[i].node, why, sizeof why)
+                != 0
+            && !refused++)
             snprintf (err, errlen, "%s", why);
-    }
     if (results_check_tasks (results, why, sizeof why) != 0)
         session_fail (s, RESULTS_FAILED, "%s", why);
     return refused ? -1 : 0;

@@ -251,10 +251,9 @@ on_hello (session_t *self, peer_t *peer, const proto_msg_t *m)
         refuse (self, peer, "HELLO when %s", peer_state_str (peer->state));
         return;
     }
-    json_int_t version = json_integer_value (json_object_get (m->body, "version"));
-    if (version != PROTO_VERSION) {
-        session_fail (self, RESULTS_FAILED, "node %s speaks protocol version %lld, expected %d",
-                  name, (long long) version, PROTO_VERSION);
+    if (m->version != PROTO_VERSION) {
+        session_fail (self, RESULTS_FAILED, "node %s speaks protocol version %d, expected %d",
+                      name, m->version, PROTO_VERSION);
         return;
     }
     results_set_pid (self->results, (int) (peer - self->peers), m->pid);

@@ -267,17 +267,6 @@ make_core (node_t *self, char *err, size_t errlen)
 
 /*  --- the subtree's throughput bound ------------------------------------ */
 
-/*  {"multi": T, "single": T, "bwc": T}: our subtree's bound per model. */
-static json_t *
-bounds_json (const node_t *self)
-{
-    const double *that = subtree_bounds (self->subtree);
-    json_t *o = json_object ();
-    for (int m = 0; m < BOUND_MODEL_COUNT; m++)
-        json_object_set_new (o, bound_model_str (m), json_real (that[m]));
-    return o;
-}
-
 /*  Once every child has reported its subtree's bound, our own is known:
  *  pass it up, so the root knows the tree's bound without the controller. */
 static int
@@ -285,8 +274,7 @@ subtree_bound (node_t *self)
 {
     if (!subtree_step (self->subtree) || !self->parent)
         return 0;
-    json_t *body = json_pack ("{s:o}", "bounds", bounds_json (self));
-    zmsg_t *msg = proto_encode (PROTO_SUBTREE, &body, NULL);
+    zmsg_t *msg = proto_subtree (subtree_bounds (self->subtree));
     return zmsg_send (&msg, self->parent);
 }
 
@@ -294,13 +282,8 @@ subtree_bound (node_t *self)
 static int
 on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
 {
-    double bounds[BOUND_MODEL_COUNT];
     char err[TF_ERRLEN];
-    for (int k = 0; k < BOUND_MODEL_COUNT; k++) {
-        json_t *v = json_object_get (m->bounds, bound_model_str (k));
-        bounds[k] = json_is_number (v) ? json_number_value (v) : -1;
-    }
-    if (subtree_child (self->subtree, slot, bounds, err, sizeof err) != 0) {
+    if (subtree_child (self->subtree, slot, m->bounds, err, sizeof err) != 0) {
         logmsg (self, "refused SUBTREE from %s: %s", peer, err);
         self->refused++;
         return 0;
@@ -534,17 +517,13 @@ act (node_t *self, const core_action_t *a)
     case CORE_ACT_RECORDED: {
         /*  The same body: DONE to the parent, RECORDED (root) to the
          *  controller. */
-        json_t *arr = json_array ();
+        proto_done_t *done = xcalloc (a->ndone + 1, sizeof *done);
         for (uint32_t i = 0; i < a->ndone; i++)
-            json_array_append_new (arr, json_pack ("[I, I]", (json_int_t) a->done[i].task,
-                                                   (json_int_t) a->done[i].node));
-        json_t *body = json_pack ("{s:o}", "done", arr);
-        if (a->type == CORE_ACT_RECORDED) {
-            msg = proto_encode (PROTO_RECORDED, &body, NULL);
-            return zmsg_send (&msg, self->ctl);
-        }
-        msg = proto_encode (PROTO_DONE, &body, NULL);
-        return zmsg_send (&msg, self->parent);
+            done[i] = (proto_done_t){.task = a->done[i].task, .node = a->done[i].node};
+        int recorded = a->type == CORE_ACT_RECORDED;
+        msg = proto_done (recorded ? PROTO_RECORDED : PROTO_DONE, done, a->ndone);
+        free (done);
+        return zmsg_send (&msg, recorded ? self->ctl : self->parent);
     }
     case CORE_ACT_RELEASE:
         if (self->payloads)
@@ -694,13 +673,10 @@ on_child (node_t *self)
         break;
     case PROTO_DONE: {
         ev.type = CORE_EV_DONE;
-        ev.ndone = (uint32_t) json_array_size (m.done);
-        done = xcalloc (ev.ndone, sizeof *done);
-        for (uint32_t i = 0; i < ev.ndone; i++) {
-            json_t *e = json_array_get (m.done, i);
-            done[i].task = (uint64_t) json_integer_value (json_array_get (e, 0));
-            done[i].node = (uint32_t) json_integer_value (json_array_get (e, 1));
-        }
+        ev.ndone = m.ndone;
+        done = xcalloc (ev.ndone + 1, sizeof *done);
+        for (uint32_t i = 0; i < ev.ndone; i++)
+            done[i] = (core_done_t){.task = m.done[i].task, .node = m.done[i].node};
         ev.done = done;
         break;
     }
@@ -743,11 +719,8 @@ on_measure (node_t *self, const proto_msg_t *m)
         return 0;
     }
     memset (self->streams, 0, (n + 1) * sizeof *self->streams);
-    size_t i;
-    json_t *e;
-    json_array_foreach (m->streams, i, e) {
-        intptr_t slot = self->slots ? (intptr_t) zhashx_lookup (self->slots,
-                                                                json_string_value (e)) - 1
+    for (uint32_t i = 0; i < m->nstreams; i++) {
+        intptr_t slot = self->slots ? (intptr_t) zhashx_lookup (self->slots, m->streams[i]) - 1
                                     : -1;
         if (slot < 0) {
             refused (self, "the controller", "MEASURE streams to a non-child");
@@ -776,11 +749,8 @@ send_measured (node_t *self, const calphase_result_t *r)
     for (int c = 0; c < self->me->nchildren; c++)
         json_object_set_new (send, self->cfg->nodes[self->me->children[c]].name,
                              json_real (r->send_bps[c] / self->bps_per_mbps));
-    json_t *body = json_pack ("{s:i, s:f, s:f, s:f, s:o}", "phase", (int) r->phase,
-                              "seconds", r->seconds * scale, "units_per_s",
-                              r->units_per_s / scale, "recv_mbps",
-                              r->recv_bps / self->bps_per_mbps, "send_mbps", send);
-    zmsg_t *msg = proto_encode (PROTO_MEASURED, &body, NULL);
+    zmsg_t *msg = proto_measured (r->phase, r->seconds * scale, r->units_per_s / scale,
+                                  r->recv_bps / self->bps_per_mbps, &send);
     return zmsg_send (&msg, self->ctl);
 }
 

@@ -2,6 +2,7 @@
 #include "overlay/proto.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "overlay/util.h"
@@ -32,6 +33,8 @@ proto_msg_clear (proto_msg_t *msg)
 {
     json_decref (msg->body);
     zframe_destroy (&msg->payload);
+    free (msg->done);
+    free (msg->streams);
     memset (msg, 0, sizeof *msg);
 }
 
@@ -78,25 +81,6 @@ check_keys (json_t *body, const char *const *allowed, const char *cmd,
     return 0;
 }
 
-static int
-check_done (json_t *done, const char *cmd, char *err, size_t errlen)
-{
-    if (!json_is_array (done) || json_array_size (done) > PROTO_MAX_DONE)
-        return tf_error (err, errlen, "%s: field \"done\" must be an array of at "
-                         "most %d entries", cmd, PROTO_MAX_DONE);
-    size_t i;
-    json_t *e;
-    json_array_foreach (done, i, e) {
-        json_t *t = json_array_get (e, 0), *n = json_array_get (e, 1);
-        if (!json_is_array (e) || json_array_size (e) != 2 || !json_is_integer (t)
-            || !json_is_integer (n) || json_integer_value (t) < 0
-            || json_integer_value (n) < 0 || json_integer_value (n) > UINT32_MAX)
-            return tf_error (err, errlen, "%s: entry %zu must be [task, node] "
-                             "with non-negative integers", cmd, i);
-    }
-    return 0;
-}
-
 /*  A finite number >= 0. */
 static int
 get_number (json_t *body, const char *key, double *out, const char *cmd, char *err,
@@ -111,13 +95,14 @@ get_number (json_t *body, const char *key, double *out, const char *cmd, char *e
     return 0;
 }
 
-/*  An object of names -> finite numbers >= 0 (at most 4096 entries). */
+/*  An object of at most `most` names -> finite numbers >= 0. */
 static int
-check_bounds_named (json_t *object, const char *cmd, const char *field, char *err,
-                    size_t errlen)
+check_named (json_t *object, size_t most, const char *cmd, const char *field, char *err,
+             size_t errlen)
 {
-    if (!json_is_object (object) || json_object_size (object) > PROTO_MAX_DONE)
-        return tf_error (err, errlen, "%s: field \"%s\" must be an object", cmd, field);
+    if (!json_is_object (object) || json_object_size (object) > most)
+        return tf_error (err, errlen, "%s: field \"%s\" must be an object of at most "
+                         "%zu entries", cmd, field, most);
     const char *key;
     json_t *v;
     json_object_foreach (object, key, v) {
@@ -129,180 +114,257 @@ check_bounds_named (json_t *object, const char *cmd, const char *field, char *er
     return 0;
 }
 
+/* ------------------------------------------------------------------------
+ *  One decoder per command: its fields, checked, into the message.
+ */
+
+typedef int (*decode_fn) (proto_msg_t *m, const char *cmd, char *err, size_t errlen);
+
 static int
-check_bounds (json_t *bounds, char *err, size_t errlen)
+decode_hello (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
-    if (json_is_object (bounds) && json_object_size (bounds) > PROTO_MAX_BOUNDS)
-        return tf_error (err, errlen, "SUBTREE: field \"bounds\" must be an object of "
-                         "at most %d entries", PROTO_MAX_BOUNDS);
-    return check_bounds_named (bounds, "SUBTREE", "bounds", err, errlen);
+    uint64_t pid, version;
+    if (get_string (m->body, "name", &m->text, cmd, err, errlen)
+        || get_uint (m->body, "pid", INT64_MAX, &pid, cmd, err, errlen)
+        || get_uint (m->body, "version", 255, &version, cmd, err, errlen))
+        return -1;
+    m->pid = (int64_t) pid;
+    m->version = (int) version;
+    return 0;
 }
 
-/*  Check and extract the fields of each command. */
+static int
+decode_config (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    m->object = json_object_get (m->body, "config");
+    if (!json_is_object (m->object))
+        return tf_error (err, errlen, "%s: field \"config\" must be an object", cmd);
+    return 0;
+}
+
+static int
+decode_text (proto_msg_t *m, const char *key, const char *cmd, char *err, size_t errlen)
+{
+    return get_string (m->body, key, &m->text, cmd, err, errlen);
+}
+
+static int
+decode_bound (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    return decode_text (m, "endpoint", cmd, err, errlen);
+}
+
+static int
+decode_fail (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    return decode_text (m, "error", cmd, err, errlen);
+}
+
+static int
+decode_start (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    const char *mode = NULL;
+    if (get_string (m->body, "parent", &m->text, cmd, err, errlen)
+        || get_string (m->body, "mode", &mode, cmd, err, errlen))
+        return -1;
+    if (strcmp (mode, "run") != 0 && strcmp (mode, "measure") != 0)
+        return tf_error (err, errlen, "%s: mode must be \"run\" or \"measure\"", cmd);
+    m->measure = strcmp (mode, "measure") == 0;
+    return 0;
+}
+
+static int
+decode_measure (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    uint64_t phase;
+    if (get_uint (m->body, "phase", UINT32_MAX, &phase, cmd, err, errlen)
+        || get_number (m->body, "seconds", &m->seconds, cmd, err, errlen)
+        || get_number (m->body, "warmup", &m->warmup, cmd, err, errlen))
+        return -1;
+    m->phase = (uint32_t) phase;
+    if (!(m->seconds > 0) || m->warmup >= m->seconds)
+        return tf_error (err, errlen, "%s: need 0 <= warmup < seconds", cmd);
+    json_t *streams = json_object_get (m->body, "streams");
+    if (!json_is_array (streams) || json_array_size (streams) > PROTO_MAX_STREAMS)
+        return tf_error (err, errlen, "%s: field \"streams\" must be an array of at "
+                         "most %d names", cmd, PROTO_MAX_STREAMS);
+    m->streams = xcalloc (json_array_size (streams) + 1, sizeof *m->streams);
+    size_t i;
+    json_t *e;
+    json_array_foreach (streams, i, e) {
+        if (!json_is_string (e))
+            return tf_error (err, errlen, "%s: streams[%zu] must be a name", cmd, i);
+        m->streams[m->nstreams++] = json_string_value (e);
+    }
+    return 0;
+}
+
+static int
+decode_measured (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    uint64_t phase;
+    if (get_uint (m->body, "phase", UINT32_MAX, &phase, cmd, err, errlen)
+        || get_number (m->body, "seconds", &m->seconds, cmd, err, errlen)
+        || get_number (m->body, "units_per_s", &m->units_per_s, cmd, err, errlen)
+        || get_number (m->body, "recv_mbps", &m->recv_mbps, cmd, err, errlen))
+        return -1;
+    m->phase = (uint32_t) phase;
+    m->object = json_object_get (m->body, "send_mbps");
+    return check_named (m->object, PROTO_MAX_STREAMS, cmd, "send_mbps", err, errlen);
+}
+
+static int
+decode_stats (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    m->object = json_object_get (m->body, "stats");
+    if (!json_is_object (m->object))
+        return tf_error (err, errlen, "%s: field \"stats\" must be an object", cmd);
+    return 0;
+}
+
+static int
+decode_nothing (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    (void) m, (void) cmd, (void) err, (void) errlen;
+    return 0;
+}
+
+static int
+decode_request (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    uint64_t n;
+    if (get_uint (m->body, "n", UINT32_MAX, &n, cmd, err, errlen))
+        return -1;
+    if (n == 0)
+        return tf_error (err, errlen, "%s: field \"n\" must be positive", cmd);
+    m->n = (uint32_t) n;
+    return 0;
+}
+
+static int
+decode_ack (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    uint64_t index;
+    if (get_uint (m->body, "task", INT64_MAX, &m->task, cmd, err, errlen)
+        || get_uint (m->body, "index", UINT32_MAX, &index, cmd, err, errlen))
+        return -1;
+    m->index = (uint32_t) index;
+    return 0;
+}
+
+/*  CHUNK's payload frame against the body's claims. */
+static int
+check_payload (const proto_msg_t *m, char *err, size_t errlen)
+{
+    if (!m->payload)
+        return tf_error (err, errlen, "CHUNK: payload frame missing");
+    if (zframe_size (m->payload) > PROTO_MAX_CHUNK_BYTES)
+        return tf_error (err, errlen, "CHUNK: payload of %zu bytes exceeds %u",
+                         zframe_size (m->payload), PROTO_MAX_CHUNK_BYTES);
+    if (zframe_size (m->payload) > m->bytes)
+        return tf_error (err, errlen, "CHUNK: payload of %zu bytes exceeds the task's "
+                         "%llu", zframe_size (m->payload), (unsigned long long) m->bytes);
+    return 0;
+}
+
+static int
+decode_chunk (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    json_t *units = json_object_get (m->body, "units");
+    uint64_t index, count;
+    if (get_uint (m->body, "task", INT64_MAX, &m->task, cmd, err, errlen)
+        || get_uint (m->body, "bytes", PROTO_MAX_TASK_BYTES, &m->bytes, cmd, err, errlen)
+        || get_uint (m->body, "index", UINT32_MAX, &index, cmd, err, errlen)
+        || get_uint (m->body, "count", UINT32_MAX, &count, cmd, err, errlen))
+        return -1;
+    m->index = (uint32_t) index;
+    m->count = (uint32_t) count;
+    if (!json_is_number (units) || !(json_number_value (units) > 0)
+        || !isfinite (json_number_value (units)))
+        return tf_error (err, errlen, "%s: field \"units\" must be a finite positive "
+                         "number", cmd);
+    m->units = json_number_value (units);
+    if (m->count == 0 || m->index >= m->count)
+        return tf_error (err, errlen, "%s: index %u not below count %u", cmd, m->index,
+                         m->count);
+    return check_payload (m, err, errlen);
+}
+
+/*  DONE and RECORDED: [[task, node], ...], at most PROTO_MAX_DONE. */
+static int
+decode_done (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    json_t *done = json_object_get (m->body, "done");
+    if (!json_is_array (done) || json_array_size (done) > PROTO_MAX_DONE)
+        return tf_error (err, errlen, "%s: field \"done\" must be an array of at most "
+                         "%d entries", cmd, PROTO_MAX_DONE);
+    m->done = xcalloc (json_array_size (done) + 1, sizeof *m->done);
+    size_t i;
+    json_t *e;
+    json_array_foreach (done, i, e) {
+        json_t *t = json_array_get (e, 0), *n = json_array_get (e, 1);
+        if (!json_is_array (e) || json_array_size (e) != 2 || !json_is_integer (t)
+            || !json_is_integer (n) || json_integer_value (t) < 0
+            || json_integer_value (n) < 0 || json_integer_value (n) > UINT32_MAX)
+            return tf_error (err, errlen, "%s: entry %zu must be [task, node] with "
+                             "non-negative integers", cmd, i);
+        m->done[i] = (proto_done_t){(uint64_t) json_integer_value (t),
+                                    (uint32_t) json_integer_value (n)};
+    }
+    m->ndone = (uint32_t) json_array_size (done);
+    return 0;
+}
+
+/*  SUBTREE: every model's bound (bound_model_str), others ignored. */
+static int
+decode_subtree (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    json_t *bounds = json_object_get (m->body, "bounds");
+    if (check_named (bounds, PROTO_MAX_BOUNDS, cmd, "bounds", err, errlen))
+        return -1;
+    for (int k = 0; k < BOUND_MODEL_COUNT; k++) {
+        json_t *v = json_object_get (bounds, bound_model_str (k));
+        if (!v)
+            return tf_error (err, errlen, "%s: no \"%s\" bound", cmd, bound_model_str (k));
+        m->bounds[k] = json_number_value (v);
+    }
+    return 0;
+}
+
+/*  Every command: the fields its body may have, and its decoder. */
+static const struct {
+    const char *keys[6];
+    decode_fn decode;
+} codecs[PROTO_COMMAND_END] = {
+    [PROTO_HELLO] = {{"name", "pid", "version"}, decode_hello},
+    [PROTO_CONFIG] = {{"config"}, decode_config},
+    [PROTO_BOUND] = {{"endpoint"}, decode_bound},
+    [PROTO_START] = {{"parent", "mode"}, decode_start},
+    [PROTO_STATS] = {{"stats"}, decode_stats},
+    [PROTO_FINISHED] = {{NULL}, decode_nothing},
+    [PROTO_STOP] = {{NULL}, decode_nothing},
+    [PROTO_REPORT] = {{"stats"}, decode_stats},
+    [PROTO_FAIL] = {{"error"}, decode_fail},
+    [PROTO_REQUEST] = {{"n"}, decode_request},
+    [PROTO_CHUNK] = {{"task", "units", "bytes", "index", "count"}, decode_chunk},
+    [PROTO_ACK] = {{"task", "index"}, decode_ack},
+    [PROTO_DONE] = {{"done"}, decode_done},
+    [PROTO_SUBTREE] = {{"bounds"}, decode_subtree},
+    [PROTO_MEASURE] = {{"phase", "seconds", "warmup", "streams"}, decode_measure},
+    [PROTO_MEASURED] = {{"phase", "seconds", "units_per_s", "recv_mbps", "send_mbps"},
+                        decode_measured},
+    [PROTO_BYE] = {{NULL}, decode_nothing},
+    [PROTO_RECORDED] = {{"done"}, decode_done},
+};
+
+/*  Check and extract the fields of the message's command. */
 static int
 decode_fields (proto_msg_t *m, char *err, size_t errlen)
 {
     const char *cmd = proto_command_str (m->command);
-    json_t *b = m->body;
-    uint64_t v = 0;
-
-    switch (m->command) {
-    case PROTO_HELLO: {
-        static const char *const k[] = {"name", "pid", "version", NULL};
-        if (check_keys (b, k, cmd, err, errlen)
-            || get_string (b, "name", &m->text, cmd, err, errlen)
-            || get_uint (b, "pid", INT64_MAX, &v, cmd, err, errlen))
-            return -1;
-        m->pid = (int64_t) v;
-        return get_uint (b, "version", 255, &v, cmd, err, errlen);
-    }
-    case PROTO_CONFIG: {
-        static const char *const k[] = {"config", NULL};
-        m->object = json_object_get (b, "config");
-        if (check_keys (b, k, cmd, err, errlen))
-            return -1;
-        if (!json_is_object (m->object))
-            return tf_error (err, errlen, "CONFIG: field \"config\" must be an object");
-        return 0;
-    }
-    case PROTO_BOUND: {
-        static const char *const k[] = {"endpoint", NULL};
-        return check_keys (b, k, cmd, err, errlen)
-            || get_string (b, "endpoint", &m->text, cmd, err, errlen) ? -1 : 0;
-    }
-    case PROTO_START: {
-        static const char *const k[] = {"parent", "mode", NULL};
-        const char *mode = NULL;
-        if (check_keys (b, k, cmd, err, errlen)
-            || get_string (b, "parent", &m->text, cmd, err, errlen)
-            || get_string (b, "mode", &mode, cmd, err, errlen))
-            return -1;
-        if (strcmp (mode, "run") != 0 && strcmp (mode, "measure") != 0)
-            return tf_error (err, errlen, "START: mode must be \"run\" or \"measure\"");
-        m->measure = strcmp (mode, "measure") == 0;
-        return 0;
-    }
-    case PROTO_MEASURE: {
-        static const char *const k[] = {"phase", "seconds", "warmup", "streams", NULL};
-        size_t i;
-        json_t *e;
-        if (check_keys (b, k, cmd, err, errlen)
-            || get_uint (b, "phase", UINT32_MAX, &v, cmd, err, errlen)
-            || get_number (b, "seconds", &m->seconds, cmd, err, errlen)
-            || get_number (b, "warmup", &m->warmup, cmd, err, errlen))
-            return -1;
-        m->phase = (uint32_t) v;
-        if (!(m->seconds > 0) || !(m->warmup >= 0) || m->warmup >= m->seconds)
-            return tf_error (err, errlen, "MEASURE: need 0 <= warmup < seconds");
-        m->streams = json_object_get (b, "streams");
-        if (!json_is_array (m->streams))
-            return tf_error (err, errlen, "MEASURE: field \"streams\" must be an array");
-        json_array_foreach (m->streams, i, e)
-            if (!json_is_string (e))
-                return tf_error (err, errlen, "MEASURE: streams[%zu] must be a name", i);
-        return 0;
-    }
-    case PROTO_MEASURED: {
-        static const char *const k[] = {"phase", "seconds", "units_per_s", "recv_mbps",
-                                        "send_mbps", NULL};
-        double x;
-        if (check_keys (b, k, cmd, err, errlen)
-            || get_uint (b, "phase", UINT32_MAX, &v, cmd, err, errlen)
-            || get_number (b, "seconds", &m->seconds, cmd, err, errlen)
-            || get_number (b, "units_per_s", &x, cmd, err, errlen)
-            || get_number (b, "recv_mbps", &x, cmd, err, errlen))
-            return -1;
-        m->phase = (uint32_t) v;
-        m->object = json_object_get (b, "send_mbps");
-        return check_bounds_named (m->object, "MEASURED", "send_mbps", err, errlen);
-    }
-    case PROTO_FAIL: {
-        static const char *const k[] = {"error", NULL};
-        return check_keys (b, k, cmd, err, errlen)
-            || get_string (b, "error", &m->text, cmd, err, errlen) ? -1 : 0;
-    }
-    case PROTO_STATS:
-    case PROTO_REPORT: {
-        static const char *const k[] = {"stats", NULL};
-        m->object = json_object_get (b, "stats");
-        if (check_keys (b, k, cmd, err, errlen))
-            return -1;
-        if (!json_is_object (m->object))
-            return tf_error (err, errlen, "%s: field \"stats\" must be an object", cmd);
-        return 0;
-    }
-    case PROTO_FINISHED:
-    case PROTO_STOP:
-    case PROTO_BYE: {
-        static const char *const k[] = {NULL};
-        return check_keys (b, k, cmd, err, errlen);
-    }
-    case PROTO_REQUEST: {
-        static const char *const k[] = {"n", NULL};
-        if (check_keys (b, k, cmd, err, errlen)
-            || get_uint (b, "n", UINT32_MAX, &v, cmd, err, errlen))
-            return -1;
-        if (v == 0)
-            return tf_error (err, errlen, "REQUEST: field \"n\" must be positive");
-        m->n = (uint32_t) v;
-        return 0;
-    }
-    case PROTO_ACK: {
-        static const char *const k[] = {"task", "index", NULL};
-        if (check_keys (b, k, cmd, err, errlen)
-            || get_uint (b, "task", INT64_MAX, &m->task, cmd, err, errlen)
-            || get_uint (b, "index", UINT32_MAX, &v, cmd, err, errlen))
-            return -1;
-        m->index = (uint32_t) v;
-        return 0;
-    }
-    case PROTO_CHUNK: {
-        static const char *const k[] = {"task", "units", "bytes", "index", "count", NULL};
-        json_t *units = json_object_get (b, "units");
-        uint64_t count = 0;
-        if (check_keys (b, k, cmd, err, errlen)
-            || get_uint (b, "task", INT64_MAX, &m->task, cmd, err, errlen)
-            || get_uint (b, "bytes", PROTO_MAX_TASK_BYTES, &m->bytes, cmd, err, errlen)
-            || get_uint (b, "index", UINT32_MAX, &v, cmd, err, errlen)
-            || get_uint (b, "count", UINT32_MAX, &count, cmd, err, errlen))
-            return -1;
-        m->index = (uint32_t) v;
-        m->count = (uint32_t) count;
-        if (!json_is_number (units) || !(json_number_value (units) > 0)
-            || !isfinite (json_number_value (units)))
-            return tf_error (err, errlen, "CHUNK: field \"units\" must be a finite "
-                             "positive number");
-        m->units = json_number_value (units);
-        if (m->count == 0 || m->index >= m->count)
-            return tf_error (err, errlen, "CHUNK: index %u not below count %u",
-                             m->index, m->count);
-        if (!m->payload)
-            return tf_error (err, errlen, "CHUNK: payload frame missing");
-        if (zframe_size (m->payload) > PROTO_MAX_CHUNK_BYTES)
-            return tf_error (err, errlen, "CHUNK: payload of %zu bytes exceeds %u",
-                             zframe_size (m->payload), PROTO_MAX_CHUNK_BYTES);
-        if (zframe_size (m->payload) > m->bytes)
-            return tf_error (err, errlen, "CHUNK: payload of %zu bytes exceeds the "
-                             "task's %llu", zframe_size (m->payload),
-                             (unsigned long long) m->bytes);
-        return 0;
-    }
-    case PROTO_DONE:
-    case PROTO_RECORDED: {
-        static const char *const k[] = {"done", NULL};
-        m->done = json_object_get (b, "done");
-        return check_keys (b, k, cmd, err, errlen)
-            || check_done (m->done, cmd, err, errlen) ? -1 : 0;
-    }
-    case PROTO_SUBTREE: {
-        static const char *const k[] = {"bounds", NULL};
-        m->bounds = json_object_get (b, "bounds");
-        return check_keys (b, k, cmd, err, errlen) || check_bounds (m->bounds, err, errlen)
-            ? -1 : 0;
-    }
-    default:
-        return tf_error (err, errlen, "unknown command %d", m->command);
-    }
+    if (check_keys (m->body, codecs[m->command].keys, cmd, err, errlen))
+        return -1;
+    return codecs[m->command].decode (m, cmd, err, errlen);
 }
 
 int
@@ -450,6 +512,51 @@ zmsg_t *
 proto_fail (const char *error)
 {
     return encode_packed (PROTO_FAIL, json_pack ("{s:s}", "error", error));
+}
+
+zmsg_t *
+proto_done (proto_command_t command, const proto_done_t *done, uint32_t n)
+{
+    json_t *arr = json_array ();
+    for (uint32_t i = 0; i < n; i++)
+        json_array_append_new (arr, json_pack ("[I, I]", (json_int_t) done[i].task,
+                                               (json_int_t) done[i].node));
+    return encode_packed (command, json_pack ("{s:o}", "done", arr));
+}
+
+zmsg_t *
+proto_subtree (const double *bounds)
+{
+    json_t *o = json_object ();
+    for (int m = 0; m < BOUND_MODEL_COUNT; m++)
+        json_object_set_new (o, bound_model_str (m), json_real (bounds[m]));
+    return encode_packed (PROTO_SUBTREE, json_pack ("{s:o}", "bounds", o));
+}
+
+zmsg_t *
+proto_measure (uint32_t phase, double seconds, double warmup, const char *const *streams,
+               uint32_t n)
+{
+    json_t *names = json_array ();
+    for (uint32_t i = 0; i < n; i++)
+        json_array_append_new (names, json_string (streams[i]));
+    return encode_packed (PROTO_MEASURE,
+                          json_pack ("{s:I, s:f, s:f, s:o}", "phase", (json_int_t) phase,
+                                     "seconds", seconds, "warmup", warmup, "streams",
+                                     names));
+}
+
+zmsg_t *
+proto_measured (uint32_t phase, double seconds, double units_per_s, double recv_mbps,
+                json_t **send_mbps_p)
+{
+    json_t *send = *send_mbps_p;
+    *send_mbps_p = NULL;
+    return encode_packed (PROTO_MEASURED,
+                          json_pack ("{s:I, s:f, s:f, s:f, s:o}", "phase",
+                                     (json_int_t) phase, "seconds", seconds, "units_per_s",
+                                     units_per_s, "recv_mbps", recv_mbps, "send_mbps",
+                                     send));
 }
 
 zmsg_t *

@@ -26,12 +26,15 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "overlay/bound.h"
 #include "overlay/config.h"
 
 #define PROTO_VERSION 1
 #define PROTO_MAX_BODY (64u << 20)   /* a body larger than this is refused */
 #define PROTO_MAX_DONE 4096          /* completions in one DONE or RECORDED */
 #define PROTO_MAX_BOUNDS 8           /* models in one SUBTREE */
+#define PROTO_MAX_STREAMS 4096       /* children named in one MEASURE or
+                                        MEASURED */
 
 /*  Limits on what a peer may claim (docs/protocol.md, "Limits"). Every
  *  size in a message is checked against these before it sizes anything.
@@ -76,31 +79,42 @@ typedef enum {
 /*  Return the command's name ("HELLO", ...), or "?" if unknown. */
 const char *proto_command_str (int command);
 
-/*  A decoded message. Fields are filled according to the command; body
- *  and payload are owned by the message. */
+/*  One completion: a task and the node that computed it (DONE, RECORDED). */
+typedef struct {
+    uint64_t task;
+    uint32_t node;
+} proto_done_t;
+
+/*  A decoded message: one set of fields per command, filled by its
+ *  decoder and checked (see each command above, and docs/protocol.md).
+ *  Strings and objects are borrowed from body; body, payload, done and
+ *  streams are owned by the message (proto_msg_clear). STATS and REPORT
+ *  carry an object that overlay/proto_stats.h decodes. */
 typedef struct {
     proto_command_t command;
-    json_t *body;            /* the whole body, for control messages */
+    json_t *body;            /* the whole body */
     zframe_t *payload;       /* CHUNK */
     const char *text;        /* HELLO name, BOUND endpoint, START parent,
-                                FAIL error: borrowed from body */
-    int measure;             /* START: mode "measure" (else "run") */
-    uint32_t phase;          /* MEASURE, MEASURED */
-    double seconds, warmup;  /* MEASURE: phase and warm-up, wall seconds;
-                                MEASURED: seconds measured */
-    json_t *streams;         /* MEASURE: array of child names, borrowed */
+                                FAIL error */
     int64_t pid;             /* HELLO */
-    uint64_t task;           /* CHUNK, ACK */
+    int version;             /* HELLO: the node's protocol version */
+    int measure;             /* START: mode "measure" (else "run") */
+    json_t *object;          /* CONFIG config, STATS/REPORT stats,
+                                MEASURED send_mbps ({child: MB/s}) */
     uint32_t n;              /* REQUEST */
+    uint64_t task;           /* CHUNK, ACK */
     double units;            /* CHUNK */
     uint64_t bytes;          /* CHUNK: total bytes of the task */
     uint32_t index, count;   /* CHUNK, ACK */
-    json_t *object;          /* CONFIG config, STATS/REPORT stats:
-                                borrowed from body */
-    json_t *done;            /* DONE, RECORDED: the array, borrowed from body,
-                                entries checked to be [int>=0, int>=0] */
-    json_t *bounds;          /* SUBTREE: object of at most PROTO_MAX_BOUNDS
-                                names -> finite numbers >= 0, borrowed */
+    proto_done_t *done;      /* DONE, RECORDED: ndone entries */
+    uint32_t ndone;
+    double bounds[BOUND_MODEL_COUNT];   /* SUBTREE: tasks/s per model */
+    uint32_t phase;          /* MEASURE, MEASURED */
+    double seconds, warmup;  /* MEASURE: phase and warm-up, wall seconds;
+                                MEASURED: platform seconds measured */
+    const char **streams;    /* MEASURE: nstreams child names */
+    uint32_t nstreams;
+    double units_per_s, recv_mbps;   /* MEASURED, platform terms */
 } proto_msg_t;
 
 /*  The ZMQ_MAXMSGSIZE (largest frame, bytes) for a socket that receives
@@ -133,6 +147,19 @@ zmsg_t *proto_chunk (uint64_t task, double units, uint64_t bytes, uint32_t index
                      uint32_t count, zframe_t **payload_p);
 zmsg_t *proto_ack (uint64_t task, uint32_t index);
 zmsg_t *proto_fail (const char *error);
+/*  DONE (child -> parent) or RECORDED (root -> controller): n <=
+ *  PROTO_MAX_DONE completions. */
+zmsg_t *proto_done (proto_command_t command, const proto_done_t *done, uint32_t n);
+/*  SUBTREE: the subtree's bound in every model (BOUND_MODEL_COUNT values). */
+zmsg_t *proto_subtree (const double *bounds);
+/*  MEASURE: phase, its length and warm-up (wall seconds), and the n
+ *  children to stream probes to. */
+zmsg_t *proto_measure (uint32_t phase, double seconds, double warmup,
+                       const char *const *streams, uint32_t n);
+/*  MEASURED: what a phase measured, platform terms; send_mbps (child name
+ *  -> MB/s) is taken and the caller's pointer nulled. */
+zmsg_t *proto_measured (uint32_t phase, double seconds, double units_per_s,
+                        double recv_mbps, json_t **send_mbps_p);
 zmsg_t *proto_empty (proto_command_t command);   /* FINISHED, STOP, BYE */
 
 /*  A message as raw frames, unchecked: header {version, command}, then the

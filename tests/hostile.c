@@ -261,8 +261,7 @@ send_true_task (fake_t *f)
     }
     if (expect_msg (f->par, PROTO_DONE, &m) < 0)
         return -1;
-    int ok = json_array_size (m.done) == 1
-             && json_integer_value (json_array_get (json_array_get (m.done, 0), 0)) == 0;
+    int ok = m.ndone == 1 && m.done[0].task == 0;
     proto_msg_clear (&m);
     return ok ? 0 : -1;
 }

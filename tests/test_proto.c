@@ -66,16 +66,18 @@ test_every_encoder_round_trips (void **state)
     assert_int_equal (m.measure, 1);
     proto_msg_clear (&m);
 
-    json_t *mb = json_pack ("{s:i, s:f, s:f, s:[s]}", "phase", 3, "seconds", 1.5,
-                            "warmup", 0.25, "streams", "Lab3");
-    decode_ok (proto_encode (PROTO_MEASURE, &mb, NULL), &m);
+    const char *names[2] = {"Lab3", "Lab4"};
+    decode_ok (proto_measure (3, 1.5, 0.25, names, 2), &m);
     assert_int_equal (m.phase, 3);
     assert_true (m.seconds == 1.5 && m.warmup == 0.25);
-    assert_string_equal (json_string_value (json_array_get (m.streams, 0)), "Lab3");
+    assert_int_equal (m.nstreams, 2);
+    assert_string_equal (m.streams[0], "Lab3");
+    assert_string_equal (m.streams[1], "Lab4");
     proto_msg_clear (&m);
-    mb = json_pack ("{s:i, s:f, s:f, s:f, s:{s:f}}", "phase", 3, "seconds", 1.25,
-                    "units_per_s", 9.06, "recv_mbps", 0.0, "send_mbps", "Lab3", 10.8);
-    decode_ok (proto_encode (PROTO_MEASURED, &mb, NULL), &m);
+    json_t *send = json_pack ("{s:f}", "Lab3", 10.8);
+    decode_ok (proto_measured (3, 1.25, 9.06, 0.5, &send), &m);
+    assert_null (send);
+    assert_true (m.units_per_s == 9.06 && m.recv_mbps == 0.5 && m.seconds == 1.25);
     assert_true (json_number_value (json_object_get (m.object, "Lab3")) == 10.8);
     proto_msg_clear (&m);
 
@@ -109,24 +111,27 @@ test_every_encoder_round_trips (void **state)
     assert_int_equal (m.command, PROTO_STOP);
     proto_msg_clear (&m);
 
-    json_t *body = json_pack ("{s:[[I,I],[I,I]]}", "done", (json_int_t) 5, (json_int_t) 1,
-                              (json_int_t) 6, (json_int_t) 2);
-    decode_ok (proto_encode (PROTO_DONE, &body, NULL), &m);
-    assert_null (body);
-    assert_int_equal (json_array_size (m.done), 2);
+    const proto_done_t done[2] = {{5, 1}, {(uint64_t) INT64_MAX - 1, 2}};
+    decode_ok (proto_done (PROTO_DONE, done, 2), &m);
+    assert_int_equal (m.ndone, 2);
+    assert_true (m.done[0].task == 5 && m.done[0].node == 1);
+    assert_true (m.done[1].task == (uint64_t) INT64_MAX - 1 && m.done[1].node == 2);
     proto_msg_clear (&m);
 
-    body = json_pack ("{s:[[I,I]]}", "done", (json_int_t) 7, (json_int_t) 3);
-    decode_ok (proto_encode (PROTO_RECORDED, &body, NULL), &m);
+    decode_ok (proto_done (PROTO_RECORDED, done, 1), &m);
     assert_int_equal (m.command, PROTO_RECORDED);
-    assert_int_equal (json_array_size (m.done), 1);
+    assert_int_equal (m.ndone, 1);
     assert_string_equal (proto_command_str (PROTO_RECORDED), "RECORDED");
     proto_msg_clear (&m);
 
-    body = json_pack ("{s:{s:f, s:f}}", "bounds", "multi", 6.5, "bwc", 7.25);
-    decode_ok (proto_encode (PROTO_SUBTREE, &body, NULL), &m);
-    assert_true (json_number_value (json_object_get (m.bounds, "bwc")) == 7.25);
+    const double bounds[BOUND_MODEL_COUNT] = {6.5, 6.25, 7.25};
+    decode_ok (proto_subtree (bounds), &m);
+    for (int k = 0; k < BOUND_MODEL_COUNT; k++)
+        assert_true (m.bounds[k] == bounds[k]);
     proto_msg_clear (&m);
+    /*  A SUBTREE without every model is refused. */
+    json_t *body = json_pack ("{s:{s:f, s:f}}", "bounds", "multi", 6.5, "bwc", 7.25);
+    refused (proto_encode (PROTO_SUBTREE, &body, NULL), "no \"single\" bound");
 
     body = json_pack ("{s:{s:i}}", "stats", "computed", 4);
     decode_ok (proto_encode (PROTO_STATS, &body, NULL), &m);
