@@ -469,6 +469,12 @@ proto_hello (const char *name, int64_t pid)
 }
 
 zmsg_t *
+proto_config (json_t *config)
+{
+    return encode_packed (PROTO_CONFIG, json_pack ("{s:O}", "config", config));
+}
+
+zmsg_t *
 proto_bound (const char *endpoint)
 {
     return encode_packed (PROTO_BOUND, json_pack ("{s:s}", "endpoint", endpoint));

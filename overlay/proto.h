@@ -140,6 +140,7 @@ void proto_msg_clear (proto_msg_t *msg);
  *  nulls the caller's pointers. */
 zmsg_t *proto_encode (proto_command_t command, json_t **body_p, zframe_t **payload_p);
 zmsg_t *proto_hello (const char *name, int64_t pid);
+zmsg_t *proto_config (json_t *config);   /* the experiment; borrowed */
 zmsg_t *proto_bound (const char *endpoint);
 zmsg_t *proto_start (const char *parent_endpoint, int measure);
 zmsg_t *proto_request (uint32_t n);

@@ -198,9 +198,10 @@ handshake (fake_t *f, const char *node_bin, const char *config_path)
         return -1;
     proto_msg_clear (&m);
     char *text = config_to_json (f->cfg);
-    json_t *body = json_pack ("{s:o}", "config", json_loads (text, 0, NULL));
+    json_t *config = json_loads (text, 0, NULL);
     free (text);
-    send_to (f->ctl, f->name, proto_encode (PROTO_CONFIG, &body, NULL));
+    send_to (f->ctl, f->name, proto_config (config));
+    json_decref (config);
     if (expect_msg (f->ctl, PROTO_BOUND, &m) < 0)
         return -1;
     proto_msg_clear (&m);
