@@ -133,13 +133,20 @@ decode_hello (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
     return 0;
 }
 
+/*  The body's field key, an object, into m->object. */
+static int
+decode_object (proto_msg_t *m, const char *key, const char *cmd, char *err, size_t errlen)
+{
+    m->object = json_object_get (m->body, key);
+    if (!json_is_object (m->object))
+        return tf_error (err, errlen, "%s: field \"%s\" must be an object", cmd, key);
+    return 0;
+}
+
 static int
 decode_config (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
-    m->object = json_object_get (m->body, "config");
-    if (!json_is_object (m->object))
-        return tf_error (err, errlen, "%s: field \"config\" must be an object", cmd);
-    return 0;
+    return decode_object (m, "config", cmd, err, errlen);
 }
 
 static int
@@ -216,10 +223,7 @@ decode_measured (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 static int
 decode_stats (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
-    m->object = json_object_get (m->body, "stats");
-    if (!json_is_object (m->object))
-        return tf_error (err, errlen, "%s: field \"stats\" must be an object", cmd);
-    return 0;
+    return decode_object (m, "stats", cmd, err, errlen);
 }
 
 static int

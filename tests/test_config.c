@@ -97,6 +97,8 @@ assert_configs_equal (const config_t *a, const config_t *b)
     }
 }
 
+static void check_fork7_tree (const config_t *config);
+
 static void
 test_fork7_values (void **state)
 {
@@ -117,7 +119,17 @@ test_fork7_values (void **state)
     assert_int_equal (config->platform.matrix_n, 1024);
     assert_int_equal (config->platform.sample_ms, 100);
     assert_int_equal (config->platform.ir_measured, 0);
+    check_fork7_tree (config);
+    /* 2 MB x 2^20 x 0.01 = 20971.52 bytes, rounded. */
+    assert_true (config_task_bytes (config) == 20972);
+    config_destroy (&config);
+    assert_null (config);
+}
 
+/*  fork7's tree: Lab0 and its six children, as the published table says. */
+static void
+check_fork7_tree (const config_t *config)
+{
     assert_int_equal (config->nnodes, 7);
     assert_int_equal (config->root, 0);
     const config_node_t *root = &config->nodes[0];
@@ -156,11 +168,6 @@ test_fork7_values (void **state)
     /* SB0's idle link is slower than its busy one in the published data. */
     const config_node_t *sb0 = node_named (config, "SB0");
     assert_true (sb0->link_mbps == 7.73 && sb0->link_idle_mbps == 7.7);
-
-    /* 2 MB x 2^20 x 0.01 = 20971.52 bytes, rounded. */
-    assert_true (config_task_bytes (config) == 20972);
-    config_destroy (&config);
-    assert_null (config);
 }
 
 static void

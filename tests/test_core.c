@@ -502,132 +502,167 @@ sim_push (sim_queue_t *q, core_event_t ev, const core_done_t *done)
     }
 }
 
+/*  The in-memory tree's state: a core and an inbox per node, each node's
+ *  engine (the task it computes, -1 if idle), and what the root recorded. */
+typedef struct {
+    core_t *cores[SIM_NODES];
+    sim_queue_t qs[SIM_NODES];
+    int64_t engine[SIM_NODES];
+    uint64_t tasks;
+    int *by;                 /* RECORDED per task */
+    int per_node[SIM_NODES];
+    int finished;
+} sim_t;
+
+/*  Child `slot` of node at. */
+static int
+sim_child (int at, int slot)
+{
+    for (int c = 0; c < SIM_NODES; c++)
+        if (sim_parent[c] == at && sim_slot[c] == slot)
+            return c;
+    fail_msg ("node %d has no child in slot %d", at, slot);
+    return -1;
+}
+
+/*  Carry out one action of node at: the network and the engines. */
+static void
+sim_route (sim_t *sim, int at, const core_action_t *x)
+{
+    sim_queue_t *up = at > 0 ? &sim->qs[sim_parent[at]] : NULL;
+    core_event_t ev = {.child = sim_slot[at]};
+    switch (x->type) {
+    case CORE_ACT_REQUEST:
+        ev.type = CORE_EV_REQUEST, ev.n = x->n;
+        sim_push (up, ev, NULL);
+        break;
+    case CORE_ACT_SEND_CHUNK:
+        sim_push (&sim->qs[sim_child (at, x->child)],
+                  (core_event_t){.type = CORE_EV_CHUNK, .task = x->task, .units = x->units,
+                                 .bytes = x->bytes, .index = x->index, .count = x->count,
+                                 .len = x->len}, NULL);
+        break;
+    case CORE_ACT_ACK:
+        ev.type = CORE_EV_ACK, ev.task = x->task, ev.index = x->index;
+        sim_push (up, ev, NULL);
+        break;
+    case CORE_ACT_COMPUTE:
+        assert_true (sim->engine[at] < 0);   /* one task at a time */
+        sim->engine[at] = (int64_t) x->task;
+        break;
+    case CORE_ACT_REPORT:
+        ev.type = CORE_EV_DONE, ev.ndone = x->ndone;
+        sim_push (up, ev, x->done);
+        break;
+    case CORE_ACT_RECORDED:
+        assert_int_equal (at, 0);
+        assert_false (sim->finished);   /* every record before FINISHED */
+        for (uint32_t d = 0; d < x->ndone; d++) {
+            assert_true (x->done[d].task < sim->tasks);
+            assert_true (x->done[d].node < SIM_NODES);
+            sim->by[x->done[d].task]++;
+            sim->per_node[x->done[d].node]++;
+        }
+        break;
+    case CORE_ACT_FINISHED:
+        sim->finished = 1;
+        break;
+    default:
+        break;
+    }
+}
+
+/*  The next event, chosen at random among nodes with mail and busy
+ *  engines; an engine finishes with probability 1/8 whenever it is
+ *  picked, so computing takes time, as it does. Returns 0 and fills
+ *  *at and *m, or 1 for a pick that did nothing. */
+static int
+sim_next (sim_t *sim, unsigned seed, int steps, int *at, sim_msg_t *m)
+{
+    int ready[2 * SIM_NODES], k = 0;
+    for (int i = 0; i < SIM_NODES; i++) {
+        if (sim->qs[i].len)
+            ready[k++] = i;
+        if (sim->engine[i] >= 0)
+            ready[k++] = SIM_NODES + i;
+    }
+    if (k == 0)
+        fail_msg ("seed %u: the tree stalled after %d steps", seed, steps);
+    *at = ready[rand () % k];
+    if (*at >= SIM_NODES) {
+        *at -= SIM_NODES;
+        if (rand () % 8)
+            return 1;
+        *m = (sim_msg_t){.ev = {.type = CORE_EV_COMPUTED, .task = sim->engine[*at]}};
+        sim->engine[*at] = -1;
+        return 0;
+    }
+    sim_queue_t *q = &sim->qs[*at];
+    *m = q->q[q->head++];
+    q->len--;
+    return 0;
+}
+
+/*  Every task recorded exactly once, each by the node that computed it. */
+static void
+sim_check (sim_t *sim, unsigned seed)
+{
+    uint64_t computed = 0;
+    for (uint64_t t = 0; t < sim->tasks; t++) {
+        assert_true (core_is_done (sim->cores[0], t));
+        assert_int_equal (sim->by[t], 1);   /* streamed exactly once */
+    }
+    for (int i = 0; i < SIM_NODES; i++) {
+        core_stats_t st = core_stats (sim->cores[i]);
+        assert_int_equal (st.malformed, 0);
+        assert_int_equal (sim->per_node[i], st.computed);
+        computed += st.computed;
+        if (i > 0 && st.computed == 0)
+            fail_msg ("seed %u: node %d computed nothing", seed, i);
+    }
+    assert_int_equal (computed, sim->tasks);
+    assert_int_equal (core_stats (sim->cores[0]).duplicates, 0);
+    assert_int_equal (core_stats (sim->cores[0]).completed, sim->tasks);
+}
+
 static void
 run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
 {
-    core_t *cores[SIM_NODES];
-    sim_queue_t qs[SIM_NODES] = {{0}};
     static const int nkids[SIM_NODES] = {2, 1, 0, 0};
+    sim_t sim = {.tasks = tasks, .by = xcalloc (tasks, sizeof (int))};
     for (int i = 0; i < SIM_NODES; i++) {
         core_cfg_t cfg = make_cfg (i == 0, nkids[i], tasks);
         cfg.self = i;
         cfg.window = window;
         cfg.task_bytes = bytes;
         cfg.batch_delay = 0;
-        cores[i] = make_core (cfg);
-        sim_push (&qs[i], (core_event_t){.type = CORE_EV_START}, NULL);
+        sim.cores[i] = make_core (cfg);
+        sim.engine[i] = -1;
+        sim_push (&sim.qs[i], (core_event_t){.type = CORE_EV_START}, NULL);
     }
-    /*  Each engine holds at most one task; it finishes with probability
-     *  1/8 whenever it is picked, so computing takes time, as it does. */
-    int64_t engine[SIM_NODES] = {-1, -1, -1, -1};
     srand (seed);
-    int finished = 0, steps = 0;
-    int per_node[SIM_NODES] = {0};
-    int *by = xcalloc (tasks, sizeof *by);   /* RECORDED per task */
-    while (!finished) {
-        int ready[2 * SIM_NODES], k = 0;
-        for (int i = 0; i < SIM_NODES; i++) {
-            if (qs[i].len)
-                ready[k++] = i;
-            if (engine[i] >= 0)
-                ready[k++] = SIM_NODES + i;
-        }
-        if (k == 0)
-            fail_msg ("seed %u: the tree stalled after %d steps", seed, steps);
-        int at = ready[rand () % k];
+    for (int steps = 0; !sim.finished; steps++) {
+        int at, n;
         sim_msg_t m;
-        if (at >= SIM_NODES) {
-            at -= SIM_NODES;
-            if (rand () % 8)
-                continue;
-            m = (sim_msg_t){.ev = {.type = CORE_EV_COMPUTED, .task = engine[at]}};
-            engine[at] = -1;
-        }
-        else {
-            m = qs[at].q[qs[at].head++];
-            qs[at].len--;
-        }
+        if (sim_next (&sim, seed, steps, &at, &m))
+            continue;
         m.ev.done = m.done;
-        m.ev.now = steps++ * 0.001;
-        int n;
-        const core_action_t *a = feed (cores[at], m.ev, &n);
+        m.ev.now = steps * 0.001;
+        const core_action_t *a = feed (sim.cores[at], m.ev, &n);
         free (m.done);
-        assert_true (core_sending (cores[at]) <= 1);   /* FCFS is single-port */
-        int up = sim_parent[at];
-        for (int i = 0; i < n; i++) {
-            const core_action_t *x = &a[i];
-            switch (x->type) {
-            case CORE_ACT_REQUEST:
-                sim_push (&qs[up], (core_event_t){.type = CORE_EV_REQUEST,
-                                                  .child = sim_slot[at], .n = x->n}, NULL);
-                break;
-            case CORE_ACT_SEND_CHUNK: {
-                int to = -1;
-                for (int c = 0; c < SIM_NODES; c++)
-                    if (sim_parent[c] == at && sim_slot[c] == x->child)
-                        to = c;
-                assert_true (to >= 0);
-                sim_push (&qs[to], (core_event_t){.type = CORE_EV_CHUNK, .task = x->task,
-                                                  .units = x->units, .bytes = x->bytes,
-                                                  .index = x->index, .count = x->count,
-                                                  .len = x->len}, NULL);
-                break;
-            }
-            case CORE_ACT_ACK:
-                sim_push (&qs[up], (core_event_t){.type = CORE_EV_ACK, .child = sim_slot[at],
-                                                  .task = x->task, .index = x->index}, NULL);
-                break;
-            case CORE_ACT_COMPUTE:
-                assert_true (engine[at] < 0);   /* one task at a time */
-                engine[at] = (int64_t) x->task;
-                break;
-            case CORE_ACT_REPORT:
-                sim_push (&qs[up], (core_event_t){.type = CORE_EV_DONE,
-                                                  .child = sim_slot[at], .ndone = x->ndone},
-                          x->done);
-                break;
-            case CORE_ACT_RECORDED:
-                assert_int_equal (at, 0);
-                assert_false (finished);   /* every record before FINISHED */
-                for (uint32_t d = 0; d < x->ndone; d++) {
-                    assert_true (x->done[d].task < tasks);
-                    assert_true (x->done[d].node < SIM_NODES);
-                    by[x->done[d].task]++;
-                    per_node[x->done[d].node]++;
-                }
-                break;
-            case CORE_ACT_FINISHED:
-                finished = 1;
-                break;
-            default:
-                break;
-            }
-        }
+        assert_true (core_sending (sim.cores[at]) <= 1);   /* FCFS is single-port */
+        for (int i = 0; i < n; i++)
+            sim_route (&sim, at, &a[i]);
         assert_true (steps < 1000000);
     }
-    uint64_t computed = 0;
-    for (uint64_t t = 0; t < tasks; t++) {
-        assert_true (core_is_done (cores[0], t));
-        assert_int_equal (by[t], 1);   /* streamed exactly once */
-    }
+    sim_check (&sim, seed);
     for (int i = 0; i < SIM_NODES; i++) {
-        core_stats_t s = core_stats (cores[i]);
-        assert_int_equal (s.malformed, 0);
-        assert_int_equal (per_node[i], s.computed);
-        computed += s.computed;
-        if (i > 0 && s.computed == 0)
-            fail_msg ("seed %u: node %d computed nothing", seed, i);
+        for (int j = sim.qs[i].head; j < sim.qs[i].head + sim.qs[i].len; j++)
+            free (sim.qs[i].q[j].done);
+        free (sim.qs[i].q);
+        core_destroy (&sim.cores[i]);
     }
-    assert_int_equal (computed, tasks);
-    assert_int_equal (core_stats (cores[0]).duplicates, 0);
-    assert_int_equal (core_stats (cores[0]).completed, tasks);
-    for (int i = 0; i < SIM_NODES; i++) {
-        for (int j = qs[i].head; j < qs[i].head + qs[i].len; j++)
-            free (qs[i].q[j].done);
-        free (qs[i].q);
-        core_destroy (&cores[i]);
-    }
-    free (by);
+    free (sim.by);
 }
 
 static void
@@ -808,6 +843,24 @@ test_unlimited_multiport_sends_to_every_child_at_once (void **state)
     core_destroy (&core);
 }
 
+/*  Deliver probe chunk x to the child at t, which takes it unasked,
+ *  acknowledges and keeps nothing; the ack goes back. Returns its bytes. */
+static uint64_t
+deliver_probe (core_t *parent, core_t *child, const core_action_t *x, double t)
+{
+    int n;
+    assert_int_equal (x->task, CORE_PROBE_TASK);
+    const core_action_t *c = feed (
+        child, (core_event_t){.type = CORE_EV_CHUNK, .now = t, .task = x->task,
+                              .units = x->units, .bytes = x->bytes, .index = x->index,
+                              .count = x->count, .len = x->len}, &n);
+    assert_int_equal (n, 1);
+    assert_int_equal (c[0].type, CORE_ACT_ACK);
+    feed (parent, (core_event_t){.type = CORE_EV_ACK, .now = t, .child = 0,
+                                 .task = x->task, .index = x->index}, &n);
+    return x->len;
+}
+
 static void
 test_probes_stream_at_the_link_rate_and_leave_the_bag_alone (void **state)
 {
@@ -839,20 +892,8 @@ test_probes_stream_at_the_link_rate_and_leave_the_bag_alone (void **state)
             if (a[i].type == CORE_ACT_SEND_CHUNK)
                 sent[k++] = a[i];
         }
-        for (int i = 0; i < k; i++) {
-            assert_int_equal (sent[i].task, CORE_PROBE_TASK);
-            /* The child takes probes unasked, acknowledges, keeps nothing. */
-            const core_action_t *c = feed (
-                child, (core_event_t){.type = CORE_EV_CHUNK, .now = t, .task = sent[i].task,
-                                      .units = sent[i].units, .bytes = sent[i].bytes,
-                                      .index = sent[i].index, .count = sent[i].count,
-                                      .len = sent[i].len}, &n);
-            assert_int_equal (n, 1);
-            assert_int_equal (c[0].type, CORE_ACT_ACK);
-            feed (parent, (core_event_t){.type = CORE_EV_ACK, .now = t, .child = 0,
-                                         .task = sent[i].task, .index = sent[i].index}, &n);
-            acked += sent[i].len;
-        }
+        for (int i = 0; i < k; i++)
+            acked += deliver_probe (parent, child, &sent[i], t);
     }
     /* 100000 B/s for t seconds, to a chunk. */
     if (fabs ((double) acked - 100000 * t) > 1000)

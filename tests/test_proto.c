@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "overlay/proto.h"
+#include "overlay/proto_stats.h"
 #include "overlay/util.h"
 
 static void
@@ -66,6 +67,22 @@ test_every_encoder_round_trips (void **state)
     assert_int_equal (m.measure, 1);
     proto_msg_clear (&m);
 
+    decode_ok (proto_fail ("no such node"), &m);
+    assert_string_equal (m.text, "no such node");
+    proto_msg_clear (&m);
+
+    decode_ok (proto_empty (PROTO_STOP), &m);
+    assert_int_equal (m.command, PROTO_STOP);
+    proto_msg_clear (&m);
+    proto_msg_clear (&m);   /* clearing twice is safe */
+}
+
+static void
+test_calibration_messages_round_trip (void **state)
+{
+    (void) state;
+    proto_msg_t m;
+
     const char *names[2] = {"Lab3", "Lab4"};
     decode_ok (proto_measure (3, 1.5, 0.25, names, 2), &m);
     assert_int_equal (m.phase, 3);
@@ -80,6 +97,13 @@ test_every_encoder_round_trips (void **state)
     assert_true (m.units_per_s == 9.06 && m.recv_mbps == 0.5 && m.seconds == 1.25);
     assert_true (json_number_value (json_object_get (m.object, "Lab3")) == 10.8);
     proto_msg_clear (&m);
+}
+
+static void
+test_peer_messages_round_trip (void **state)
+{
+    (void) state;
+    proto_msg_t m;
 
     decode_ok (proto_request (3), &m);
     assert_int_equal (m.n, 3);
@@ -101,14 +125,6 @@ test_every_encoder_round_trips (void **state)
     decode_ok (proto_ack (77, 1), &m);
     assert_int_equal (m.task, 77);
     assert_int_equal (m.index, 1);
-    proto_msg_clear (&m);
-
-    decode_ok (proto_fail ("no such node"), &m);
-    assert_string_equal (m.text, "no such node");
-    proto_msg_clear (&m);
-
-    decode_ok (proto_empty (PROTO_STOP), &m);
-    assert_int_equal (m.command, PROTO_STOP);
     proto_msg_clear (&m);
 
     const proto_done_t done[2] = {{5, 1}, {(uint64_t) INT64_MAX - 1, 2}};
@@ -159,6 +175,57 @@ test_malformed_framing_is_refused (void **state)
     refused (one, "not 2 bytes");
 }
 
+/*  STATS and REPORT: every field of proto_stats_t survives the trip; the
+ *  counters are the table's; bad figures are refused naming the field. */
+static void
+test_stats_round_trip_and_refusals (void **state)
+{
+    (void) state;
+    proto_child_stats_t kids[1] = {{.name = "Lab3", .tasks = 4, .bytes = 1000,
+                                    .requested = 5, .send_seconds = 0.5}};
+    proto_stats_t s = {.computed = 1, .forwarded = 2, .received = 3, .requested = 4,
+                       .bytes_in = 5, .bytes_out = 6, .malformed = 7, .completed = 8,
+                       .duplicates = 9, .compute_seconds = 1.5, .speed_mean = 0.75,
+                       .held = 2, .computing = 1, .has_bound = 1, .bound = {1, 2, 3},
+                       .lag_loop = 0.1, .lag_engine = 0.2, .lag_link = 0.3,
+                       .lag_max = 0.05, .children = kids, .nchildren = 1,
+                       .samples_csv = "t0,t1\n"};
+    s.fit = json_pack ("{s:i}", "n", 3);
+    proto_msg_t m;
+    decode_ok (proto_stats_encode (PROTO_REPORT, &s), &m);
+    assert_int_equal (m.command, PROTO_REPORT);
+    proto_stats_t d;
+    char err[TF_ERRLEN] = "";
+    if (proto_stats_decode (m.object, 1, 1, &d, err, sizeof err) != 0)
+        fail_msg ("%s", err);
+    for (int i = 0; i < PROTO_NCOUNTERS; i++)
+        assert_int_equal (proto_counter (&d, i), (uint64_t) i + 1);
+    assert_true (d.compute_seconds == 1.5 && d.speed_mean == 0.75);
+    assert_true (d.held == 2 && d.computing == 1 && d.has_bound && d.bound[2] == 3);
+    assert_true (d.lag_loop == 0.1 && d.lag_engine == 0.2 && d.lag_link == 0.3
+                 && d.lag_max == 0.05);
+    assert_int_equal (json_integer_value (json_object_get (d.fit, "n")), 3);
+    assert_int_equal (d.nchildren, 1);
+    assert_string_equal (d.children[0].name, "Lab3");
+    assert_true (d.children[0].bytes == 1000 && d.children[0].send_seconds == 0.5);
+    assert_string_equal (d.samples_csv, "t0,t1\n");
+    proto_stats_clear (&d);
+    /*  One child too many for this node. */
+    assert_int_equal (proto_stats_decode (m.object, 1, 0, &d, err, sizeof err), -1);
+    assert_non_null (strstr (err, "children"));
+    proto_msg_clear (&m);
+    json_decref (s.fit);
+    /*  Bad figures, each named. */
+    json_t *bad = json_pack ("{s:i}", "bytes_out", -1);
+    assert_int_equal (proto_stats_decode (bad, 0, 0, &d, err, sizeof err), -1);
+    assert_non_null (strstr (err, "\"bytes_out\""));
+    json_decref (bad);
+    bad = json_pack ("{s:{s:s}}", "lag", "loop_s", "x");
+    assert_int_equal (proto_stats_decode (bad, 0, 0, &d, err, sizeof err), -1);
+    assert_non_null (strstr (err, "\"loop_s\""));
+    json_decref (bad);
+}
+
 static void
 test_malformed_fields_are_refused (void **state)
 {
@@ -173,6 +240,14 @@ test_malformed_fields_are_refused (void **state)
     refused (raw (1, PROTO_CONFIG, "{\"config\":[]}", NULL), "\"config\"");
     refused (raw (1, PROTO_STATS, "{\"stats\":1}", NULL), "\"stats\"");
     refused (raw (1, PROTO_STOP, "{\"now\":1}", NULL), "unexpected field");
+    refused (raw (1, PROTO_START, "{\"parent\":\"\"}", NULL), "\"mode\"");
+    refused (raw (1, PROTO_START, "{\"parent\":\"\",\"mode\":\"x\"}", NULL), "mode must");
+}
+
+static void
+test_malformed_chunks_are_refused (void **state)
+{
+    (void) state;
     const char *chunk = "{\"task\":1,\"units\":2,\"bytes\":4,\"index\":%d,\"count\":%d}";
     char body[200];
     snprintf (body, sizeof body, chunk, 2, 2);
@@ -192,6 +267,12 @@ test_malformed_fields_are_refused (void **state)
     snprintf (body, sizeof body, "{\"task\":1,\"units\":1,\"bytes\":%llu,\"index\":0,"
               "\"count\":1}", (unsigned long long) PROTO_MAX_TASK_BYTES + 1);
     refused (raw (1, PROTO_CHUNK, body, "ab"), "\"bytes\"");
+}
+
+static void
+test_malformed_completions_bounds_and_phases_are_refused (void **state)
+{
+    (void) state;
     refused (raw (1, PROTO_DONE, "{\"done\":[[1]]}", NULL), "entry 0");
     refused (raw (1, PROTO_DONE, "{\"done\":[[1,2],[3,-1]]}", NULL), "entry 1");
     refused (raw (1, PROTO_DONE, "{\"done\":{}}", NULL), "array");
@@ -213,8 +294,6 @@ test_malformed_fields_are_refused (void **state)
     refused (raw (1, PROTO_SUBTREE, "{\"bounds\":{\"multi\":\"x\"}}", NULL), "finite");
     refused (raw (1, PROTO_SUBTREE, "{\"bounds\":[]}", NULL), "object");
     refused (raw (1, PROTO_SUBTREE, "{}", NULL), "object");
-    refused (raw (1, PROTO_START, "{\"parent\":\"\"}", NULL), "\"mode\"");
-    refused (raw (1, PROTO_START, "{\"parent\":\"\",\"mode\":\"x\"}", NULL), "mode must");
     refused (raw (1, PROTO_MEASURE,
                   "{\"phase\":1,\"seconds\":1,\"warmup\":2,\"streams\":[]}", NULL),
              "warmup < seconds");
@@ -265,8 +344,13 @@ main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_every_encoder_round_trips),
+        cmocka_unit_test (test_calibration_messages_round_trip),
+        cmocka_unit_test (test_peer_messages_round_trip),
+        cmocka_unit_test (test_stats_round_trip_and_refusals),
         cmocka_unit_test (test_malformed_framing_is_refused),
         cmocka_unit_test (test_malformed_fields_are_refused),
+        cmocka_unit_test (test_malformed_chunks_are_refused),
+        cmocka_unit_test (test_malformed_completions_bounds_and_phases_are_refused),
         cmocka_unit_test (test_sizes_beyond_the_limits_are_refused),
         cmocka_unit_test (test_command_names),
     };

@@ -305,6 +305,9 @@ test_tasks_write_failure_is_reported (void **state)
     free (link);
 }
 
+static void check_nodes_json (json_t *nodes);
+static void check_csv_files (fixture_t *f);
+
 static void
 test_complete_run_files (void **state)
 {
@@ -340,7 +343,16 @@ test_complete_run_files (void **state)
     assert_int_equal (again->nnodes, 4);
     config_destroy (&again);
 
-    json_t *nodes = json_object_get (r, "nodes");
+    check_nodes_json (json_object_get (r, "nodes"));
+    json_decref (r);
+    check_csv_files (f);
+}
+
+/*  results.json's nodes of the complete run: per-node figures, per-child
+ *  records, platform MB. */
+static void
+check_nodes_json (json_t *nodes)
+{
     assert_int_equal (json_array_size (nodes), 4);
     json_t *root = json_array_get (nodes, 0), *a = json_array_get (nodes, 1);
     assert_string_equal (json_string_value (json_object_get (root, "name")), "root");
@@ -362,9 +374,13 @@ test_complete_run_files (void **state)
     /*  Platform MB: 2 physical MB at payload scale 0.5 stand for 4. */
     assert_float_equal (json_number_value (json_object_get (a, "mb_in")), 4.0, 1e-9);
     assert_float_equal (json_number_value (json_object_get (root, "mb_out")), 6.0, 1e-9);
-    json_decref (r);
+}
 
-    text = slurp (f->dir, "nodes.csv");
+/*  nodes.csv and tasks.csv of the complete run, and no temporary left. */
+static void
+check_csv_files (fixture_t *f)
+{
+    char *text = slurp (f->dir, "nodes.csv");
     assert_string_equal (text,
                          "name,parent,pid,computed,forwarded,received,requested,bytes_in,"
                          "bytes_out,malformed,compute_seconds\n"
