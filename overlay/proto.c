@@ -180,15 +180,24 @@ decode_start (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
     return 0;
 }
 
+/*  MEASURE and MEASURED: the phase and its seconds. */
 static int
-decode_measure (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+decode_phase (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     uint64_t phase;
     if (get_uint (m->body, "phase", UINT32_MAX, &phase, cmd, err, errlen)
-        || get_number (m->body, "seconds", &m->seconds, cmd, err, errlen)
-        || get_number (m->body, "warmup", &m->warmup, cmd, err, errlen))
+        || get_number (m->body, "seconds", &m->seconds, cmd, err, errlen))
         return -1;
     m->phase = (uint32_t) phase;
+    return 0;
+}
+
+static int
+decode_measure (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    if (decode_phase (m, cmd, err, errlen)
+        || get_number (m->body, "warmup", &m->warmup, cmd, err, errlen))
+        return -1;
     if (!(m->seconds > 0) || m->warmup >= m->seconds)
         return tf_error (err, errlen, "%s: need 0 <= warmup < seconds", cmd);
     json_t *streams = json_object_get (m->body, "streams");
@@ -209,13 +218,10 @@ decode_measure (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 static int
 decode_measured (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
-    uint64_t phase;
-    if (get_uint (m->body, "phase", UINT32_MAX, &phase, cmd, err, errlen)
-        || get_number (m->body, "seconds", &m->seconds, cmd, err, errlen)
+    if (decode_phase (m, cmd, err, errlen)
         || get_number (m->body, "units_per_s", &m->units_per_s, cmd, err, errlen)
         || get_number (m->body, "recv_mbps", &m->recv_mbps, cmd, err, errlen))
         return -1;
-    m->phase = (uint32_t) phase;
     m->object = json_object_get (m->body, "send_mbps");
     return check_named (m->object, PROTO_MAX_STREAMS, cmd, "send_mbps", err, errlen);
 }
