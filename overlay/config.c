@@ -353,6 +353,9 @@ parse_tasks (config_t *self, section_t *top)
     if (self->tasks.input_mb > CONFIG_MAX_INPUT_MB)
         return fail (s.ld, "tasks.input_mb", "must be at most %g, got %g",
                      CONFIG_MAX_INPUT_MB, self->tasks.input_mb);
+    if (self->tasks.units > CONFIG_MAX_UNITS)
+        return fail (s.ld, "tasks.units", "must be at most %g, got %g", CONFIG_MAX_UNITS,
+                     self->tasks.units);
     self->tasks.count = (uint64_t) count;
     return 0;
 }

@@ -42,6 +42,12 @@
  *  task is already more than a node can hold several of. */
 #define CONFIG_MAX_INPUT_MB 4096.0
 
+/*  The most compute units in one task. A node's engine takes w units per
+ *  task and refuses more than 1e15 as a programming error; 1e9 diagonals
+ *  is already years of compute at the published rates, so a larger w is
+ *  a typo, refused here rather than by an assertion in a node. */
+#define CONFIG_MAX_UNITS 1e9
+
 /*  The largest time scale. At 1e6 a 10 MB/s link runs at 10 TB/s and a
  *  one-second task lasts a microsecond: far past what loopback pacing and
  *  the clock can emulate, so anything larger measures nothing. */
