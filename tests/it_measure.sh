@@ -6,7 +6,7 @@
 #   several children and stream while receiving;
 # - the platform file it writes is accepted by bound and run; the plot is
 #   written as PNG and SVG;
-# - the online fit during a run recovers the same within the same bounds;
+# - the online fit during a run recovers C within 5% and every IR within 10%;
 # - measuring changes no task's outcome: calibration touches no task, and a
 #   run with sampling completes every task exactly once;
 # - a real-kernel calibration on loopback writes a platform file and plot.
