@@ -4,6 +4,9 @@
 #   make check      build and run every unit and integration test
 #   make demo       run the reference 7-node fork in emulation
 #   make bench      benchmarks that print figures (pacing accuracy, ...)
+#   make fuzz       libFuzzer on the wire decoder and the config loader,
+#                   FUZZ_SECONDS (default 60) each; make check runs them
+#                   for a few seconds
 #   make SANITIZE=address,undefined check    the same under sanitizers
 #   make install PREFIX=/usr/local DESTDIR=  install the two commands
 #
@@ -56,10 +59,21 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # Helper programs of the integration scripts (not unit tests).
 HELPERS  := $(BUILD)/tests/hostile
 
-ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
-            $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(HELPERS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.o)
+# Fuzz targets: clang, libFuzzer, ASan and UBSan, the library built
+# again with coverage. One build for every pass (not under $(BUILD)).
+FUZZ_CC     ?= clang
+FUZZ_BUILD  := build/fuzz
+FUZZ_FLAGS  := -std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+               -Wall -Wextra -Wno-missing-field-initializers $(WERROR)
+FUZZ_OBJ    := $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS   := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps check unit integration demo bench install uninstall clean
+ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
+            $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(FUZZ_OBJ) $(HELPERS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.o)
+
+.PHONY: all deps check unit integration demo bench fuzz install uninstall clean
 
 all: $(BINS)
 
@@ -88,8 +102,19 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
 
-check: $(BINS) $(TESTS) $(HELPERS)
-	@BUILD=$(BUILD) bash tests/run.sh $(TESTS)
+$(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_OBJ)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS)
+
+fuzz: $(FUZZ_BINS)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh $(FUZZ_BINS)
+
+check: $(BINS) $(TESTS) $(HELPERS) $(FUZZ_BINS)
+	@BUILD=$(BUILD) FUZZ_BINS="$(FUZZ_BINS)" bash tests/run.sh $(TESTS)
 
 unit: $(TESTS)
 	@BUILD=$(BUILD) bash tests/run.sh --unit-only $(TESTS)

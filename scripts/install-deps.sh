@@ -4,7 +4,8 @@
 set -euo pipefail
 
 PACKAGES=(build-essential pkg-config libzmq3-dev libczmq-dev libjansson-dev
-          libcmocka-dev libglpk-dev gnuplot-nox iproute2 procps valgrind python3)
+          libcmocka-dev libglpk-dev gnuplot-nox iproute2 procps valgrind python3
+          clang libclang-rt-14-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
