@@ -23,6 +23,7 @@
 
 #include "controller/cli.h"
 #include "controller/deploy.h"
+#include "overlay/ratelog.h"
 #include "overlay/util.h"
 
 /*  How long the loop sleeps at most between checks; how long an
@@ -94,6 +95,7 @@ struct session {
     double t_start;          /* START sent, 0 before */
     double t_end;            /* finished, or the failure */
     uint64_t malformed;      /* messages refused, all peers */
+    ratelog_t refusals;      /* how often refusals are said */
     char *pending_exit;      /* an unexpected exit, waiting for its FAIL */
     int pending_peer;        /* whose: index in peers */
     double pending_deadline;
@@ -222,6 +224,19 @@ identity_text (zframe_t *frame, char *buf, size_t len)
 }
 
 /*  The peer refused a message of: count it. */
+/*  May a refusal be said now (overlay/ratelog.h)? Says first how many
+ *  were held back, if any. */
+static int
+say_refusal (session_t *self)
+{
+    uint64_t held;
+    int say = ratelog_allow (&self->refusals, tf_now (), &held);
+    if (held)
+        session_log (self, "%llu more refused messages not shown",
+                     (unsigned long long) held);
+    return say;
+}
+
 static void
 refuse (session_t *self, peer_t *peer, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 
@@ -233,7 +248,8 @@ refuse (session_t *self, peer_t *peer, const char *fmt, ...)
     va_start (ap, fmt);
     vsnprintf (text, sizeof text, fmt, ap);
     va_end (ap);
-    session_log (self, "node %s: %s; dropped", peer->node->name, text);
+    if (say_refusal (self))
+        session_log (self, "node %s: %s; dropped", peer->node->name, text);
     peer->malformed++;
     self->malformed++;
 }
@@ -344,7 +360,8 @@ handle_message (session_t *self)
     int index = known ? config_find_node (self->cfg, name) : -1;
     zframe_destroy (&identity);
     if (index < 0) {
-        session_log (self, "message from unknown peer \"%s\"; dropped", name);
+        if (say_refusal (self))
+            session_log (self, "message from unknown peer \"%s\"; dropped", name);
         self->malformed++;
         zmsg_destroy (&msg);
         return;
@@ -550,6 +567,10 @@ run_until_stopping (session_t *self)
             break;
         if (self->phase == PHASE_RUNNING && self->driver->tick)
             self->driver->tick (self, self->driver->arg, now);
+        uint64_t held = ratelog_overdue (&self->refusals, now);
+        if (held)
+            session_log (self, "%llu more refused messages not shown",
+                         (unsigned long long) held);
         poll_messages (self, LOOP_TICK_MS);
         handle_exits (self);
     }
@@ -733,6 +754,7 @@ session_new (const session_opts_t *opt, config_t **cfg_p)
     char err[TF_ERRLEN];
     session_t *self = xcalloc (1, sizeof *self);
     self->opt = *opt;
+    self->refusals = ratelog_init (RATELOG_BURST, RATELOG_WINDOW);
     self->cfg = *cfg_p;
     *cfg_p = NULL;
     char *text = config_to_json (self->cfg);

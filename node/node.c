@@ -26,6 +26,7 @@
 #include "overlay/config.h"
 #include "overlay/proto.h"
 #include "overlay/proto_stats.h"
+#include "overlay/ratelog.h"
 #include "overlay/util.h"
 
 #define NODE_HANDSHAKE_MS 30000   /* wait for CONFIG, then START */
@@ -75,6 +76,7 @@ typedef struct {
     double loop_lag, loop_lag_max;   /* seconds the event loop woke after
                                         it meant to: total, worst */
     uint64_t refused;        /* messages that failed to decode */
+    ratelog_t refusals;      /* how often refusals are said */
     int finished;
 } node_t;
 
@@ -87,6 +89,28 @@ logmsg (const node_t *self, const char *fmt, ...)
     vfprintf (stderr, fmt, ap);
     fputc ('\n', stderr);
     va_end (ap);
+}
+
+/*  Say why a message was refused, unless refusals come faster than
+ *  RATELOG_BURST a second: then count them and say how many later. */
+static void
+log_refusal (node_t *self, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static void
+log_refusal (node_t *self, const char *fmt, ...)
+{
+    uint64_t held;
+    int say = ratelog_allow (&self->refusals, tf_now (), &held);
+    if (held)
+        logmsg (self, "%llu more refusals not shown", (unsigned long long) held);
+    if (!say)
+        return;
+    char text[TF_ERRLEN];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (text, sizeof text, fmt, ap);
+    va_end (ap);
+    logmsg (self, "%s", text);
 }
 
 /*  Lifecycle messages, only with --verbose. */
@@ -140,7 +164,7 @@ wait_control (node_t *self, proto_command_t want, int timeout_ms, proto_msg_t *o
         zmsg_t *msg = zmsg_recv (self->ctl);
         char why[TF_ERRLEN];
         if (!msg || proto_decode (&msg, out, why, sizeof why) < 0) {
-            logmsg (self, "refused a message from the controller: %s", why);
+            log_refusal (self, "refused a message from the controller: %s", why);
             continue;
         }
         if (out->command == want) {
@@ -284,7 +308,7 @@ on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
 {
     char err[TF_ERRLEN];
     if (subtree_child (self->subtree, slot, m->bounds, err, sizeof err) != 0) {
-        logmsg (self, "refused SUBTREE from %s: %s", peer, err);
+        log_refusal (self, "refused SUBTREE from %s: %s", peer, err);
         self->refused++;
         return 0;
     }
@@ -563,7 +587,7 @@ offer (node_t *self, core_event_t *ev, const char *peer)
 {
     char err[TF_ERRLEN];
     if (core_handle (self->core, ev, err, sizeof err) < 0) {
-        logmsg (self, "refused %s from %s: %s", core_event_str (ev->type), peer, err);
+        log_refusal (self, "refused %s from %s: %s", core_event_str (ev->type), peer, err);
         return 0;
     }
     return 1;
@@ -582,7 +606,7 @@ static void
 refused (node_t *self, const char *peer, const char *why)
 {
     self->refused++;
-    logmsg (self, "refused a message from %s: %s", peer, why);
+    log_refusal (self, "refused a message from %s: %s", peer, why);
 }
 
 /*  Keep the bytes of a chunk the core accepted, so we can forward them.
@@ -888,6 +912,9 @@ clock_work (node_t *self, double now, double *next_stats)
 {
     if (now - emul_updated_at (self->emul) >= NODE_SPEED_EVERY)
         update_speed (self, now);
+    uint64_t held = ratelog_overdue (&self->refusals, now);
+    if (held)
+        logmsg (self, "%llu more refusals not shown", (unsigned long long) held);
     if (now >= *next_stats) {
         send_stats (self, PROTO_STATS);
         *next_stats = now + NODE_STATS_EVERY;
@@ -1049,7 +1076,8 @@ handshake (node_t *self, char *err, size_t errlen)
 int
 node_run (const node_opts_t *opts)
 {
-    node_t node = {.opts = opts}, *self = &node;
+    node_t node = {.opts = opts, .refusals = ratelog_init (RATELOG_BURST, RATELOG_WINDOW)},
+           *self = &node;
     char err[TF_ERRLEN];
     int status = 1;
     zsys_init ();

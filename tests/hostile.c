@@ -9,6 +9,12 @@
  *        protocol version, REQUEST and DONE out of range, and last a frame
  *        larger than the socket's ZMQ_MAXMSGSIZE. Exit 0 once sent.
  *
+ *    hostile flood ENDPOINT COUNT
+ *        Connect to a node's children ROUTER as "hostile-flood" and send
+ *        COUNT (at most HOSTILE_MAX_FLOOD) garbage messages as fast as it
+ *        can: each must be counted, but the node's log must not grow with
+ *        them (overlay/ratelog.h). Exit 0 once sent.
+ *
  *    hostile parent NODE_BIN CONFIG NAME
  *        Play the controller and the parent of one node NAME of CONFIG:
  *        start `NODE_BIN --name NAME`, hand it CONFIG, START it with
@@ -25,6 +31,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +42,7 @@
 
 #define HOSTILE_WAIT_MS 10000    /* longest wait for one expected message */
 #define HOSTILE_SETTLE_MS 200    /* let a connection's handshake finish */
+#define HOSTILE_MAX_FLOOD 1000000 /* messages one flood may send */
 
 
 static zmsg_t *
@@ -118,6 +126,31 @@ attack_router (const char *endpoint, const char *identity)
     zclock_sleep (HOSTILE_SETTLE_MS);
     zsock_destroy (&d);
     printf ("hostile: sent 11 messages to %s as \"%s\"\n", endpoint, identity);
+    return 0;
+}
+
+/*  count garbage messages as "hostile-flood". */
+static int
+flood_router (const char *endpoint, long count)
+{
+    zsock_t *d = zsock_new (ZMQ_DEALER);
+    zsock_set_identity (d, "hostile-flood");
+    zsock_set_linger (d, 5000);
+    zsock_set_sndhwm (d, 0);   /* queue them all; the node reads at its pace */
+    if (zsock_connect (d, "%s", endpoint) < 0) {
+        fprintf (stderr, "hostile: cannot connect to %s\n", endpoint);
+        zsock_destroy (&d);
+        return -1;
+    }
+    zclock_sleep (HOSTILE_SETTLE_MS);
+    for (long i = 0; i < count; i++) {
+        zmsg_t *msg = zmsg_new ();
+        zmsg_addmem (msg, "\xde\xad", 2);   /* a header of no version */
+        send_to (d, NULL, msg);
+    }
+    zclock_sleep (HOSTILE_SETTLE_MS);
+    zsock_destroy (&d);
+    printf ("hostile: flooded %s with %ld messages\n", endpoint, count);
     return 0;
 }
 
@@ -336,9 +369,16 @@ main (int argc, char **argv)
             return 1;
         return 0;
     }
+    if (argc == 4 && strcmp (argv[1], "flood") == 0) {
+        long count = strtol (argv[3], NULL, 10);
+        if (count < 1 || count > HOSTILE_MAX_FLOOD)
+            return 2;
+        return flood_router (argv[2], count) == 0 ? 0 : 1;
+    }
     if (argc == 5 && strcmp (argv[1], "parent") == 0)
         return play_parent (argv[2], argv[3], argv[4]) == 0 ? 0 : 1;
     fprintf (stderr, "usage: hostile router ENDPOINT CHILD\n"
+                     "       hostile flood ENDPOINT COUNT\n"
                      "       hostile parent NODE_BIN CONFIG NAME\n");
     return 2;
 }

@@ -55,6 +55,12 @@ for pair in campus:metro metro:branch; do
     expect "$node logged its children endpoint" test -n "$ep"
     [ -n "$ep" ] && "$HOSTILE" router "$ep" "$child" >>"$WORK/h.out" 2>&1
 done
+# A flood: FLOOD garbage messages from a stranger at campus. Each is
+# counted, but the log says at most 50 refusals a second and sums up the
+# rest (overlay/ratelog.h), so it cannot fill a disk.
+FLOOD=5000
+ep=$(endpoint campus)
+[ -n "$ep" ] && "$HOSTILE" flood "$ep" "$FLOOD" >>"$WORK/h.out" 2>&1
 expect "the attacks ended while the run was still under way" kill -0 $ctl
 wait $ctl; rc=$?
 expect "run under attack: exit 0 (got $rc)" test "$rc" = 0
@@ -71,6 +77,16 @@ r = json.load(open(sys.argv[1]))
 sys.exit(0 if [x for x in r["nodes"] if x["name"] == sys.argv[2]][0]["malformed"] >= 11 else 1)' \
         "$WORK/run/results.json" "$node"
 done
+n=$(grep -c "treefarm-node campus: refused a message from hostile-flood" "$WORK/run.err")
+expect "flood: campus said at most 150 of $FLOOD refusals (said $n)" test "$n" -le 150
+expect "flood: and summed up the rest" grep -q "campus: [0-9]* more refusals not shown" \
+    "$WORK/run.err"
+expect "flood: every message counted malformed" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = [x for x in r["nodes"] if x["name"] == "campus"][0]["malformed"]
+print("  campus malformed", m)
+sys.exit(0 if m >= int(sys.argv[2]) + 11 else 1)' "$WORK/run/results.json" "$FLOOD"
 # An impostor under a real child's name is never read: libzmq's ROUTER
 # keeps the first connection of an identity (no ZMQ_ROUTER_HANDOVER).
 expect "the impostors' messages were never taken for the real children's" \
