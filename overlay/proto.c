@@ -95,6 +95,22 @@ get_number (json_t *body, const char *key, double *out, const char *cmd, char *e
     return 0;
 }
 
+/*  The body's field key, an array of at most `most` elements (`what`, for
+ *  the message), into *array; returns room for as many elements of elem
+ *  bytes (the caller's), or NULL with a message in err. */
+static void *
+get_array (const proto_msg_t *m, const char *key, size_t most, const char *what,
+           size_t elem, json_t **array, const char *cmd, char *err, size_t errlen)
+{
+    *array = json_object_get (m->body, key);
+    if (!json_is_array (*array) || json_array_size (*array) > most) {
+        tf_error (err, errlen, "%s: field \"%s\" must be an array of at most %zu %s", cmd,
+                  key, most, what);
+        return NULL;
+    }
+    return xcalloc (json_array_size (*array) + 1, elem);
+}
+
 /*  An object of at most `most` names -> finite numbers >= 0. */
 static int
 check_named (json_t *object, size_t most, const char *cmd, const char *field, char *err,
@@ -200,11 +216,11 @@ decode_measure (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
         return -1;
     if (!(m->seconds > 0) || m->warmup >= m->seconds)
         return tf_error (err, errlen, "%s: need 0 <= warmup < seconds", cmd);
-    json_t *streams = json_object_get (m->body, "streams");
-    if (!json_is_array (streams) || json_array_size (streams) > PROTO_MAX_STREAMS)
-        return tf_error (err, errlen, "%s: field \"streams\" must be an array of at "
-                         "most %d names", cmd, PROTO_MAX_STREAMS);
-    m->streams = xcalloc (json_array_size (streams) + 1, sizeof *m->streams);
+    json_t *streams;
+    m->streams = get_array (m, "streams", PROTO_MAX_STREAMS, "names", sizeof *m->streams,
+                            &streams, cmd, err, errlen);
+    if (!m->streams)
+        return -1;
     size_t i;
     json_t *e;
     json_array_foreach (streams, i, e) {
@@ -304,11 +320,11 @@ decode_chunk (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 static int
 decode_done (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
-    json_t *done = json_object_get (m->body, "done");
-    if (!json_is_array (done) || json_array_size (done) > PROTO_MAX_DONE)
-        return tf_error (err, errlen, "%s: field \"done\" must be an array of at most "
-                         "%d entries", cmd, PROTO_MAX_DONE);
-    m->done = xcalloc (json_array_size (done) + 1, sizeof *m->done);
+    json_t *done;
+    m->done = get_array (m, "done", PROTO_MAX_DONE, "entries", sizeof *m->done, &done, cmd,
+                         err, errlen);
+    if (!m->done)
+        return -1;
     size_t i;
     json_t *e;
     json_array_foreach (done, i, e) {
