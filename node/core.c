@@ -304,6 +304,14 @@ flush (core_t *self, double now)
 
 /*  --- transfers to children --------------------------------------------- */
 
+/*  Chunks of chunk_bytes in a payload of bytes (an empty one is one empty
+ *  chunk). */
+static uint64_t
+chunk_count (const core_t *self, uint64_t bytes)
+{
+    return bytes == 0 ? 1 : (bytes + self->cfg.chunk_bytes - 1) / self->cfg.chunk_bytes;
+}
+
 static uint64_t
 chunk_len (const core_t *self, uint64_t bytes, uint32_t index)
 {
@@ -443,8 +451,7 @@ begin_transfer (core_t *self, int c, task_t task, int probe, double now)
     ch->sending = 1;
     ch->probe = probe;
     ch->task = task;
-    ch->count = task.bytes == 0 ? 1
-        : (uint32_t) ((task.bytes + self->cfg.chunk_bytes - 1) / self->cfg.chunk_bytes);
+    ch->count = (uint32_t) chunk_count (self, task.bytes);
     ch->next = ch->acked = 0;
     ch->started_at = now;
     /*  An idle link banks no credit: the catch-up allowance is for late
@@ -596,14 +603,6 @@ expected_task (const core_t *self, uint64_t task)
 {
     return (task_t){.id = task, .units = self->cfg.task_units,
                     .bytes = self->cfg.task_bytes};
-}
-
-/*  Chunks of chunk_bytes in a payload of bytes (an empty one is one empty
- *  chunk). */
-static uint64_t
-chunk_count (const core_t *self, uint64_t bytes)
-{
-    return bytes == 0 ? 1 : (bytes + self->cfg.chunk_bytes - 1) / self->cfg.chunk_bytes;
 }
 
 /*  A chunk's sizes against what the task must be: its total, its chunk

@@ -77,7 +77,6 @@ typedef struct {
                                         it meant to: total, worst */
     uint64_t refused;        /* messages that failed to decode */
     ratelog_t refusals;      /* how often refusals are said */
-    int finished;
 } node_t;
 
 static void
@@ -365,9 +364,10 @@ apply_estimates (node_t *self, const observe_estimates_t *e)
             core_set_child_ir (self->core, i, e->ir_send[i]);
 }
 
-/*  The samples as CSV text (platform units), for the controller to file. */
-static json_t *
-samples_json (node_t *self)
+/*  The samples as CSV text (platform units), for the controller to file;
+ *  the caller's, or NULL if it could not be written. */
+static char *
+samples_csv (node_t *self)
 {
     int n = self->me->nchildren;
     const char **names = xcalloc (n + 1, sizeof *names);
@@ -379,12 +379,14 @@ samples_json (node_t *self)
     int rc = f ? observe_write_csv (self->observe, f, names,
                                     CONFIG_MB * self->cfg->platform.payload_scale)
                : -1;
-    if (f)
-        fclose (f);
-    json_t *o = rc == 0 && text ? json_string (text) : json_null ();
-    free (text);
+    if (f && fclose (f) != 0)
+        rc = -1;
     free (names);
-    return o;
+    if (rc != 0) {
+        free (text);
+        return NULL;
+    }
+    return text;
 }
 
 /*  --- statistics --------------------------------------------------------- */
@@ -419,9 +421,7 @@ fill_report (node_t *self, proto_stats_t *s)
             .send_seconds = c.send_seconds};
     }
     s->nchildren = n;
-    json_t *csv = samples_json (self);
-    s->samples_csv = json_is_string (csv) ? xstrdup (json_string_value (csv)) : NULL;
-    json_decref (csv);
+    s->samples_csv = samples_csv (self);
 }
 
 /*  STATS (or, final, REPORT): this node's figures (overlay/proto_stats.h).
@@ -554,7 +554,6 @@ act (node_t *self, const core_action_t *a)
             zhashx_delete (self->payloads, task_key (a->task, key));
         return 0;
     case CORE_ACT_FINISHED:
-        self->finished = 1;
         msg = proto_empty (PROTO_FINISHED);
         return zmsg_send (&msg, self->ctl);
     default:
