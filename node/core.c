@@ -33,11 +33,31 @@
  *  chunk time or batch delay. */
 #define CORE_TIME_EPS 1e-9
 
+/*  The largest stream of a command a node accepts: an input bundle from
+ *  the parent, or a result stream (outputs, stdout and stderr) from a
+ *  child. Both go through disk, never memory. 64 GiB, so that a chunk
+ *  count fits 32 bits at the smallest chunk (1 KiB). */
+#define CORE_MAX_STREAM_BYTES (64ull << 30)
+
 typedef struct {
     uint64_t id;
     double units;
     uint64_t bytes;
+    core_kind_t kind;
+    uint32_t navoid;
+    uint32_t avoid[CORE_MAX_AVOID];   /* nodes a command failed on */
 } task_t;
+
+/*  A result stream: a command's completion and its outputs, on its way up
+ *  (queued or in flight to the parent) or arriving from a child. */
+typedef struct {
+    uint64_t task;
+    uint32_t node;
+    int failed;
+    uint64_t bytes;
+    uint32_t count, next, acked;   /* chunks: total, sent or received,
+                                      acknowledged */
+} stream_t;
 
 /*  One REQUEST's unserved tasks; each task has its own arrival number. */
 typedef struct {
@@ -61,6 +81,8 @@ typedef struct {
     double delivered;        /* when the last chunk sent reaches the child:
                                 its pacers' finish, or its send time */
     meter_t *sent;           /* bytes sent to it, by time */
+    int res_active;          /* a result stream is arriving from it */
+    stream_t res;
     core_child_stats_t stats;
 } child_t;
 
@@ -73,6 +95,14 @@ struct core {
     uint32_t q_head, q_len, q_cap;
     uint64_t next_task;      /* root: next id to hand out */
     uint8_t *done_bits;      /* root: 1 bit per task, set once complete */
+    uint8_t *attempts;       /* root: tries of each command task so far */
+    int32_t *tree_parent;    /* every node's parent, or NULL */
+    uint32_t *subtree_size;  /* nodes in each node's subtree, or NULL */
+
+    stream_t *ups;           /* result streams to send up, ring; the head
+                                is in flight when up_active */
+    uint32_t up_head, up_len, up_cap;
+    int up_active;
 
     int recv_active;         /* a task is arriving from the parent */
     task_t recv;
@@ -83,7 +113,10 @@ struct core {
     double total_free;       /* the send limit's pacer, likewise */
 
     int computing;
-    uint64_t computing_task;
+    task_t computing_task;   /* the task the engine runs */
+    task_t *retrying;        /* root: commands handed out again, with the
+                                nodes they failed on, until their result */
+    uint32_t nretrying, retrying_cap;
 
     core_done_t *batch;      /* completions to report upward */
     uint32_t nbatch, batch_cap;
@@ -105,11 +138,12 @@ int core_sending (const core_t *self);
 
 static const char *const event_names[CORE_EV_COUNT] = {
     "START", "REQUEST", "CHUNK", "ACK", "DONE", "COMPUTED", "TICK", "STREAM",
+    "RESULT", "RESULT_ACK",
 };
 
 static const char *const action_names[CORE_ACT_COUNT] = {
     "REQUEST", "SEND_CHUNK", "ACK", "COMPUTE", "REPORT", "RELEASE", "FINISHED",
-    "RECORDED",
+    "RECORDED", "SEND_RESULT", "ACK_RESULT", "RELEASE_RESULT", "RETRY",
 };
 
 const char *
@@ -122,6 +156,50 @@ const char *
 core_action_str (core_action_type_t type)
 {
     return type < CORE_ACT_COUNT ? action_names[type] : "?";
+}
+
+/*  The command-task part of a configuration. */
+static int
+check_commands (const core_cfg_t *cfg, char *err, size_t errlen)
+{
+    if (cfg->command_tasks > cfg->task_count)
+        return tf_error (err, errlen, "core: %llu command tasks in a bag of %llu",
+                         (unsigned long long) cfg->command_tasks,
+                         (unsigned long long) cfg->task_count);
+    if (cfg->is_root && cfg->command_tasks > 0 && !cfg->task_info)
+        return tf_error (err, errlen, "core: command tasks need task_info");
+    if (cfg->max_attempts > CORE_MAX_ATTEMPTS)
+        return tf_error (err, errlen, "core: %u attempts, more than %u",
+                         cfg->max_attempts, CORE_MAX_ATTEMPTS);
+    for (uint32_t i = 0; cfg->tree_parent && i < cfg->nnodes; i++)
+        if (cfg->tree_parent[i] >= (int32_t) cfg->nnodes
+            || (cfg->tree_parent[i] < 0 && cfg->tree_parent[i] != -1))
+            return tf_error (err, errlen, "core: node %u has parent %d", i,
+                             cfg->tree_parent[i]);
+    for (int c = 0; c < cfg->nchildren; c++)
+        if (cfg->tree_parent && cfg->children[c].node >= cfg->nnodes)
+            return tf_error (err, errlen, "core: child %d is node %u of %u", c,
+                             cfg->children[c].node, cfg->nnodes);
+    return 0;
+}
+
+/*  Keep the tree's shape, and count each node's subtree (a node walks up
+ *  to the root; a cycle, which config loading rules out, stops after
+ *  nnodes steps). */
+static void
+copy_tree (core_t *self, const int32_t *parent)
+{
+    uint32_t n = self->cfg.nnodes;
+    self->tree_parent = xmalloc (n * sizeof *self->tree_parent);
+    memcpy (self->tree_parent, parent, n * sizeof *parent);
+    self->subtree_size = xcalloc (n, sizeof *self->subtree_size);
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t x = (int32_t) i;
+        for (uint32_t steps = 0; x >= 0 && steps <= n; steps++) {
+            self->subtree_size[x]++;
+            x = parent[x];
+        }
+    }
 }
 
 core_t *
@@ -148,6 +226,8 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
     if (!(cfg->meter_window > 0) || !(cfg->send_limit_bps >= 0))
         return tf_error (err, errlen, "core: meter window must be positive and the "
                          "send limit not negative"), NULL;
+    if (check_commands (cfg, err, errlen))
+        return NULL;
 
     core_t *self = xcalloc (1, sizeof *self);
     self->cfg = *cfg;
@@ -159,8 +239,13 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
         self->children[i].sent = meter_new (cfg->meter_window);
     }
     self->recv_meter = meter_new (cfg->meter_window);
-    if (cfg->is_root)
+    if (cfg->is_root) {
         self->done_bits = xcalloc (cfg->task_count / 8 + 1, 1);
+        self->attempts = xcalloc (cfg->command_tasks + 1, 1);
+    }
+    if (cfg->tree_parent)
+        copy_tree (self, cfg->tree_parent);
+    self->cfg.tree_parent = NULL;
     return self;
 }
 
@@ -179,6 +264,11 @@ core_destroy (core_t **self_p)
     free (self->cands);
     free (self->queue);
     free (self->done_bits);
+    free (self->attempts);
+    free (self->tree_parent);
+    free (self->subtree_size);
+    free (self->ups);
+    free (self->retrying);
     free (self->batch);
     free (self->acts);
     free (self);
@@ -217,64 +307,212 @@ queue_push (core_t *self, task_t task)
 }
 
 static int
-has_task (const core_t *self)
+is_done (const core_t *self, uint64_t task)
 {
-    if (self->cfg.is_root)
-        return self->next_task < self->cfg.task_count;
-    return self->q_len > 0;
+    return (self->done_bits[task / 8] >> (task % 8)) & 1;
 }
 
-static task_t
-take_task (core_t *self)
+/*  Root: the next task of the bag not yet handed out nor complete. */
+static void
+skip_done (core_t *self)
 {
-    task_t t;
-    if (self->cfg.is_root) {
-        t.id = self->next_task++;
-        t.units = self->cfg.task_units;
-        t.bytes = self->cfg.task_bytes;
+    while (self->next_task < self->cfg.task_count && is_done (self, self->next_task))
+        self->next_task++;
+}
+
+/*  A task of the bag as the root hands it out the first time. */
+static task_t
+fresh_task (const core_t *self, uint64_t id)
+{
+    task_t t = {.id = id, .units = self->cfg.task_units,
+                .bytes = self->cfg.task_bytes, .kind = CORE_KIND_SYNTHETIC};
+    if (id < self->cfg.command_tasks) {
+        core_task_info_t info = self->cfg.task_info (self->cfg.task_arg, id);
+        t.units = info.units;
+        t.bytes = info.bytes;
+        t.kind = CORE_KIND_COMMAND;
     }
-    else {
-        t = self->queue[self->q_head];
-        self->q_head = (self->q_head + 1) % self->q_cap;
-        self->q_len--;
+    return t;
+}
+
+static int
+avoids (const task_t *t, uint32_t node)
+{
+    for (uint32_t i = 0; i < t->navoid; i++)
+        if (t->avoid[i] == node)
+            return 1;
+    return 0;
+}
+
+static int
+in_subtree (const core_t *self, uint32_t x, uint32_t top)
+{
+    for (uint32_t steps = 0; steps <= self->cfg.nnodes; steps++) {
+        if (x == top)
+            return 1;
+        if (self->tree_parent[x] < 0)
+            return 0;
+        x = (uint32_t) self->tree_parent[x];
+    }
+    return 0;
+}
+
+/*  May t go to dest: this node's engine (dest < 0) or child slot dest,
+ *  whose subtree must hold a node t has not failed on? */
+static int
+eligible (const core_t *self, const task_t *t, int dest)
+{
+    if (t->navoid == 0)
+        return 1;
+    if (dest < 0)
+        return !avoids (t, self->cfg.self);
+    if (!self->tree_parent)
+        return 1;
+    uint32_t top = self->children[dest].info.node, inside = 0;
+    for (uint32_t i = 0; i < t->navoid; i++)
+        inside += in_subtree (self, t->avoid[i], top);
+    return inside < self->subtree_size[top];
+}
+
+/*  The position in the held queue of the first task that may go to dest,
+ *  or -1. On the root, the queue holds tasks to try again, ahead of the
+ *  bag's fresh ones (which may go anywhere: position q_len). */
+static int
+find_task (const core_t *self, int dest)
+{
+    for (uint32_t i = 0; i < self->q_len; i++)
+        if (eligible (self, &self->queue[(self->q_head + i) % self->q_cap], dest))
+            return (int) i;
+    if (self->cfg.is_root && self->next_task < self->cfg.task_count)
+        return (int) self->q_len;
+    return -1;
+}
+
+/*  Remove and return the task find_task placed at pos. */
+static task_t
+take_task (core_t *self, int pos)
+{
+    if (self->cfg.is_root && (uint32_t) pos == self->q_len) {
+        task_t t = fresh_task (self, self->next_task++);
+        skip_done (self);
+        return t;
+    }
+    uint32_t cap = self->q_cap, at = (self->q_head + (uint32_t) pos) % cap;
+    task_t t = self->queue[at];
+    for (uint32_t i = (uint32_t) pos; i > 0; i--) {
+        uint32_t to = (self->q_head + i) % cap, from = (self->q_head + i - 1) % cap;
+        self->queue[to] = self->queue[from];
+    }
+    self->q_head = (self->q_head + 1) % cap;
+    self->q_len--;
+    return t;
+}
+
+/*  Root: remember a command handed out again with nodes to avoid, until
+ *  its result comes back (recall). */
+static void
+remember (core_t *self, const task_t *t)
+{
+    if (self->nretrying == self->retrying_cap) {
+        self->retrying_cap = self->retrying_cap ? 2 * self->retrying_cap : 8;
+        self->retrying = xrealloc (self->retrying,
+                                   self->retrying_cap * sizeof *self->retrying);
+    }
+    self->retrying[self->nretrying++] = *t;
+}
+
+static int
+recall (core_t *self, uint64_t task, task_t *out)
+{
+    for (uint32_t i = 0; i < self->nretrying; i++)
+        if (self->retrying[i].id == task) {
+            *out = self->retrying[i];
+            self->retrying[i] = self->retrying[--self->nretrying];
+            return 1;
+        }
+    return 0;
+}
+
+/*  Take the task at pos (find_task) to send or compute. On the root, a
+ *  command counts one more attempt. */
+static task_t
+hand_out (core_t *self, int pos)
+{
+    task_t t = take_task (self, pos);
+    if (self->cfg.is_root && t.kind == CORE_KIND_COMMAND) {
+        if (self->attempts[t.id] < UINT8_MAX)
+            self->attempts[t.id]++;
+        if (t.navoid > 0)
+            remember (self, &t);
     }
     return t;
 }
 
 /*  --- completions ------------------------------------------------------- */
 
-/*  Root: a task's first completion is recorded and goes into the batch
- *  streamed to the controller; a later one is a duplicate. Returns 1 if
- *  recorded. */
-static int
-record (core_t *self, uint64_t task)
+static void
+mark (core_t *self, uint64_t task)
 {
-    uint8_t bit = (uint8_t) (1u << (task % 8));
-    if (self->done_bits[task / 8] & bit) {
-        self->stats.duplicates++;
-        return 0;
-    }
-    self->done_bits[task / 8] |= bit;
+    self->done_bits[task / 8] |= (uint8_t) (1u << (task % 8));
     self->stats.completed++;
     if (self->stats.completed == self->cfg.task_count)
         self->finish_due = 1;
+}
+
+/*  Root: a command that failed at node goes back to the queue, to avoid
+ *  the nodes it failed on (those of the task in hand plus node; all of
+ *  them forgotten but node when they would cover the tree, and all when
+ *  the tree is one node or the policy uses the root alone). Returns 0
+ *  when it has no attempt left. */
+static int
+retry (core_t *self, uint64_t task, uint32_t node, const task_t *had)
+{
+    uint32_t max = self->cfg.max_attempts ? self->cfg.max_attempts : 1;
+    if (self->attempts[task] >= max)
+        return 0;
+    task_t t = fresh_task (self, task);
+    if (had)
+        memcpy (t.avoid, had->avoid, (t.navoid = had->navoid) * sizeof *t.avoid);
+    if (!avoids (&t, node)) {
+        if (t.navoid + 1 >= self->cfg.nnodes || t.navoid == CORE_MAX_AVOID)
+            t.navoid = 0;
+        if (self->cfg.nnodes > 1 && !self->cfg.policy->root_only)
+            t.avoid[t.navoid++] = node;
+    }
+    queue_push (self, t);
+    self->stats.retried++;
+    core_action_t *a = emit (self, CORE_ACT_RETRY);
+    a->task = task;
+    a->node = node;
+    a->n = self->attempts[task];
     return 1;
 }
 
 /*  A task completed at node: batched for the parent (REPORT) or, on the
- *  root, for the controller (RECORDED). */
+ *  root, recorded and batched for the controller (RECORDED) the first
+ *  time, counted as a duplicate after; a failed command with attempts
+ *  left is queued again instead. */
 static void
-complete (core_t *self, uint64_t task, uint32_t node, double now)
+complete (core_t *self, core_done_t d, const task_t *had, double now)
 {
-    if (self->cfg.is_root && !record (self, task))
-        return;
+    if (self->cfg.is_root) {
+        if (is_done (self, d.task)) {
+            self->stats.duplicates++;
+            return;
+        }
+        if (d.failed && retry (self, d.task, d.node, had))
+            return;
+        mark (self, d.task);
+        self->stats.failed += d.failed != 0;
+        d.attempts = d.task < self->cfg.command_tasks ? self->attempts[d.task] : 1;
+    }
     if (self->nbatch == self->batch_cap) {
         self->batch_cap = self->batch_cap ? 2 * self->batch_cap : 64;
         self->batch = xrealloc (self->batch, self->batch_cap * sizeof *self->batch);
     }
     if (self->nbatch == 0)
         self->batch_since = now;
-    self->batch[self->nbatch++] = (core_done_t){.task = task, .node = node};
+    self->batch[self->nbatch++] = d;
 }
 
 /*  Send the batch when full or due; on the root, the last completion
@@ -392,6 +630,9 @@ send_chunk (core_t *self, int c, double now)
     a->task = ch->task.id;
     a->units = ch->task.units;
     a->bytes = ch->task.bytes;
+    a->kind = ch->task.kind;
+    a->avoid = ch->task.avoid;
+    a->navoid = ch->task.navoid;
     a->index = ch->next;
     a->count = ch->count;
     a->offset = (uint64_t) ch->next * self->cfg.chunk_bytes;
@@ -506,16 +747,18 @@ serve_probes (core_t *self, double now)
     }
 }
 
+/*  Serve children's asks while the policy allows, each a task that may
+ *  go to it. */
 static void
 serve_children (core_t *self, double now)
 {
     const policy_t *policy = self->cfg.policy;
-    while (has_task (self)) {
+    for (;;) {
         int n = 0, busy = 0;
         for (int i = 0; i < self->cfg.nchildren; i++) {
             child_t *ch = &self->children[i];
             busy += ch->sending;
-            if (ch->wanted > 0 && !ch->sending)
+            if (ch->wanted > 0 && !ch->sending && find_task (self, i) >= 0)
                 self->cands[n++] = candidate (ch, i);
         }
         if (n == 0 || (busy && !policy->multiport)
@@ -524,7 +767,51 @@ serve_children (core_t *self, double now)
         int k = policy->pick (&self->cfg.parent, self->cands, n);
         if (k < 0 || k >= n)
             return;
-        start_transfer (self, self->cands[k].slot, take_task (self), now);
+        int slot = self->cands[k].slot;
+        start_transfer (self, slot, hand_out (self, find_task (self, slot)), now);
+    }
+}
+
+/*  --- result streams up ---------------------------------------------------- */
+
+static void
+push_up (core_t *self, core_done_t d, uint64_t bytes)
+{
+    if (self->up_len == self->up_cap) {
+        uint32_t cap = self->up_cap ? 2 * self->up_cap : 4;
+        stream_t *q = xmalloc (cap * sizeof *q);
+        for (uint32_t i = 0; i < self->up_len; i++)
+            q[i] = self->ups[(self->up_head + i) % self->up_cap];
+        free (self->ups);
+        self->ups = q;
+        self->up_cap = cap;
+        self->up_head = 0;
+    }
+    self->ups[(self->up_head + self->up_len++) % self->up_cap] = (stream_t){
+        .task = d.task, .node = d.node, .failed = d.failed, .bytes = bytes,
+        .count = (uint32_t) chunk_count (self, bytes)};
+}
+
+/*  Send the oldest result stream's chunks while the window allows; one
+ *  stream at a time, unpaced. */
+static void
+pump_up (core_t *self)
+{
+    if (self->up_len == 0)
+        return;
+    stream_t *u = &self->ups[self->up_head];
+    self->up_active = 1;
+    while (u->next < u->count && u->next - u->acked < self->cfg.window) {
+        core_action_t *a = emit (self, CORE_ACT_SEND_RESULT);
+        a->task = u->task;
+        a->node = u->node;
+        a->failed = u->failed;
+        a->bytes = u->bytes;
+        a->index = u->next;
+        a->count = u->count;
+        a->offset = (uint64_t) u->next * self->cfg.chunk_bytes;
+        a->len = chunk_len (self, u->bytes, u->next);
+        u->next++;
     }
 }
 
@@ -538,16 +825,19 @@ dispatch (core_t *self, double now)
         pump_all (self, now);
         return;
     }
-    if (!self->computing && has_task (self)) {
-        task_t t = take_task (self);
+    int pos = self->computing ? -1 : find_task (self, -1);
+    if (pos >= 0) {
+        task_t t = hand_out (self, pos);
         self->computing = 1;
-        self->computing_task = t.id;
+        self->computing_task = t;
         core_action_t *a = emit (self, CORE_ACT_COMPUTE);
         a->task = t.id;
         a->units = t.units;
+        a->kind = t.kind;
     }
     serve_children (self, now);
     pump_all (self, now);
+    pump_up (self);
     if (!self->cfg.is_root && self->q_len + self->pending < self->cfg.buffer) {
         uint32_t n = self->cfg.buffer - (self->q_len + self->pending);
         self->pending += n;
@@ -594,15 +884,43 @@ on_request (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     return 0;
 }
 
-/*  The payload bytes and compute units this node expects of task: today
- *  every task of the bag, and every probe, is the experiment's. A task
- *  that declares its own size (command tasks, later) answers here, still
- *  within CONFIG_MAX_TASK_BYTES. */
+/*  The payload bytes and compute units this node expects of task: every
+ *  synthetic task of the bag, and every probe, is the experiment's; a
+ *  command task declares its own size,
+ *  of 1 to CORE_MAX_STREAM_BYTES, and must be a command of the bag, its
+ *  kind as the task's id says. */
 static task_t
-expected_task (const core_t *self, uint64_t task)
+expected_task (const core_t *self, const core_event_t *ev)
 {
-    return (task_t){.id = task, .units = self->cfg.task_units,
-                    .bytes = self->cfg.task_bytes};
+    task_t t = {.id = ev->task, .units = self->cfg.task_units,
+                .bytes = self->cfg.task_bytes, .kind = CORE_KIND_SYNTHETIC};
+    if (ev->task < self->cfg.command_tasks) {
+        t.kind = CORE_KIND_COMMAND;
+        t.bytes = ev->bytes > 0 && ev->bytes <= CORE_MAX_STREAM_BYTES ? ev->bytes : 1;
+        t.units = ev->units;
+    }
+    return t;
+}
+
+/*  A chunk's kind and the nodes it avoids. */
+static int
+check_chunk_kind (const core_t *self, const core_event_t *ev, task_t want, char *err,
+                  size_t errlen)
+{
+    if (ev->kind != want.kind)
+        return tf_error (err, errlen, "chunk of task %llu claims kind %d, the task is "
+                         "kind %d", (unsigned long long) ev->task, (int) ev->kind,
+                         (int) want.kind);
+    if (ev->navoid > CORE_MAX_AVOID || (ev->navoid > 0 && !ev->avoid)
+        || (ev->navoid > 0 && want.kind != CORE_KIND_COMMAND))
+        return tf_error (err, errlen, "chunk of task %llu avoids %u nodes",
+                         (unsigned long long) ev->task, ev->navoid);
+    for (uint32_t i = 0; i < ev->navoid; i++)
+        if (ev->avoid[i] >= self->cfg.nnodes)
+            return tf_error (err, errlen, "chunk of task %llu avoids node %u of %u",
+                             (unsigned long long) ev->task, ev->avoid[i],
+                             self->cfg.nnodes);
+    return 0;
 }
 
 /*  A chunk's sizes against what the task must be: its total, its chunk
@@ -611,8 +929,10 @@ expected_task (const core_t *self, uint64_t task)
 static int
 check_chunk_sizes (const core_t *self, const core_event_t *ev, char *err, size_t errlen)
 {
-    task_t want = expected_task (self, ev->task);
-    if (ev->bytes > CONFIG_MAX_TASK_BYTES || ev->bytes != want.bytes)
+    task_t want = expected_task (self, ev);
+    if (check_chunk_kind (self, ev, want, err, errlen))
+        return -1;
+    if (ev->bytes != want.bytes)
         return tf_error (err, errlen, "chunk of task %llu claims %llu bytes, the task "
                          "has %llu", (unsigned long long) ev->task,
                          (unsigned long long) ev->bytes, (unsigned long long) want.bytes);
@@ -682,7 +1002,10 @@ on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     int last = ev->index + 1 == ev->count;
     if (!self->recv_active) {
         self->recv_active = 1;
-        self->recv = (task_t){.id = ev->task, .units = ev->units, .bytes = ev->bytes};
+        self->recv = (task_t){.id = ev->task, .units = ev->units, .bytes = ev->bytes,
+                              .kind = ev->kind, .navoid = ev->navoid};
+        if (ev->navoid > 0)
+            memcpy (self->recv.avoid, ev->avoid, ev->navoid * sizeof *ev->avoid);
         self->recv_count = ev->count;
         self->recv_next = 0;
         self->recv_got = 0;
@@ -755,21 +1078,120 @@ on_done (core_t *self, const core_event_t *ev, char *err, size_t errlen)
             return tf_error (err, errlen, "completion of task %llu by node %u is "
                              "out of range", (unsigned long long) ev->done[i].task,
                              ev->done[i].node);
-    for (uint32_t i = 0; i < ev->ndone; i++)
-        complete (self, ev->done[i].task, ev->done[i].node, ev->now);
+        else if (ev->done[i].task < self->cfg.command_tasks || ev->done[i].failed)
+            return tf_error (err, errlen, "completion of command task %llu without "
+                             "its result", (unsigned long long) ev->done[i].task);
+    for (uint32_t i = 0; i < ev->ndone; i++) {
+        core_done_t d = {.task = ev->done[i].task, .node = ev->done[i].node};
+        complete (self, d, NULL, ev->now);
+    }
     return 0;
 }
 
 static int
 on_computed (core_t *self, const core_event_t *ev, char *err, size_t errlen)
 {
-    if (!self->computing || ev->task != self->computing_task)
+    if (!self->computing || ev->task != self->computing_task.id)
         return tf_error (err, errlen, "engine finished task %llu, which it was not "
                          "computing", (unsigned long long) ev->task);
+    int command = self->computing_task.kind == CORE_KIND_COMMAND;
+    if (!command && (ev->bytes > 0 || ev->failed))
+        return tf_error (err, errlen, "synthetic task %llu has no result stream",
+                         (unsigned long long) ev->task);
+    if (command && !self->cfg.is_root
+        && (ev->bytes == 0 || ev->bytes > CORE_MAX_STREAM_BYTES))
+        return tf_error (err, errlen, "task %llu: a result of %llu bytes",
+                         (unsigned long long) ev->task, (unsigned long long) ev->bytes);
     self->computing = 0;
     self->stats.computed++;
     emit (self, CORE_ACT_RELEASE)->task = ev->task;
-    complete (self, ev->task, self->cfg.self, ev->now);
+    core_done_t d = {.task = ev->task, .node = self->cfg.self, .failed = ev->failed != 0};
+    if (command && !self->cfg.is_root)
+        push_up (self, d, ev->bytes);
+    else
+        complete (self, d, &self->computing_task, ev->now);
+    return 0;
+}
+
+/*  Does a result chunk from child c fit: a command of the bag computed in
+ *  c's subtree, a size within limits, in order within c's stream? */
+static int
+check_result (const core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    if (check_child (self, ev->child, err, errlen))
+        return -1;
+    const child_t *ch = &self->children[ev->child];
+    if (ev->task >= self->cfg.command_tasks || ev->node >= self->cfg.nnodes
+        || (self->tree_parent && !in_subtree (self, ev->node, ch->info.node)))
+        return tf_error (err, errlen, "result of task %llu by node %u from child %d: "
+                         "no such command there", (unsigned long long) ev->task,
+                         ev->node, ev->child);
+    if (ev->bytes == 0 || ev->bytes > CORE_MAX_STREAM_BYTES
+        || ev->count != chunk_count (self, ev->bytes) || ev->index >= ev->count
+        || ev->len != chunk_len (self, ev->bytes, ev->index))
+        return tf_error (err, errlen, "result chunk %u/%u of task %llu: %llu of %llu "
+                         "bytes is malformed", ev->index, ev->count,
+                         (unsigned long long) ev->task, (unsigned long long) ev->len,
+                         (unsigned long long) ev->bytes);
+    const stream_t *r = &ch->res;
+    if (ch->res_active ? (ev->task != r->task || ev->node != r->node
+                          || ev->bytes != r->bytes || ev->index != r->next
+                          || (ev->failed != 0) != r->failed)
+                       : ev->index != 0)
+        return tf_error (err, errlen, "result chunk %u of task %llu out of order",
+                         ev->index, (unsigned long long) ev->task);
+    return 0;
+}
+
+static int
+on_result (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    if (check_result (self, ev, err, errlen))
+        return -1;
+    child_t *ch = &self->children[ev->child];
+    if (!ch->res_active) {
+        ch->res_active = 1;
+        ch->res = (stream_t){.task = ev->task, .node = ev->node,
+                             .failed = ev->failed != 0, .bytes = ev->bytes,
+                             .count = ev->count};
+    }
+    ch->res.next++;
+    self->stats.result_bytes_in += ev->len;
+    core_action_t *a = emit (self, CORE_ACT_ACK_RESULT);
+    a->child = ev->child;
+    a->task = ev->task;
+    a->index = ev->index;
+    if (ch->res.next < ch->res.count)
+        return 0;
+    ch->res_active = 0;
+    core_done_t d = {.task = ev->task, .node = ev->node, .failed = ch->res.failed};
+    if (!self->cfg.is_root) {
+        push_up (self, d, ev->bytes);
+        return 0;
+    }
+    task_t had;
+    int known = recall (self, ev->task, &had);
+    complete (self, d, known ? &had : NULL, ev->now);
+    emit (self, CORE_ACT_RELEASE_RESULT)->task = ev->task;
+    return 0;
+}
+
+static int
+on_result_ack (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    stream_t *u = self->up_len ? &self->ups[self->up_head] : NULL;
+    if (!u || !self->up_active || ev->task != u->task || ev->index != u->acked
+        || ev->index >= u->next)
+        return tf_error (err, errlen, "ack of result chunk %u of task %llu, none "
+                         "such awaited", ev->index, (unsigned long long) ev->task);
+    self->stats.result_bytes_out += chunk_len (self, u->bytes, ev->index);
+    if (++u->acked < u->count)
+        return 0;
+    self->stats.results_up++;
+    emit (self, CORE_ACT_RELEASE_RESULT)->task = u->task;
+    self->up_head = (self->up_head + 1) % self->up_cap;
+    self->up_len--;
+    self->up_active = 0;
     return 0;
 }
 
@@ -808,6 +1230,12 @@ core_handle (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         break;
     case CORE_EV_COMPUTED:
         rc = on_computed (self, ev, err, errlen);
+        break;
+    case CORE_EV_RESULT:
+        rc = on_result (self, ev, err, errlen);
+        break;
+    case CORE_EV_RESULT_ACK:
+        rc = on_result_ack (self, ev, err, errlen);
         break;
     case CORE_EV_TICK:
         break;
@@ -860,7 +1288,18 @@ core_is_done (const core_t *self, uint64_t task)
 {
     if (!self->done_bits || task >= self->cfg.task_count)
         return 0;
-    return (self->done_bits[task / 8] >> (task % 8)) & 1;
+    return is_done (self, task);
+}
+
+int
+core_mark_done (core_t *self, uint64_t task)
+{
+    if (!self->done_bits || task >= self->cfg.task_count || self->started)
+        return -1;
+    if (!is_done (self, task))
+        mark (self, task);
+    skip_done (self);
+    return 0;
 }
 
 double

@@ -73,7 +73,35 @@ typedef struct core core_t;
 typedef struct {
     double compute_rate, link_mbps, link_idle_mbps, ir_send, ir_recv;
     double link_bps;
+    uint32_t node;           /* the child's index in the config (with
+                                core_cfg_t.tree_parent: its subtree) */
 } core_child_info_t;
+
+/*  Command tasks (docs/tasks.md). Tasks 0 .. command_tasks-1 of the bag
+ *  are commands, the rest synthetic. A command task's payload is its
+ *  input bundle, of a size only the root knows (core_cfg_t.task_info);
+ *  its completion travels up as a result stream (RESULT chunks, acked
+ *  one by one like task chunks, window chunks unacknowledged at most),
+ *  so that the root records it only once its outputs have arrived. A
+ *  failed command is tried again, up to max_attempts in all, on a node
+ *  it has not failed on while the tree has one: the task carries the
+ *  nodes it failed on (at most CORE_MAX_AVOID), and a node neither
+ *  computes it itself there nor sends it to a child whose whole subtree
+ *  is among them. */
+#define CORE_MAX_AVOID 8
+/*  The largest attempt count a run may ask for. */
+#define CORE_MAX_ATTEMPTS 100
+
+typedef enum {
+    CORE_KIND_SYNTHETIC = 0, /* the experiment's payload and units */
+    CORE_KIND_COMMAND,       /* a command with an input bundle */
+} core_kind_t;
+
+/*  Root: one task's payload bytes and compute units. */
+typedef struct {
+    uint64_t bytes;
+    double units;
+} core_task_info_t;
 
 typedef struct {
     uint32_t self;           /* this node's index in the config */
@@ -96,6 +124,16 @@ typedef struct {
     policy_parent_t parent;  /* this node's own facts, for the policy */
     int nchildren;
     const core_child_info_t *children;   /* nchildren entries, copied */
+    uint64_t command_tasks;  /* tasks 0 .. command_tasks-1 are commands */
+    uint32_t max_attempts;   /* root: tries of a failing command, 1 ..
+                                CORE_MAX_ATTEMPTS (0 means 1) */
+    /*  Root: a command task's bytes and units (required when
+     *  command_tasks > 0). Synthetic tasks are task_bytes and task_units. */
+    core_task_info_t (*task_info) (void *arg, uint64_t task);
+    void *task_arg;
+    /*  Every node's parent index (-1 for the root), nnodes entries,
+     *  copied; NULL when unknown, in which case nothing is avoided. */
+    const int32_t *tree_parent;
 } core_cfg_t;
 
 typedef enum {
@@ -108,28 +146,40 @@ typedef enum {
     CORE_EV_TICK,            /* time passed */
     CORE_EV_STREAM,          /* calibration: stream probes to child while
                                 n == 1, stop when n == 0 */
+    CORE_EV_RESULT,          /* a chunk of a result stream from a child */
+    CORE_EV_RESULT_ACK,      /* the parent acknowledged a result chunk */
     CORE_EV_COUNT
 } core_event_type_t;
 
 const char *core_event_str (core_event_type_t type);
 
-/*  One completed task and the node that computed it. */
+/*  One completed task and the node that computed it; for a command, also
+ *  whether it failed and (root) the attempts it took. */
 typedef struct {
     uint64_t task;
     uint32_t node;
+    uint8_t failed;
+    uint8_t attempts;
 } core_done_t;
 
 typedef struct {
     core_event_type_t type;
     double now;              /* seconds, monotonic, any origin */
-    int child;               /* REQUEST, ACK, DONE: the child's slot */
-    uint64_t task;           /* CHUNK, ACK, COMPUTED */
+    int child;               /* REQUEST, ACK, DONE, RESULT: the child's slot */
+    uint64_t task;           /* CHUNK, ACK, COMPUTED, RESULT, RESULT_ACK */
     uint32_t n;              /* REQUEST: tasks asked for */
     double units;            /* CHUNK: compute units of the task */
-    uint64_t bytes;          /* CHUNK: the task's total payload bytes */
-    uint32_t index;          /* CHUNK, ACK: chunk number */
-    uint32_t count;          /* CHUNK: chunks in the task */
-    uint64_t len;            /* CHUNK: bytes in this chunk */
+    uint64_t bytes;          /* CHUNK: the task's total payload bytes;
+                                RESULT, COMPUTED: the result stream's
+                                (COMPUTED: 0 for a synthetic task) */
+    uint32_t index;          /* CHUNK, ACK, RESULT, RESULT_ACK: chunk number */
+    uint32_t count;          /* CHUNK, RESULT: chunks in the stream */
+    uint64_t len;            /* CHUNK, RESULT: bytes in this chunk */
+    core_kind_t kind;        /* CHUNK */
+    const uint32_t *avoid;   /* CHUNK: navoid nodes it failed on, borrowed */
+    uint32_t navoid;
+    uint32_t node;           /* RESULT: the node that computed the task */
+    int failed;              /* RESULT, COMPUTED: the command failed */
     const core_done_t *done; /* DONE: ndone entries, borrowed */
     uint32_t ndone;
 } core_event_t;
@@ -144,6 +194,14 @@ typedef enum {
     CORE_ACT_FINISHED,       /* root: every task is complete */
     CORE_ACT_RECORDED,       /* root: done[0..ndone) completed for the first
                                 time; for the controller */
+    CORE_ACT_SEND_RESULT,    /* send chunk index/count of task's result
+                                stream (offset, len of bytes) to the parent */
+    CORE_ACT_ACK_RESULT,     /* acknowledge result chunk index to child */
+    CORE_ACT_RELEASE_RESULT, /* the result stream of task is delivered
+                                (sent up and acknowledged, or, on the root,
+                                received whole: recorded or re-queued) */
+    CORE_ACT_RETRY,          /* root: task failed at node and is queued
+                                again (attempts so far in n) */
     CORE_ACT_COUNT
 } core_action_type_t;
 
@@ -151,13 +209,20 @@ const char *core_action_str (core_action_type_t type);
 
 typedef struct {
     core_action_type_t type;
-    int child;               /* SEND_CHUNK */
-    uint64_t task;           /* SEND_CHUNK, ACK, COMPUTE, RELEASE */
-    uint32_t n;              /* REQUEST */
+    int child;               /* SEND_CHUNK, ACK_RESULT */
+    uint64_t task;           /* all but REQUEST, REPORT, RECORDED, FINISHED */
+    uint32_t n;              /* REQUEST; RETRY: attempts so far */
     double units;            /* SEND_CHUNK, COMPUTE */
-    uint64_t bytes;          /* SEND_CHUNK: total payload bytes of task */
-    uint32_t index, count;   /* SEND_CHUNK, ACK */
-    uint64_t offset, len;    /* SEND_CHUNK: the chunk's byte range */
+    uint64_t bytes;          /* SEND_CHUNK: total payload bytes of task;
+                                SEND_RESULT: of its result stream */
+    uint32_t index, count;   /* SEND_CHUNK, ACK, SEND_RESULT, ACK_RESULT */
+    uint64_t offset, len;    /* SEND_CHUNK, SEND_RESULT: the byte range */
+    core_kind_t kind;        /* SEND_CHUNK, COMPUTE */
+    const uint32_t *avoid;   /* SEND_CHUNK: borrowed, like done */
+    uint32_t navoid;
+    uint32_t node;           /* SEND_RESULT: who computed it; RETRY: where
+                                it failed */
+    int failed;              /* SEND_RESULT */
     const core_done_t *done; /* REPORT, RECORDED: borrowed, valid until
                                 the next core_handle call */
     uint32_t ndone;
@@ -189,6 +254,13 @@ typedef struct {
     uint64_t completed;      /* root: distinct tasks recorded complete */
     uint64_t duplicates;     /* root: completions of already-complete tasks */
     uint64_t probe_bytes_in; /* calibration probe bytes received */
+    uint64_t failed;         /* root: commands recorded failed (after their
+                                last attempt) */
+    uint64_t retried;        /* root: failed attempts queued again */
+    uint64_t results_up;     /* result streams sent up and acknowledged */
+    uint64_t result_bytes_in;    /* result stream bytes from children */
+    uint64_t result_bytes_out;   /* result stream bytes acknowledged by
+                                    the parent */
     uint32_t held;           /* tasks held now, not computing */
     int computing;           /* a local task is running */
 } core_stats_t;
@@ -210,6 +282,10 @@ int core_handle (core_t *self, const core_event_t *event, char *err, size_t errl
  *  their count in *count. The array is borrowed and valid until the next
  *  core_handle call. */
 const core_action_t *core_actions (const core_t *self, int *count);
+
+/*  Root, before START: task is complete already (a resumed run's
+ *  journal). Returns 0, or -1 for a task out of range. */
+int core_mark_done (core_t *self, uint64_t task);
 
 /*  Return this node's counters. */
 core_stats_t core_stats (const core_t *self);

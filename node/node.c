@@ -265,7 +265,7 @@ make_core (node_t *self, char *err, size_t errlen)
     const config_t *cfg = self->cfg;
     const config_node_t *me = self->me;
     self->bps_per_mbps = setup_bps_per_mbps (cfg);
-    self->core = setup_core (cfg, me->index, err, errlen);
+    self->core = setup_core (cfg, me->index, NULL, err, errlen);
     if (!self->core)
         return -1;
     double *ir_send = xcalloc (me->nchildren + 1, sizeof *ir_send);

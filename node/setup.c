@@ -14,25 +14,41 @@ setup_bps_per_mbps (const config_t *cfg)
     return CONFIG_MB * cfg->platform.payload_scale * cfg->platform.time_scale;
 }
 
+/*  The task size policies see: the synthetic tasks', or with none, the
+ *  commands' mean input and one unit (their compute time is unknown
+ *  before they run). */
+static void
+policy_task (const config_t *cfg, double *mb, double *units)
+{
+    *mb = cfg->tasks.count ? cfg->tasks.input_mb : cfg->commands.input_mb;
+    *units = cfg->tasks.count ? cfg->tasks.units : 1;
+}
+
 core_t *
-setup_core (const config_t *cfg, int node, char *err, size_t errlen)
+setup_core (const config_t *cfg, int node, const setup_bag_t *bag, char *err,
+            size_t errlen)
 {
     const config_node_t *me = &cfg->nodes[node];
-    double bps = setup_bps_per_mbps (cfg);
+    double bps = setup_bps_per_mbps (cfg), mb, units;
+    policy_task (cfg, &mb, &units);
     core_child_info_t *kids = xcalloc (me->nchildren + 1, sizeof *kids);
     for (int i = 0; i < me->nchildren; i++) {
         const config_node_t *c = &cfg->nodes[me->children[i]];
         kids[i] = (core_child_info_t){c->compute_rate, c->link_mbps, c->link_idle_mbps,
-                                      c->ir_send, c->ir_recv, c->link_mbps * bps};
+                                      c->ir_send, c->ir_recv, c->link_mbps * bps,
+                                      (uint32_t) me->children[i]};
     }
+    int32_t *parents = xcalloc (cfg->nnodes, sizeof *parents);
+    for (int i = 0; i < cfg->nnodes; i++)
+        parents[i] = cfg->nodes[i].parent;
     double window = SETUP_METER_PLATFORM / cfg->platform.time_scale;
     core_cfg_t cc = {
         .self = (uint32_t) node,
         .nnodes = (uint32_t) cfg->nnodes,
         .is_root = me->parent < 0,
-        .task_count = cfg->tasks.count,
-        .task_units = cfg->tasks.units,
-        .task_mb = cfg->tasks.input_mb,
+        .task_count = config_bag_size (cfg),
+        .task_units = cfg->tasks.count ? cfg->tasks.units : 1,
+        .task_mb = mb,
         .task_bytes = config_task_bytes (cfg),
         .chunk_bytes = config_chunk_bytes (cfg),
         .window = cfg->platform.window,
@@ -43,12 +59,17 @@ setup_core (const config_t *cfg, int node, char *err, size_t errlen)
         .pace = cfg->platform.mode == PLATFORM_EMULATED,
         .send_limit_bps = me->send_limit_mbps * bps,
         .meter_window = window > SETUP_METER_MIN ? window : SETUP_METER_MIN,
-        .parent = {me->compute_rate, cfg->tasks.input_mb, cfg->tasks.units,
-                   me->send_limit_mbps, me->parent < 0},
+        .parent = {me->compute_rate, mb, units, me->send_limit_mbps, me->parent < 0},
         .nchildren = me->nchildren,
         .children = kids,
+        .command_tasks = cfg->commands.count,
+        .max_attempts = cfg->commands.attempts,
+        .task_info = bag ? bag->task_info : NULL,
+        .task_arg = bag ? bag->arg : NULL,
+        .tree_parent = parents,
     };
     core_t *core = core_new (&cc, err, errlen);
     free (kids);
+    free (parents);
     return core;
 }

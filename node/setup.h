@@ -28,9 +28,20 @@
 /*  Physical bytes per second of this run per platform MB/s. */
 double setup_bps_per_mbps (const config_t *cfg);
 
+/*  The root's view of its command tasks: each one's input bundle bytes
+ *  (core_cfg_t.task_info). */
+typedef struct {
+    core_task_info_t (*task_info) (void *arg, uint64_t task);
+    void *arg;
+} setup_bag_t;
+
 /*  Create the core of node (an index into cfg->nodes): its children's
  *  facts, its policy, chunking, window, buffer, pacing (emulated runs),
- *  send limit and meter window. Returns NULL with a message in err. */
-core_t *setup_core (const config_t *cfg, int node, char *err, size_t errlen);
+ *  send limit and meter window, the bag (cfg->commands, then the
+ *  synthetic tasks) and the tree's shape. bag is required on the root of
+ *  a run with command tasks, ignored elsewhere (may be NULL). Returns NULL
+ *  with a message in err. */
+core_t *setup_core (const config_t *cfg, int node, const setup_bag_t *bag, char *err,
+                    size_t errlen);
 
 #endif

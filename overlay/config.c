@@ -341,7 +341,10 @@ parse_tasks (config_t *self, section_t *top)
 {
     section_t s;
     long long count = 0;
-    if (get_section (top, "tasks", 1, &s) < 0
+    int rc = get_section (top, "tasks", 0, &s);
+    if (rc == 0)
+        return 0;   /* no synthetic tasks: a run brings command tasks */
+    if (rc < 0
         || check_keys (&s, task_keys) < 0
         || get_integer (&s, "count", 1, 1, LLONG_MAX, &count) < 0
         || get_number (&s, "input_mb", 1, RULE_NONNEGATIVE, &self->tasks.input_mb) < 0
@@ -906,11 +909,8 @@ config_to_json (const config_t *self)
         json_array_append_new (tree, entry);
     }
     json_t *json = json_pack (
-        "{s:s, s:{s:I, s:f, s:f}, s:s, s:{s:s, s:f, s:f, s:i, s:i, s:i, s:i, s:i, s:s}, "
-        "s:o}",
+        "{s:s, s:s, s:{s:s, s:f, s:f, s:i, s:i, s:i, s:i, s:i, s:s}, s:o}",
         "name", self->name,
-        "tasks", "count", (json_int_t) self->tasks.count, "input_mb",
-        self->tasks.input_mb, "units", self->tasks.units,
         "policy", self->policy,
         "platform", "mode", platform_mode_str (self->platform.mode),
         "time_scale", self->platform.time_scale,
@@ -922,6 +922,11 @@ config_to_json (const config_t *self)
         "sample_ms", (int) self->platform.sample_ms,
         "ir", self->platform.ir_measured ? "measured" : "configured",
         "tree", tree);
+    if (json && self->tasks.count > 0)
+        json_object_set_new (json, "tasks",
+                             json_pack ("{s:I, s:f, s:f}", "count",
+                                        (json_int_t) self->tasks.count, "input_mb",
+                                        self->tasks.input_mb, "units", self->tasks.units));
     int digits = 1, more;
     while (json && (more = real_digits (json, digits)) != digits)
         digits = more;
@@ -935,6 +940,12 @@ config_to_json (const config_t *self)
         abort ();
     }
     return text;
+}
+
+uint64_t
+config_bag_size (const config_t *self)
+{
+    return self->tasks.count + self->commands.count;
 }
 
 uint64_t

@@ -93,10 +93,21 @@ typedef struct {
     char *path;              /* where it was loaded from, for messages */
     char *name;              /* experiment name; default: file's basename */
     struct {
-        uint64_t count;      /* tasks in the bag, > 0 */
+        uint64_t count;      /* synthetic tasks in the bag, > 0; 0 (and
+                                the two below 0) when the config has no
+                                "tasks" block, for runs of command tasks */
         double input_mb;     /* Z: input size of one task, MB, >= 0 */
         double units;        /* w: compute units per task, > 0 */
     } tasks;
+    /*  Command tasks of this run (docs/tasks.md). Not read from the file:
+     *  the controller sets them from --tasks or --command, and ships them
+     *  with the config (overlay/proto.h, CONFIG). Ids 0 .. count-1 of the
+     *  bag are the commands, the synthetic tasks follow. */
+    struct {
+        uint64_t count;      /* command tasks */
+        double input_mb;     /* their mean input bundle, MB (for policies) */
+        uint32_t attempts;   /* tries of a failing command, >= 1 */
+    } commands;
     char *policy;            /* policy name, checked by the caller against
                                 the policy table; default "fcfs" */
     struct {
@@ -149,6 +160,9 @@ void config_set_policy (config_t *self, const char *policy);
 /*  Return the experiment as canonical JSON text with every default made
  *  explicit; loading it gives an equal config. The caller frees. */
 char *config_to_json (const config_t *self);
+
+/*  Tasks in the bag: commands and synthetic tasks. */
+uint64_t config_bag_size (const config_t *self);
 
 /*  Physical bytes one task's payload occupies on the wire:
  *  input_mb * 2^20 * payload_scale, rounded to the nearest byte. The

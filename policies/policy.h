@@ -49,6 +49,9 @@ typedef struct {
                                 line, e.g. "fcfs" */
     const char *summary;     /* one line for `treefarm policies` */
     int multiport;           /* may send to several children at once */
+    int root_only;           /* never serves a child: the root computes
+                                every task (a failed command is then tried
+                                again on the root itself) */
     /*  Choose the child to start a transfer to among the n candidates, all
      *  of which have wanted > 0 and sending == 0. Return an index into
      *  children, or -1 to serve nobody now. */

@@ -19,5 +19,6 @@ const policy_t policy_root_computes = {
     .name = "root-computes",
     .summary = "RootComputes: the root computes all tasks (baseline)",
     .multiport = 0,
+    .root_only = 1,
     .pick = root_computes_pick,
 };

@@ -49,7 +49,12 @@ typedef struct {
     int len, cap;
     uint64_t seq;
     uint32_t *recorded;      /* task -> times RECORDED */
+    core_done_t *last;       /* task -> its RECORDED entry */
     uint64_t *per_node;      /* node -> tasks RECORDED as computed there */
+    int bad_node;            /* commands always fail there (-1: none) */
+    uint64_t hopeless;       /* commands below this id fail everywhere */
+    uint64_t retries, results;   /* RETRY actions, RESULT events */
+    uint64_t bad_failures;   /* RETRY actions of commands failed at bad_node */
     int finished, max_sending;
     double now;
 } sim_t;
@@ -132,7 +137,8 @@ carry_out (sim_t *s, int at, const core_action_t *a, int n)
             send (s, child_at (s, at, x->child),
                   (core_event_t){.type = CORE_EV_CHUNK, .task = x->task, .units = x->units,
                                  .bytes = x->bytes, .index = x->index, .count = x->count,
-                                 .len = x->len}, NULL, 0);
+                                 .len = x->len, .kind = x->kind, .avoid = x->avoid,
+                                 .navoid = x->navoid}, NULL, 0);
             break;
         case CORE_ACT_ACK:
             up.type = CORE_EV_ACK, up.task = x->task, up.index = x->index;
@@ -140,10 +146,32 @@ carry_out (sim_t *s, int at, const core_action_t *a, int n)
             break;
         case CORE_ACT_COMPUTE: {
             double rate = me->compute_rate * s->cfg->platform.time_scale;
+            core_event_t done = {.task = x->task};
+            if (x->kind == CORE_KIND_COMMAND) {
+                done.bytes = 1000 + x->task;   /* outputs, stdout, stderr */
+                done.failed = at == s->bad_node || x->task < s->hopeless;
+            }
             push (s, (event_t){.t = s->now + x->units / rate, .kind = EV_ENGINE,
-                               .node = at, .ev = {.task = x->task}});
+                               .node = at, .ev = done});
             break;
         }
+        case CORE_ACT_SEND_RESULT:
+            s->results++;
+            up = (core_event_t){.type = CORE_EV_RESULT, .child = s->slot[at],
+                                .task = x->task, .node = x->node, .failed = x->failed,
+                                .bytes = x->bytes, .index = x->index, .count = x->count,
+                                .len = x->len};
+            send (s, me->parent, up, NULL, 0);
+            break;
+        case CORE_ACT_ACK_RESULT:
+            send (s, child_at (s, at, x->child),
+                  (core_event_t){.type = CORE_EV_RESULT_ACK, .task = x->task,
+                                 .index = x->index}, NULL, 0);
+            break;
+        case CORE_ACT_RETRY:
+            s->retries++;
+            s->bad_failures += (int) x->node == s->bad_node;
+            break;
         case CORE_ACT_REPORT:
             up.type = CORE_EV_DONE, up.ndone = x->ndone;
             send (s, me->parent, up, x->done, x->ndone);
@@ -152,6 +180,7 @@ carry_out (sim_t *s, int at, const core_action_t *a, int n)
             assert_false (s->finished);   /* every record before FINISHED */
             for (uint32_t d = 0; d < x->ndone; d++) {
                 s->recorded[x->done[d].task]++;
+                s->last[x->done[d].task] = x->done[d];
                 s->per_node[x->done[d].node]++;
             }
             break;
@@ -207,8 +236,10 @@ simulate (sim_t *s)
             s->tick_at[e.node] = -1;
             step (s, e.node, (core_event_t){.type = CORE_EV_TICK});
         }
-        else if (e.kind == EV_ENGINE)
-            step (s, e.node, (core_event_t){.type = CORE_EV_COMPUTED, .task = e.ev.task});
+        else if (e.kind == EV_ENGINE) {
+            e.ev.type = CORE_EV_COMPUTED;
+            step (s, e.node, e.ev);
+        }
         else {
             e.ev.done = e.done;
             step (s, e.node, e.ev);
@@ -218,19 +249,30 @@ simulate (sim_t *s)
     return s->now;
 }
 
+/*  Command tasks' input bundles: a few chunks each, of varying sizes. */
+static core_task_info_t
+command_info (void *arg, uint64_t task)
+{
+    (void) arg;
+    return (core_task_info_t){.bytes = 3000 + 977 * (task % 7), .units = 0.2};
+}
+
 static void
 sim_init (sim_t *s, const config_t *cfg)
 {
     char err[TF_ERRLEN];
     memset (s, 0, sizeof *s);
     s->cfg = cfg;
+    s->bad_node = -1;
     s->cores = xcalloc (cfg->nnodes, sizeof *s->cores);
     s->slot = xcalloc (cfg->nnodes, sizeof *s->slot);
     s->tick_at = xcalloc (cfg->nnodes, sizeof *s->tick_at);
-    s->recorded = xcalloc (cfg->tasks.count, sizeof *s->recorded);
+    s->recorded = xcalloc (config_bag_size (cfg), sizeof *s->recorded);
+    s->last = xcalloc (config_bag_size (cfg), sizeof *s->last);
     s->per_node = xcalloc (cfg->nnodes, sizeof *s->per_node);
+    setup_bag_t bag = {command_info, NULL};
     for (int i = 0; i < cfg->nnodes; i++) {
-        s->cores[i] = setup_core (cfg, i, err, sizeof err);
+        s->cores[i] = setup_core (cfg, i, &bag, err, sizeof err);
         if (!s->cores[i])
             fail_msg ("%s", err);
         s->tick_at[i] = -1;
@@ -252,6 +294,7 @@ sim_free (sim_t *s)
     free (s->slot);
     free (s->tick_at);
     free (s->recorded);
+    free (s->last);
     free (s->per_node);
 }
 
@@ -260,7 +303,7 @@ static void
 check_exactly_once (const sim_t *s)
 {
     const config_t *cfg = s->cfg;
-    for (uint64_t t = 0; t < cfg->tasks.count; t++)
+    for (uint64_t t = 0; t < config_bag_size (cfg); t++)
         if (s->recorded[t] != 1)
             fail_msg ("%s: task %llu recorded %u times", cfg->policy,
                       (unsigned long long) t, s->recorded[t]);
@@ -268,10 +311,11 @@ check_exactly_once (const sim_t *s)
     for (int i = 0; i < cfg->nnodes; i++) {
         core_stats_t st = core_stats (s->cores[i]);
         assert_int_equal (st.malformed, 0);
-        assert_int_equal (st.computed, s->per_node[i]);
+        if (cfg->commands.count == 0)
+            assert_int_equal (st.computed, s->per_node[i]);
         total += st.computed;
     }
-    assert_int_equal (total, cfg->tasks.count);
+    assert_int_equal (total, config_bag_size (cfg) + s->retries);
     assert_int_equal (core_stats (s->cores[cfg->root]).duplicates, 0);
 }
 
@@ -322,11 +366,65 @@ test_every_policy_completes_every_task_once (void **state)
         }
 }
 
+/*  Command tasks and synthetic ones in one bag on the 3-level tree, every
+ *  policy: one leaf fails every command it runs, the first few commands
+ *  fail everywhere. Every task is recorded once; results climb through
+ *  the racks; a command that failed on the bad leaf is retried elsewhere
+ *  and recorded as a success there; a hopeless one is recorded failed
+ *  after its last attempt. */
+static void
+test_commands_retry_elsewhere_and_record_once (void **state)
+{
+    (void) state;
+    uint64_t bad_failures = 0;
+    for (int p = 0; policy_at (p); p++) {
+        config_t *cfg = load ("tree3.json", 60);
+        config_set_policy (cfg, policy_at (p)->name);
+        cfg->commands.count = 120;
+        cfg->commands.attempts = 3;
+        sim_t s;
+        sim_init (&s, cfg);
+        s.bad_node = config_find_node (cfg, "rackA");
+        s.hopeless = 4;
+        simulate (&s);
+        check_exactly_once (&s);
+        const core_stats_t root = core_stats (s.cores[cfg->root]);
+        for (uint64_t t = 0; t < cfg->commands.count; t++) {
+            const core_done_t *d = &s.last[t];
+            if (t < s.hopeless) {
+                assert_true (d->failed);
+                assert_int_equal (d->attempts, 3);
+            }
+            else {
+                assert_false (d->failed);
+                assert_int_not_equal (d->node, s.bad_node);
+                assert_true (d->attempts >= 1 && d->attempts <= 2);
+            }
+        }
+        assert_int_equal (root.failed, s.hopeless);
+        assert_int_equal (root.retried, s.retries);
+        if (policy_at (p)->pick && policy_find ("root-computes") != policy_at (p)) {
+            assert_true (s.results > 0);
+            assert_true (core_stats (s.cores[config_find_node (cfg, "rackA")]).results_up > 0
+                         || core_stats (s.cores[config_find_node (cfg, "rackB")]).results_up > 0);
+        }
+        printf ("  %-14s %llu retries (%llu of them from %s), %llu result chunks\n",
+                policy_at (p)->name, (unsigned long long) s.retries,
+                (unsigned long long) s.bad_failures, "rackA",
+                (unsigned long long) s.results);
+        bad_failures += s.bad_failures;
+        sim_free (&s);
+        config_destroy (&cfg);
+    }
+    assert_true (bad_failures > 0);   /* the bad node's path was taken */
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_every_policy_completes_every_task_once),
+        cmocka_unit_test (test_commands_retry_elsewhere_and_record_once),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
