@@ -176,7 +176,7 @@ send_to (session_t *self, peer_t *peer, zmsg_t *msg, int quiet)
 static int
 send_config (session_t *self, peer_t *peer)
 {
-    return send_to (self, peer, proto_config (self->config_object), 0);
+    return send_to (self, peer, proto_config (self->config_object, NULL), 0);
 }
 
 /*  Every node is BOUND: tell each where its parent listens. */

@@ -504,7 +504,7 @@ complete (core_t *self, core_done_t d, const task_t *had, double now)
             return;
         mark (self, d.task);
         self->stats.failed += d.failed != 0;
-        d.attempts = d.task < self->cfg.command_tasks ? self->attempts[d.task] : 1;
+        d.attempts = d.task < self->cfg.command_tasks ? self->attempts[d.task] : 0;
     }
     if (self->nbatch == self->batch_cap) {
         self->batch_cap = self->batch_cap ? 2 * self->batch_cap : 64;

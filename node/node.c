@@ -529,7 +529,8 @@ act (node_t *self, const core_action_t *a)
             logmsg (self, "no payload for task %" PRIu64 " chunk %u", a->task, a->index);
             return -1;
         }
-        msg = proto_chunk (a->task, a->units, a->bytes, a->index, a->count, &frame);
+        msg = proto_chunk (a->task, a->units, a->bytes, a->index, a->count, a->kind,
+                           a->avoid, a->navoid, &frame);
         return send_to_child (self, a->child, &msg);
     }
     case CORE_ACT_ACK:
@@ -543,9 +544,11 @@ act (node_t *self, const core_action_t *a)
          *  controller. */
         proto_done_t *done = xcalloc (a->ndone + 1, sizeof *done);
         for (uint32_t i = 0; i < a->ndone; i++)
-            done[i] = (proto_done_t){.task = a->done[i].task, .node = a->done[i].node};
+            done[i] = (proto_done_t){.task = a->done[i].task, .node = a->done[i].node,
+                                     .failed = a->done[i].failed,
+                                     .attempts = a->done[i].attempts};
         int recorded = a->type == CORE_ACT_RECORDED;
-        msg = proto_done (recorded ? PROTO_RECORDED : PROTO_DONE, done, a->ndone);
+        msg = proto_done (recorded ? PROTO_RECORDED : PROTO_DONE, done, a->ndone, NULL);
         free (done);
         return zmsg_send (&msg, recorded ? self->ctl : self->parent);
     }

@@ -17,7 +17,8 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_DONE] = "DONE",         [PROTO_SUBTREE] = "SUBTREE",
     [PROTO_MEASURE] = "MEASURE",   [PROTO_MEASURED] = "MEASURED",
     [PROTO_BYE] = "BYE",
-    [PROTO_RECORDED] = "RECORDED",
+    [PROTO_RECORDED] = "RECORDED", [PROTO_RESULT] = "RESULT",
+    [PROTO_RESULT_ACK] = "RESULT_ACK",
 };
 
 const char *
@@ -162,6 +163,9 @@ decode_object (proto_msg_t *m, const char *key, const char *cmd, char *err, size
 static int
 decode_config (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
+    m->run = json_object_get (m->body, "run");
+    if (m->run && !json_is_object (m->run))
+        return tf_error (err, errlen, "%s: field \"run\" must be an object", cmd);
     return decode_object (m, "config", cmd, err, errlen);
 }
 
@@ -278,18 +282,63 @@ decode_ack (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
     return 0;
 }
 
-/*  CHUNK's payload frame against the body's claims. */
+/*  CHUNK's or RESULT's payload frame against the body's claims. */
 static int
-check_payload (const proto_msg_t *m, char *err, size_t errlen)
+check_payload (const proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     if (!m->payload)
-        return tf_error (err, errlen, "CHUNK: payload frame missing");
+        return tf_error (err, errlen, "%s: payload frame missing", cmd);
     if (zframe_size (m->payload) > PROTO_MAX_CHUNK_BYTES)
-        return tf_error (err, errlen, "CHUNK: payload of %zu bytes exceeds %u",
+        return tf_error (err, errlen, "%s: payload of %zu bytes exceeds %u", cmd,
                          zframe_size (m->payload), PROTO_MAX_CHUNK_BYTES);
     if (zframe_size (m->payload) > m->bytes)
-        return tf_error (err, errlen, "CHUNK: payload of %zu bytes exceeds the task's "
-                         "%llu", zframe_size (m->payload), (unsigned long long) m->bytes);
+        return tf_error (err, errlen, "%s: payload of %zu bytes exceeds the stream's "
+                         "%llu", cmd, zframe_size (m->payload),
+                         (unsigned long long) m->bytes);
+    return 0;
+}
+
+/*  The stream fields CHUNK and RESULT share: task, bytes, index, count. */
+static int
+decode_stream (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    uint64_t index, count;
+    if (get_uint (m->body, "task", INT64_MAX, &m->task, cmd, err, errlen)
+        || get_uint (m->body, "bytes", PROTO_MAX_STREAM_BYTES, &m->bytes, cmd, err, errlen)
+        || get_uint (m->body, "index", UINT32_MAX, &index, cmd, err, errlen)
+        || get_uint (m->body, "count", UINT32_MAX, &count, cmd, err, errlen))
+        return -1;
+    m->index = (uint32_t) index;
+    m->count = (uint32_t) count;
+    if (m->count == 0 || m->index >= m->count)
+        return tf_error (err, errlen, "%s: index %u not below count %u", cmd, m->index,
+                         m->count);
+    return 0;
+}
+
+/*  CHUNK's optional kind and nodes to avoid. */
+static int
+decode_kind (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    uint64_t kind = 0;
+    if (json_object_get (m->body, "kind")
+        && get_uint (m->body, "kind", 1, &kind, cmd, err, errlen))
+        return -1;
+    m->kind = (uint32_t) kind;
+    json_t *avoid = json_object_get (m->body, "avoid");
+    if (!avoid)
+        return 0;
+    if (!json_is_array (avoid) || json_array_size (avoid) > PROTO_MAX_AVOID)
+        return tf_error (err, errlen, "%s: field \"avoid\" must be an array of at most "
+                         "%d nodes", cmd, PROTO_MAX_AVOID);
+    size_t i;
+    json_t *e;
+    json_array_foreach (avoid, i, e) {
+        if (!json_is_integer (e) || json_integer_value (e) < 0
+            || json_integer_value (e) > UINT32_MAX)
+            return tf_error (err, errlen, "%s: avoid[%zu] must be a node index", cmd, i);
+        m->avoid[m->navoid++] = (uint32_t) json_integer_value (e);
+    }
     return 0;
 }
 
@@ -297,30 +346,66 @@ static int
 decode_chunk (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     json_t *units = json_object_get (m->body, "units");
-    uint64_t index, count;
-    if (get_uint (m->body, "task", INT64_MAX, &m->task, cmd, err, errlen)
-        || get_uint (m->body, "bytes", PROTO_MAX_TASK_BYTES, &m->bytes, cmd, err, errlen)
-        || get_uint (m->body, "index", UINT32_MAX, &index, cmd, err, errlen)
-        || get_uint (m->body, "count", UINT32_MAX, &count, cmd, err, errlen))
+    if (decode_stream (m, cmd, err, errlen) || decode_kind (m, cmd, err, errlen))
         return -1;
-    m->index = (uint32_t) index;
-    m->count = (uint32_t) count;
+    if (m->kind == 0 && m->bytes > PROTO_MAX_TASK_BYTES)
+        return tf_error (err, errlen, "%s: field \"bytes\": a synthetic task of %llu bytes exceeds %llu",
+                         cmd, (unsigned long long) m->bytes,
+                         (unsigned long long) PROTO_MAX_TASK_BYTES);
     if (!json_is_number (units) || !(json_number_value (units) > 0)
         || !isfinite (json_number_value (units)))
         return tf_error (err, errlen, "%s: field \"units\" must be a finite positive "
                          "number", cmd);
     m->units = json_number_value (units);
-    if (m->count == 0 || m->index >= m->count)
-        return tf_error (err, errlen, "%s: index %u not below count %u", cmd, m->index,
-                         m->count);
-    return check_payload (m, err, errlen);
+    return check_payload (m, cmd, err, errlen);
 }
 
-/*  DONE and RECORDED: [[task, node], ...], at most PROTO_MAX_DONE. */
+static int
+decode_result (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    uint64_t node, failed;
+    if (decode_stream (m, cmd, err, errlen)
+        || get_uint (m->body, "node", UINT32_MAX, &node, cmd, err, errlen)
+        || get_uint (m->body, "failed", 1, &failed, cmd, err, errlen))
+        return -1;
+    m->node = (uint32_t) node;
+    m->failed = (int) failed;
+    return check_payload (m, cmd, err, errlen);
+}
+
+/*  Element k of a completion entry, an integer in [0, max]. */
+static int
+entry_int (json_t *e, size_t k, json_int_t max, uint64_t *out)
+{
+    json_t *v = json_array_get (e, k);
+    if (!json_is_integer (v) || json_integer_value (v) < 0 || json_integer_value (v) > max)
+        return -1;
+    *out = (uint64_t) json_integer_value (v);
+    return 0;
+}
+
+/*  One completion: [task, node] (DONE), or [task, node, failed, attempts]
+ *  (RECORDED). */
+static int
+decode_entry (json_t *e, int long_ok, proto_done_t *out)
+{
+    uint64_t t, n, f = 0, a = 0;
+    size_t size = json_is_array (e) ? json_array_size (e) : 0;
+    if ((size != 2 && !(long_ok && size == 4)) || entry_int (e, 0, INT64_MAX, &t)
+        || entry_int (e, 1, UINT32_MAX, &n)
+        || (size == 4 && (entry_int (e, 2, 1, &f) || entry_int (e, 3, 255, &a))))
+        return -1;
+    *out = (proto_done_t){t, (uint32_t) n, (uint32_t) f, (uint32_t) a};
+    return 0;
+}
+
+/*  DONE and RECORDED: [[task, node], ...], at most PROTO_MAX_DONE;
+ *  RECORDED's entries may be long, with an info array beside them. */
 static int
 decode_done (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     json_t *done;
+    int recorded = m->command == PROTO_RECORDED;
     m->done = get_array (m, "done", PROTO_MAX_DONE, "entries", sizeof *m->done, &done, cmd,
                          err, errlen);
     if (!m->done)
@@ -328,16 +413,17 @@ decode_done (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
     size_t i;
     json_t *e;
     json_array_foreach (done, i, e) {
-        json_t *t = json_array_get (e, 0), *n = json_array_get (e, 1);
-        if (!json_is_array (e) || json_array_size (e) != 2 || !json_is_integer (t)
-            || !json_is_integer (n) || json_integer_value (t) < 0
-            || json_integer_value (n) < 0 || json_integer_value (n) > UINT32_MAX)
-            return tf_error (err, errlen, "%s: entry %zu must be [task, node] with "
-                             "non-negative integers", cmd, i);
-        m->done[i] = (proto_done_t){(uint64_t) json_integer_value (t),
-                                    (uint32_t) json_integer_value (n)};
+        if (decode_entry (e, recorded, &m->done[i]))
+            return tf_error (err, errlen, "%s: entry %zu must be [task, node]%s with "
+                             "non-negative integers", cmd, i,
+                             recorded ? " or [task, node, failed, attempts]" : "");
     }
     m->ndone = (uint32_t) json_array_size (done);
+    m->info = json_object_get (m->body, "info");
+    if (m->info && (!recorded || !json_is_array (m->info)
+                    || json_array_size (m->info) != m->ndone))
+        return tf_error (err, errlen, "%s: field \"info\" must be an array of one "
+                         "entry per completion", cmd);
     return 0;
 }
 
@@ -359,11 +445,11 @@ decode_subtree (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 
 /*  Every command: the fields its body may have, and its decoder. */
 static const struct {
-    const char *keys[6];
+    const char *keys[8];
     decode_fn decode;
 } codecs[PROTO_COMMAND_END] = {
     [PROTO_HELLO] = {{"name", "pid", "version"}, decode_hello},
-    [PROTO_CONFIG] = {{"config"}, decode_config},
+    [PROTO_CONFIG] = {{"config", "run"}, decode_config},
     [PROTO_BOUND] = {{"endpoint"}, decode_bound},
     [PROTO_START] = {{"parent", "mode"}, decode_start},
     [PROTO_STATS] = {{"stats"}, decode_stats},
@@ -372,7 +458,8 @@ static const struct {
     [PROTO_REPORT] = {{"stats"}, decode_stats},
     [PROTO_FAIL] = {{"error"}, decode_fail},
     [PROTO_REQUEST] = {{"n"}, decode_request},
-    [PROTO_CHUNK] = {{"task", "units", "bytes", "index", "count"}, decode_chunk},
+    [PROTO_CHUNK] = {{"task", "units", "bytes", "index", "count", "kind", "avoid"},
+                     decode_chunk},
     [PROTO_ACK] = {{"task", "index"}, decode_ack},
     [PROTO_DONE] = {{"done"}, decode_done},
     [PROTO_SUBTREE] = {{"bounds"}, decode_subtree},
@@ -380,7 +467,9 @@ static const struct {
     [PROTO_MEASURED] = {{"phase", "seconds", "units_per_s", "recv_mbps", "send_mbps"},
                         decode_measured},
     [PROTO_BYE] = {{NULL}, decode_nothing},
-    [PROTO_RECORDED] = {{"done"}, decode_done},
+    [PROTO_RECORDED] = {{"done", "info"}, decode_done},
+    [PROTO_RESULT] = {{"task", "node", "failed", "bytes", "index", "count"}, decode_result},
+    [PROTO_RESULT_ACK] = {{"task", "index"}, decode_ack},
 };
 
 /*  Check and extract the fields of the message's command. */
@@ -419,15 +508,17 @@ proto_decode (zmsg_t **msg_p, proto_msg_t *out, char *err, size_t errlen)
         tf_error (err, errlen, "unknown command %u", h[1]);
         goto out;
     }
-    size_t want = out->command == PROTO_CHUNK ? 3 : 2;
+    size_t want = out->command == PROTO_CHUNK || out->command == PROTO_RESULT ? 3 : 2;
     if (frames != want) {
         tf_error (err, errlen, "%s: %zu frames, expected %zu",
                   proto_command_str (out->command), frames, want);
         goto out;
     }
-    /*  The child <-> parent commands are numbered REQUEST to SUBTREE. */
-    size_t most = out->command >= PROTO_REQUEST && out->command <= PROTO_SUBTREE
-                  ? PROTO_MAX_PEER_BODY : PROTO_MAX_BODY;
+    /*  The child <-> parent commands: REQUEST to SUBTREE, RESULT and
+     *  RESULT_ACK. */
+    int peer = (out->command >= PROTO_REQUEST && out->command <= PROTO_SUBTREE)
+            || out->command == PROTO_RESULT || out->command == PROTO_RESULT_ACK;
+    size_t most = peer ? PROTO_MAX_PEER_BODY : PROTO_MAX_BODY;
     if (zframe_size (body) > most) {
         tf_error (err, errlen, "%s: body of %zu bytes exceeds %zu",
                   proto_command_str (out->command), zframe_size (body), most);
@@ -495,9 +586,12 @@ proto_hello (const char *name, int64_t pid)
 }
 
 zmsg_t *
-proto_config (json_t *config)
+proto_config (json_t *config, json_t *run)
 {
-    return encode_packed (PROTO_CONFIG, json_pack ("{s:O}", "config", config));
+    json_t *body = json_pack ("{s:O}", "config", config);
+    if (body && run)
+        json_object_set (body, "run", run);
+    return encode_packed (PROTO_CONFIG, body);
 }
 
 zmsg_t *
@@ -519,18 +613,53 @@ proto_request (uint32_t n)
     return encode_packed (PROTO_REQUEST, json_pack ("{s:I}", "n", (json_int_t) n));
 }
 
-zmsg_t *
-proto_chunk (uint64_t task, double units, uint64_t bytes, uint32_t index,
-             uint32_t count, zframe_t **payload_p)
+static json_t *
+stream_body (uint64_t task, uint64_t bytes, uint32_t index, uint32_t count)
 {
-    json_t *body = json_pack ("{s:I, s:f, s:I, s:I, s:I}", "task", (json_int_t) task,
-                              "units", units, "bytes", (json_int_t) bytes,
-                              "index", (json_int_t) index, "count", (json_int_t) count);
+    json_t *body = json_pack ("{s:I, s:I, s:I, s:I}", "task", (json_int_t) task,
+                              "bytes", (json_int_t) bytes, "index", (json_int_t) index,
+                              "count", (json_int_t) count);
     if (!body) {
-        fprintf (stderr, "treefarm: cannot encode CHUNK\n");
+        fprintf (stderr, "treefarm: cannot encode a stream chunk\n");
         abort ();
     }
+    return body;
+}
+
+zmsg_t *
+proto_chunk (uint64_t task, double units, uint64_t bytes, uint32_t index,
+             uint32_t count, uint32_t kind, const uint32_t *avoid, uint32_t navoid,
+             zframe_t **payload_p)
+{
+    json_t *body = stream_body (task, bytes, index, count);
+    json_object_set_new (body, "units", json_real (units));
+    if (kind)
+        json_object_set_new (body, "kind", json_integer (kind));
+    if (navoid) {
+        json_t *arr = json_array ();
+        for (uint32_t i = 0; i < navoid; i++)
+            json_array_append_new (arr, json_integer (avoid[i]));
+        json_object_set_new (body, "avoid", arr);
+    }
     return proto_encode (PROTO_CHUNK, &body, payload_p);
+}
+
+zmsg_t *
+proto_result (uint64_t task, uint32_t node, int failed, uint64_t bytes, uint32_t index,
+              uint32_t count, zframe_t **payload_p)
+{
+    json_t *body = stream_body (task, bytes, index, count);
+    json_object_set_new (body, "node", json_integer (node));
+    json_object_set_new (body, "failed", json_integer (failed != 0));
+    return proto_encode (PROTO_RESULT, &body, payload_p);
+}
+
+zmsg_t *
+proto_result_ack (uint64_t task, uint32_t index)
+{
+    return encode_packed (PROTO_RESULT_ACK, json_pack ("{s:I, s:I}", "task",
+                                                       (json_int_t) task, "index",
+                                                       (json_int_t) index));
 }
 
 zmsg_t *
@@ -547,13 +676,25 @@ proto_fail (const char *error)
 }
 
 zmsg_t *
-proto_done (proto_command_t command, const proto_done_t *done, uint32_t n)
+proto_done (proto_command_t command, const proto_done_t *done, uint32_t n,
+            json_t **info_p)
 {
     json_t *arr = json_array ();
-    for (uint32_t i = 0; i < n; i++)
-        json_array_append_new (arr, json_pack ("[I, I]", (json_int_t) done[i].task,
-                                               (json_int_t) done[i].node));
-    return encode_packed (command, json_pack ("{s:o}", "done", arr));
+    for (uint32_t i = 0; i < n; i++) {
+        json_t *e = json_pack ("[I, I]", (json_int_t) done[i].task,
+                               (json_int_t) done[i].node);
+        if (done[i].attempts > 0) {
+            json_array_append_new (e, json_integer (done[i].failed != 0));
+            json_array_append_new (e, json_integer (done[i].attempts));
+        }
+        json_array_append_new (arr, e);
+    }
+    json_t *body = json_pack ("{s:o}", "done", arr);
+    if (body && info_p && *info_p)
+        json_object_set_new (body, "info", *info_p);
+    if (info_p)
+        *info_p = NULL;
+    return encode_packed (command, body);
 }
 
 zmsg_t *

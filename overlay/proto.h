@@ -48,10 +48,16 @@
 /*  The largest chunk payload: the config's largest chunk (chunk_kib
  *  65536) at payload scale 1. */
 #define PROTO_MAX_CHUNK_BYTES (64u << 20)
+/*  The largest stream a command task may claim, input bundle (CHUNK) or
+ *  result (RESULT): 64 GiB; such streams go through disk, not memory. */
+#define PROTO_MAX_STREAM_BYTES (64ull << 30)
+/*  Nodes a retried command avoids (CHUNK "avoid"). */
+#define PROTO_MAX_AVOID 8
 
 typedef enum {
     PROTO_HELLO = 1,    /* node -> ctl  {name, pid, version}              */
-    PROTO_CONFIG,       /* ctl -> node  {config: <experiment object>}     */
+    PROTO_CONFIG,       /* ctl -> node  {config: <experiment object>,
+                                         run?: {...} (node/runinfo.h)}    */
     PROTO_BOUND,        /* node -> ctl  {endpoint: "tcp://..."|""}        */
     PROTO_START,        /* ctl -> node  {parent: "tcp://..."|"", mode:
                                          "run"|"measure"}                 */
@@ -62,7 +68,8 @@ typedef enum {
     PROTO_FAIL,         /* node -> ctl  {error: "..."}      before exit   */
     PROTO_REQUEST,      /* child -> parent {n}                            */
     PROTO_CHUNK,        /* parent -> child {task, units, bytes, index,
-                                            count} + payload frame        */
+                                            count, kind?, avoid?} +
+                                            payload frame                 */
     PROTO_ACK,          /* child -> parent {task, index}                  */
     PROTO_DONE,         /* child -> parent {done: [[task, node], ...]}    */
     PROTO_SUBTREE,      /* child -> parent {bounds: {model: tasks/s}}     */
@@ -71,18 +78,27 @@ typedef enum {
     PROTO_MEASURED,     /* node -> ctl  {phase, seconds, units_per_s,
                                          recv_mbps, send_mbps: {child: r}} */
     PROTO_BYE,          /* ctl -> node  {}   REPORT received: exit now    */
-    PROTO_RECORDED,     /* root -> ctl  {done: [[task, node], ...]}
+    PROTO_RECORDED,     /* root -> ctl  {done: [[task, node(, failed,
+                                         attempts)], ...], info?: [...]}
                                         first completions, before FINISHED */
+    PROTO_RESULT,       /* child -> parent {task, node, failed, bytes,
+                                            index, count} + payload frame:
+                                            a command's result stream     */
+    PROTO_RESULT_ACK,   /* parent -> child {task, index}                  */
     PROTO_COMMAND_END
 } proto_command_t;
 
 /*  Return the command's name ("HELLO", ...), or "?" if unknown. */
 const char *proto_command_str (int command);
 
-/*  One completion: a task and the node that computed it (DONE, RECORDED). */
+/*  One completion: a task and the node that computed it (DONE, RECORDED);
+ *  on the wire [task, node], or [task, node, failed, attempts] for a
+ *  command (RECORDED). */
 typedef struct {
     uint64_t task;
     uint32_t node;
+    uint32_t failed;         /* 0 or 1 */
+    uint32_t attempts;       /* 0 (synthetic) .. 255 */
 } proto_done_t;
 
 /*  A decoded message: one set of fields per command, filled by its
@@ -101,11 +117,20 @@ typedef struct {
     int measure;             /* START: mode "measure" (else "run") */
     json_t *object;          /* CONFIG config, STATS/REPORT stats,
                                 MEASURED send_mbps ({child: MB/s}) */
+    json_t *run;             /* CONFIG: the run's object, or NULL */
+    json_t *info;            /* RECORDED: an array of ndone objects or
+                                nulls (details of commands), or NULL */
     uint32_t n;              /* REQUEST */
-    uint64_t task;           /* CHUNK, ACK */
+    uint64_t task;           /* CHUNK, ACK, RESULT, RESULT_ACK */
     double units;            /* CHUNK */
-    uint64_t bytes;          /* CHUNK: total bytes of the task */
-    uint32_t index, count;   /* CHUNK, ACK */
+    uint64_t bytes;          /* CHUNK: total bytes of the task; RESULT: of
+                                the result stream */
+    uint32_t index, count;   /* CHUNK, ACK, RESULT, RESULT_ACK */
+    uint32_t kind;           /* CHUNK: 0 synthetic, 1 command */
+    uint32_t avoid[PROTO_MAX_AVOID];   /* CHUNK: nodes to avoid */
+    uint32_t navoid;
+    uint32_t node;           /* RESULT: who computed the task */
+    int failed;              /* RESULT: the command failed */
     proto_done_t *done;      /* DONE, RECORDED: ndone entries */
     uint32_t ndone;
     double bounds[BOUND_MODEL_COUNT];   /* SUBTREE: tasks/s per model */
@@ -140,17 +165,25 @@ void proto_msg_clear (proto_msg_t *msg);
  *  nulls the caller's pointers. */
 zmsg_t *proto_encode (proto_command_t command, json_t **body_p, zframe_t **payload_p);
 zmsg_t *proto_hello (const char *name, int64_t pid);
-zmsg_t *proto_config (json_t *config);   /* the experiment; borrowed */
+/*  The experiment and the run's object (may be NULL); both borrowed. */
+zmsg_t *proto_config (json_t *config, json_t *run);
 zmsg_t *proto_bound (const char *endpoint);
 zmsg_t *proto_start (const char *parent_endpoint, int measure);
 zmsg_t *proto_request (uint32_t n);
+/*  CHUNK: kind 0 with navoid 0 writes neither field. */
 zmsg_t *proto_chunk (uint64_t task, double units, uint64_t bytes, uint32_t index,
-                     uint32_t count, zframe_t **payload_p);
+                     uint32_t count, uint32_t kind, const uint32_t *avoid,
+                     uint32_t navoid, zframe_t **payload_p);
 zmsg_t *proto_ack (uint64_t task, uint32_t index);
+zmsg_t *proto_result (uint64_t task, uint32_t node, int failed, uint64_t bytes,
+                      uint32_t index, uint32_t count, zframe_t **payload_p);
+zmsg_t *proto_result_ack (uint64_t task, uint32_t index);
 zmsg_t *proto_fail (const char *error);
 /*  DONE (child -> parent) or RECORDED (root -> controller): n <=
- *  PROTO_MAX_DONE completions. */
-zmsg_t *proto_done (proto_command_t command, const proto_done_t *done, uint32_t n);
+ *  PROTO_MAX_DONE completions. RECORDED may carry info, an array of n
+ *  objects or nulls, taken (the caller's pointer nulled); NULL for none. */
+zmsg_t *proto_done (proto_command_t command, const proto_done_t *done, uint32_t n,
+                    json_t **info_p);
 /*  SUBTREE: the subtree's bound in every model (BOUND_MODEL_COUNT values). */
 zmsg_t *proto_subtree (const double *bounds);
 /*  MEASURE: phase, its length and warm-up (wall seconds), and the n

@@ -110,7 +110,7 @@ test_peer_messages_round_trip (void **state)
     proto_msg_clear (&m);
 
     zframe_t *payload = zframe_new ("abcdef", 6);
-    decode_ok (proto_chunk (77, 2.5, 10, 1, 2, &payload), &m);
+    decode_ok (proto_chunk (77, 2.5, 10, 1, 2, 0, NULL, 0, &payload), &m);
     assert_null (payload);
     assert_int_equal (m.command, PROTO_CHUNK);
     assert_int_equal (m.task, 77);
@@ -128,13 +128,13 @@ test_peer_messages_round_trip (void **state)
     proto_msg_clear (&m);
 
     const proto_done_t done[2] = {{5, 1}, {(uint64_t) INT64_MAX - 1, 2}};
-    decode_ok (proto_done (PROTO_DONE, done, 2), &m);
+    decode_ok (proto_done (PROTO_DONE, done, 2, NULL), &m);
     assert_int_equal (m.ndone, 2);
     assert_true (m.done[0].task == 5 && m.done[0].node == 1);
     assert_true (m.done[1].task == (uint64_t) INT64_MAX - 1 && m.done[1].node == 2);
     proto_msg_clear (&m);
 
-    decode_ok (proto_done (PROTO_RECORDED, done, 1), &m);
+    decode_ok (proto_done (PROTO_RECORDED, done, 1, NULL), &m);
     assert_int_equal (m.command, PROTO_RECORDED);
     assert_int_equal (m.ndone, 1);
     assert_string_equal (proto_command_str (PROTO_RECORDED), "RECORDED");
@@ -339,6 +339,80 @@ test_command_names (void **state)
     assert_string_equal (proto_command_str (PROTO_COMMAND_END), "?");
 }
 
+/*  Command tasks' messages: CHUNK's kind and nodes to avoid, RESULT and
+ *  RESULT_ACK, RECORDED's long entries and info, CONFIG's run object. */
+static void
+test_command_messages_round_trip (void **state)
+{
+    (void) state;
+    proto_msg_t m;
+    const uint32_t avoid[2] = {3, 7};
+    zframe_t *payload = zframe_new ("TFB1", 4);
+    decode_ok (proto_chunk (5, 1, 3ull << 30, 0, 6144, 1, avoid, 2, &payload), &m);
+    assert_int_equal (m.kind, 1);
+    assert_int_equal (m.navoid, 2);
+    assert_true (m.avoid[0] == 3 && m.avoid[1] == 7);
+    assert_true (m.bytes == 3ull << 30);   /* a command may exceed 1 GiB */
+    proto_msg_clear (&m);
+
+    payload = zframe_new ("out", 3);
+    decode_ok (proto_result (9, 4, 1, 300, 2, 3, &payload), &m);
+    assert_int_equal (m.command, PROTO_RESULT);
+    assert_true (m.task == 9 && m.node == 4 && m.failed == 1 && m.bytes == 300);
+    assert_true (m.index == 2 && m.count == 3 && zframe_size (m.payload) == 3);
+    proto_msg_clear (&m);
+    decode_ok (proto_result_ack (9, 2), &m);
+    assert_true (m.command == PROTO_RESULT_ACK && m.task == 9 && m.index == 2);
+    proto_msg_clear (&m);
+
+    const proto_done_t done[2] = {{1, 2, 1, 3}, {8, 0, 0, 0}};
+    json_t *info = json_pack ("[{s:i}, n]", "exit", 2);
+    decode_ok (proto_done (PROTO_RECORDED, done, 2, &info), &m);
+    assert_null (info);
+    assert_true (m.done[0].failed == 1 && m.done[0].attempts == 3);
+    assert_true (m.done[1].failed == 0 && m.done[1].attempts == 0);
+    assert_int_equal (json_array_size (m.info), 2);
+    proto_msg_clear (&m);
+
+    json_t *config = json_pack ("{s:s}", "name", "x");
+    json_t *run = json_pack ("{s:i}", "commands", 4);
+    decode_ok (proto_config (config, run), &m);
+    assert_int_equal (json_integer_value (json_object_get (m.run, "commands")), 4);
+    proto_msg_clear (&m);
+    json_decref (config);
+    json_decref (run);
+
+    /*  Refusals: a synthetic chunk over 1 GiB, a bad kind, too many nodes
+     *  to avoid, a long DONE entry, info beside DONE, RESULT without its
+     *  payload, a failed flag of 2. */
+    zmsg_t *raw = proto_raw (PROTO_VERSION, PROTO_CHUNK,
+                             "{\"task\":1,\"units\":1,\"bytes\":2147483648,"
+                             "\"index\":0,\"count\":4096}", "abcd", 4);
+    refused (raw, "bytes");
+    json_t *body;
+    raw = proto_raw (PROTO_VERSION, PROTO_CHUNK,
+                             "{\"task\":1,\"units\":1,\"bytes\":4,\"index\":0,"
+                             "\"count\":1,\"kind\":2}", "abcd", 4);
+    refused (raw, "kind");
+    raw = proto_raw (PROTO_VERSION, PROTO_CHUNK,
+                     "{\"task\":1,\"units\":1,\"bytes\":4,\"index\":0,\"count\":1,"
+                     "\"kind\":1,\"avoid\":[1,2,3,4,5,6,7,8,9]}", "abcd", 4);
+    refused (raw, "avoid");
+    body = json_pack ("{s:[[i,i,i,i]]}", "done", 1, 2, 0, 1);
+    refused (proto_encode (PROTO_DONE, &body, NULL), "entry 0");
+    body = json_pack ("{s:[[i,i]], s:[n]}", "done", 1, 2, "info");
+    refused (proto_encode (PROTO_DONE, &body, NULL), "unexpected field \"info\"");
+    body = json_pack ("{s:[[i,i]], s:[n,n]}", "done", 1, 2, "info");
+    refused (proto_encode (PROTO_RECORDED, &body, NULL), "info");
+    body = json_pack ("{s:i, s:i, s:i, s:i, s:i, s:i}", "task", 1, "node", 1, "failed", 0,
+                      "bytes", 4, "index", 0, "count", 1);
+    refused (proto_encode (PROTO_RESULT, &body, NULL), "frames");
+    raw = proto_raw (PROTO_VERSION, PROTO_RESULT,
+                     "{\"task\":1,\"node\":1,\"failed\":2,\"bytes\":4,\"index\":0,"
+                     "\"count\":1}", "abcd", 4);
+    refused (raw, "failed");
+}
+
 int
 main (void)
 {
@@ -353,6 +427,7 @@ main (void)
         cmocka_unit_test (test_malformed_completions_bounds_and_phases_are_refused),
         cmocka_unit_test (test_sizes_beyond_the_limits_are_refused),
         cmocka_unit_test (test_command_names),
+        cmocka_unit_test (test_command_messages_round_trip),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
