@@ -1,0 +1,962 @@
+/*  tasks — load and check command tasks (see tasks.h and docs/tasks.md).
+ *
+ *  The loader reads one line at a time (overlay/lines.c), so a file of a
+ *  million tasks is never held in memory as text, and walks each line's
+ *  JSON object itself, so that every message names the line and the field
+ *  and the first error found is the one reported. Ids are indexed in a
+ *  zhashx whose keys are borrowed from the tasks.
+ */
+#include "controller/tasks.h"
+#include "overlay/lines.h"
+#include "overlay/util.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*  How much of a value from the file a message quotes, so a message stays
+ *  one short line whatever the file holds. */
+#define SHOW_LEN 80
+
+/*  Bytes a substituted value may be left unquoted with. */
+#define SHELL_SAFE "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/+-"
+
+struct tasks_t {
+    tasks_task_t *tasks;     /* owns every string and array they point to */
+    size_t count;
+    size_t alloc;
+    zhashx_t *index;         /* id -> index + 1; keys borrowed from tasks */
+};
+
+/*  Where messages go and what prefixes them: "name:line: ", "name: ", or
+ *  nothing (the shorthand, whose messages name the glob or the file). */
+typedef struct {
+    const char *name;
+    unsigned line;
+    char *err;
+    size_t errlen;
+} loader_t;
+
+static const char *const task_fields[] = {
+    "id", "argv", "sh", "inputs", "outputs", "env", "timeout_s", NULL
+};
+
+/*  The replacement strings of the shorthand (tasks.h). */
+static const char *const replacements[] = {"{}", "{/}", "{.}", "{/.}", "{#}", NULL};
+
+/*  Write "name:line: field 'field': message" (parts omitted when absent)
+ *  into the loader's buffer and return -1. */
+static int
+fail (loader_t *ld, const char *field, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static int
+fail (loader_t *ld, const char *field, const char *fmt, ...)
+{
+    char msg[TF_ERRLEN], where[TF_ERRLEN] = "";
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (msg, sizeof msg, fmt, ap);
+    va_end (ap);
+    if (ld->name && ld->line)
+        snprintf (where, sizeof where, "%s:%u: ", ld->name, ld->line);
+    else if (ld->name)
+        snprintf (where, sizeof where, "%s: ", ld->name);
+    if (field)
+        return tf_error (ld->err, ld->errlen, "%sfield '%s': %s", where, field, msg);
+    return tf_error (ld->err, ld->errlen, "%s%s", where, msg);
+}
+
+/*  Copy text into buf for a message: quotes, backslashes and control
+ *  bytes escaped, cut short with "..." (no surrounding quotes). */
+static const char *
+show (char *buf, size_t size, const char *text)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
+        if (n + 8 >= size) {
+            n += snprintf (buf + n, size - n, "...");
+            break;
+        }
+        if (*p == '"' || *p == '\'' || *p == '\\')
+            n += snprintf (buf + n, size - n, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            n += snprintf (buf + n, size - n, "\\x%02x", *p);
+        else
+            buf[n++] = (char) *p;
+    }
+    buf[n < size ? n : size - 1] = '\0';
+    return buf;
+}
+
+/*  Name a JSON value's type for "expected ..., got TYPE". */
+static const char *
+type_name (const json_t *json)
+{
+    switch (json_typeof (json)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        return "null";
+    }
+    return "a value";
+}
+
+/*  Free what a task owns (also a task left half-built by an error). */
+static void
+task_free (tasks_task_t *t)
+{
+    free ((char *) t->id);
+    for (size_t i = 0; t->argv && t->argv[i]; i++)
+        free (t->argv[i]);
+    free ((char **) t->argv);
+    free ((char *) t->sh);
+    for (size_t i = 0; i < t->ninputs; i++)
+        free ((char *) t->inputs[i].path);   /* name points into path */
+    free ((tasks_input_t *) t->inputs);
+    for (size_t i = 0; i < t->noutputs; i++)
+        free ((char *) t->outputs[i]);
+    free ((char **) t->outputs);
+    for (size_t i = 0; i < t->nenv; i++)
+        free (t->env[i]);
+    free ((char **) t->env);
+    memset (t, 0, sizeof *t);
+}
+
+static tasks_t *
+tasks_new (void)
+{
+    tasks_t *self = xcalloc (1, sizeof *self);
+    self->index = zhashx_new ();
+    zhashx_set_key_duplicator (self->index, NULL);
+    zhashx_set_key_destructor (self->index, NULL);
+    return self;
+}
+
+void
+tasks_destroy (tasks_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    tasks_t *self = *self_p;
+    zhashx_destroy (&self->index);
+    for (size_t i = 0; i < self->count; i++)
+        task_free (&self->tasks[i]);
+    free (self->tasks);
+    free (self);
+    *self_p = NULL;
+}
+
+/*  Append a complete task (taking what it owns) and index its id, which
+ *  the caller has checked is new. */
+static void
+add_task (tasks_t *self, tasks_task_t *t)
+{
+    if (self->count == self->alloc) {
+        self->alloc = self->alloc ? self->alloc * 2 : 64;
+        self->tasks = xrealloc (self->tasks, self->alloc * sizeof *self->tasks);
+    }
+    self->tasks[self->count] = *t;
+    self->count++;
+    zhashx_insert (self->index, t->id, (void *) (uintptr_t) self->count);
+    memset (t, 0, sizeof *t);
+}
+
+/*  Return value as a string of min_len to TASKS_MAX_STRING bytes, or fail
+ *  on field and return NULL. */
+static const char *
+string_of (loader_t *ld, const char *field, const json_t *value, size_t min_len)
+{
+    if (!json_is_string (value)) {
+        fail (ld, field, "expected a string, got %s", type_name (value));
+        return NULL;
+    }
+    size_t len = json_string_length (value);
+    if (len < min_len) {
+        fail (ld, field, "must not be empty");
+        return NULL;
+    }
+    if (len > TASKS_MAX_STRING) {
+        fail (ld, field, "is %zu bytes long, more than the limit of %d", len,
+              TASKS_MAX_STRING);
+        return NULL;
+    }
+    return json_string_value (value);
+}
+
+/*  Check value is an array of min_n to max_n elements; *n gets its size.
+ *  Return 0 or fail on field. */
+static int
+array_of (loader_t *ld, const char *field, const json_t *value, size_t min_n,
+          size_t max_n, size_t *n)
+{
+    if (!json_is_array (value))
+        return fail (ld, field, "expected an array, got %s", type_name (value));
+    *n = json_array_size (value);
+    if (*n < min_n)
+        return fail (ld, field, "must not be empty");
+    if (*n > max_n)
+        return fail (ld, field, "has %zu elements, more than the limit of %zu", *n,
+                     max_n);
+    return 0;
+}
+
+static int
+check_fields (loader_t *ld, json_t *obj)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach (obj, key, value) {
+        int known = 0;
+        for (int i = 0; task_fields[i]; i++)
+            known |= streq (key, task_fields[i]);
+        if (!known) {
+            char q[SHOW_LEN];
+            return fail (ld, show (q, sizeof q, key),
+                         "unknown field (expected id, argv, sh, inputs, outputs, "
+                         "env or timeout_s)");
+        }
+    }
+    return 0;
+}
+
+/*  1 if id is 1..TASKS_MAX_ID bytes of [A-Za-z0-9._-] and not "." or "..". */
+static int
+valid_id (const char *id)
+{
+    size_t len = strlen (id);
+    if (len < 1 || len > TASKS_MAX_ID || streq (id, ".") || streq (id, ".."))
+        return 0;
+    return strspn (id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                       "0123456789._-") == len;
+}
+
+static int
+parse_id (tasks_t *self, loader_t *ld, json_t *obj, tasks_task_t *t)
+{
+    json_t *value = json_object_get (obj, "id");
+    if (!value)
+        return fail (ld, "id", "missing (every task needs one)");
+    const char *id = string_of (ld, "id", value, 1);
+    if (!id)
+        return -1;
+    char q[SHOW_LEN];
+    if (!valid_id (id))
+        return fail (ld, "id", "\"%s\" is not 1 to %d characters from [A-Za-z0-9._-] "
+                     "other than \".\" and \"..\"", show (q, sizeof q, id), TASKS_MAX_ID);
+    ssize_t first = tasks_find (self, id);
+    if (first >= 0)
+        return fail (ld, "id", "duplicate id \"%s\" (first on line %u)", id,
+                     self->tasks[first].line);
+    t->id = xstrdup (id);
+    return 0;
+}
+
+static int
+parse_argv (loader_t *ld, const json_t *value, tasks_task_t *t)
+{
+    size_t n;
+    if (array_of (ld, "argv", value, 1, TASKS_MAX_ARGV, &n) < 0)
+        return -1;
+    char **argv = xcalloc (n + 1, sizeof *argv);
+    t->argv = argv;
+    for (size_t i = 0; i < n; i++) {
+        char field[32];
+        snprintf (field, sizeof field, "argv[%zu]", i);
+        /*  The program may not be "", its arguments may. */
+        const char *arg = string_of (ld, field, json_array_get (value, i), i == 0);
+        if (!arg)
+            return -1;
+        argv[i] = xstrdup (arg);
+    }
+    return 0;
+}
+
+static int
+parse_command (loader_t *ld, json_t *obj, tasks_task_t *t)
+{
+    json_t *argv = json_object_get (obj, "argv");
+    json_t *sh = json_object_get (obj, "sh");
+    if (argv && sh)
+        return fail (ld, "sh", "a task has either 'argv' or 'sh', not both");
+    if (!argv && !sh)
+        return fail (ld, "argv", "missing (a task needs 'argv' or 'sh')");
+    if (argv)
+        return parse_argv (ld, argv, t);
+    const char *script = string_of (ld, "sh", sh, 1);
+    if (!script)
+        return -1;
+    t->sh = xstrdup (script);
+    return 0;
+}
+
+/*  The absolute path of the file at path, with its directory resolved
+ *  (symbolic links, "..") and its base name as given, since that is the
+ *  name it is staged under. NULL with errno set if the directory cannot
+ *  be resolved. */
+static char *
+absolute (const char *path)
+{
+    const char *slash = strrchr (path, '/');
+    char *dir;
+    if (!slash)
+        dir = xstrdup (".");
+    else if (slash == path)
+        dir = xstrdup ("/");
+    else
+        dir = xasprintf ("%.*s", (int) (slash - path), path);
+    char *real = realpath (dir, NULL);
+    free (dir);
+    if (!real)
+        return NULL;
+    char *abs = xasprintf ("%s%s%s", real, streq (real, "/") ? "" : "/",
+                           slash ? slash + 1 : path);
+    free (real);
+    return abs;
+}
+
+/*  Check the file at path is a readable regular file whose base name is
+ *  not reserved, and fill in with its absolute path, name and size.
+ *  Messages go to field (NULL: none, they name the path). */
+static int
+stage_input (loader_t *ld, const char *field, const char *path, tasks_input_t *in)
+{
+    char q[SHOW_LEN];
+    struct stat st;
+    if (stat (path, &st) < 0)
+        return fail (ld, field, "cannot use input \"%s\": %s", show (q, sizeof q, path),
+                     strerror (errno));
+    if (!S_ISREG (st.st_mode))
+        return fail (ld, field, "input \"%s\" is not a regular file",
+                     show (q, sizeof q, path));
+    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return fail (ld, field, "cannot read input \"%s\": %s",
+                     show (q, sizeof q, path), strerror (errno));
+    close (fd);
+    char *abs = absolute (path);
+    if (!abs)
+        return fail (ld, field, "cannot resolve the directory of input \"%s\": %s",
+                     show (q, sizeof q, path), strerror (errno));
+    const char *name = strrchr (abs, '/') + 1;
+    if (streq (name, "stdout") || streq (name, "stderr")) {
+        fail (ld, field, "input \"%s\" would be staged as \"%s\", the name of a "
+              "captured stream", show (q, sizeof q, path), name);
+        free (abs);
+        return -1;
+    }
+    in->path = abs;
+    in->name = name;
+    in->size = (uint64_t) st.st_size;
+    return 0;
+}
+
+static int
+by_name (const void *a, const void *b, void *arg)
+{
+    const char *const *names = arg;
+    size_t i = *(const size_t *) a, j = *(const size_t *) b;
+    int c = strcmp (names[i], names[j]);
+    return c ? c : (i > j) - (i < j);
+}
+
+/*  Find two equal strings among names[0..n): return 1 with their indices
+ *  in *first < *second, or 0. O(n log n). */
+static int
+find_duplicate (const char **names, size_t n, size_t *first, size_t *second)
+{
+    if (n < 2)
+        return 0;
+    size_t *order = xmalloc (n * sizeof *order);
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    qsort_r (order, n, sizeof *order, by_name, names);
+    int found = 0;
+    for (size_t i = 1; i < n && !found; i++) {
+        if (streq (names[order[i - 1]], names[order[i]])) {
+            *first = order[i - 1];
+            *second = order[i];
+            found = 1;
+        }
+    }
+    free (order);
+    return found;
+}
+
+static int
+check_input_names (loader_t *ld, const tasks_task_t *t)
+{
+    const char **names = xcalloc (t->ninputs, sizeof *names);
+    for (size_t i = 0; i < t->ninputs; i++)
+        names[i] = t->inputs[i].name;
+    size_t a, b;
+    int dup = find_duplicate (names, t->ninputs, &a, &b);
+    free (names);
+    if (!dup)
+        return 0;
+    char field[32], q[SHOW_LEN];
+    snprintf (field, sizeof field, "inputs[%zu]", b);
+    return fail (ld, field, "base name \"%s\" is also that of inputs[%zu]: both would "
+                 "be staged as the same file", show (q, sizeof q, t->inputs[b].name), a);
+}
+
+static int
+parse_inputs (loader_t *ld, json_t *obj, tasks_task_t *t)
+{
+    json_t *value = json_object_get (obj, "inputs");
+    size_t n;
+    if (!value)
+        return 0;
+    if (array_of (ld, "inputs", value, 0, TASKS_MAX_INPUTS, &n) < 0)
+        return -1;
+    tasks_input_t *inputs = xcalloc (n, sizeof *inputs);
+    t->inputs = inputs;
+    for (size_t i = 0; i < n; i++) {
+        char field[32];
+        snprintf (field, sizeof field, "inputs[%zu]", i);
+        const char *path = string_of (ld, field, json_array_get (value, i), 1);
+        if (!path || stage_input (ld, field, path, &inputs[i]) < 0)
+            return -1;
+        t->ninputs = i + 1;
+    }
+    return check_input_names (ld, t);
+}
+
+/*  Check an output path: relative, every component non-empty and neither
+ *  "." nor "..", and not a captured stream or below one. */
+static int
+check_output_path (loader_t *ld, const char *field, const char *path)
+{
+    char q[SHOW_LEN];
+    show (q, sizeof q, path);
+    if (path[0] == '/')
+        return fail (ld, field, "\"%s\" is absolute: outputs are paths relative to "
+                     "the work directory", q);
+    for (const char *p = path;;) {
+        const char *end = strchr (p, '/');
+        size_t len = end ? (size_t) (end - p) : strlen (p);
+        if (len == 0)
+            return fail (ld, field, "\"%s\" has an empty component", q);
+        if (len == 1 && p[0] == '.')
+            return fail (ld, field, "\"%s\" has a '.' component", q);
+        if (len == 2 && p[0] == '.' && p[1] == '.')
+            return fail (ld, field, "\"%s\" has a '..' component: outputs stay in "
+                         "the work directory", q);
+        if (p == path && ((len == 6 && strncmp (p, "stdout", 6) == 0)
+                          || (len == 6 && strncmp (p, "stderr", 6) == 0)))
+            return fail (ld, field, "\"%s\" is reserved: stdout and stderr are the "
+                         "captured streams, always brought back", q);
+        if (!end)
+            return 0;
+        p = end + 1;
+    }
+}
+
+static int
+parse_outputs (loader_t *ld, json_t *obj, tasks_task_t *t)
+{
+    json_t *value = json_object_get (obj, "outputs");
+    size_t n;
+    if (!value)
+        return 0;
+    t->outputs_given = 1;
+    if (array_of (ld, "outputs", value, 0, TASKS_MAX_OUTPUTS, &n) < 0)
+        return -1;
+    const char **outputs = xcalloc (n, sizeof *outputs);
+    t->outputs = outputs;
+    for (size_t i = 0; i < n; i++) {
+        char field[32];
+        snprintf (field, sizeof field, "outputs[%zu]", i);
+        const char *path = string_of (ld, field, json_array_get (value, i), 1);
+        if (!path || check_output_path (ld, field, path) < 0)
+            return -1;
+        outputs[i] = xstrdup (path);
+        t->noutputs = i + 1;
+    }
+    size_t a, b;
+    if (!find_duplicate (outputs, n, &a, &b))
+        return 0;
+    char field[32], q[SHOW_LEN];
+    snprintf (field, sizeof field, "outputs[%zu]", b);
+    return fail (ld, field, "\"%s\" is also outputs[%zu]", show (q, sizeof q, outputs[b]),
+                 a);
+}
+
+/*  1 if key is a shell variable name of at most TASKS_MAX_STRING bytes. */
+static int
+valid_variable (const char *key)
+{
+    size_t len = strlen (key);
+    if (len < 1 || len > TASKS_MAX_STRING || (key[0] >= '0' && key[0] <= '9'))
+        return 0;
+    return strspn (key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                        "0123456789_") == len;
+}
+
+static int
+parse_env (loader_t *ld, json_t *obj, tasks_task_t *t)
+{
+    json_t *value = json_object_get (obj, "env");
+    if (!value)
+        return 0;
+    if (!json_is_object (value))
+        return fail (ld, "env", "expected an object, got %s", type_name (value));
+    size_t n = json_object_size (value);
+    if (n > TASKS_MAX_ENV)
+        return fail (ld, "env", "has %zu entries, more than the limit of %d", n,
+                     TASKS_MAX_ENV);
+    char **env = xcalloc (n + 1, sizeof *env);
+    t->env = env;
+    const char *key;
+    json_t *v;
+    json_object_foreach (value, key, v) {
+        char q[SHOW_LEN], field[SHOW_LEN + 8];
+        show (q, sizeof q, key);
+        if (!valid_variable (key))
+            return fail (ld, "env", "\"%s\" is not a shell variable name "
+                         "([A-Za-z_][A-Za-z0-9_]*)", q);
+        snprintf (field, sizeof field, "env.%s", q);
+        const char *text = string_of (ld, field, v, 0);
+        if (!text)
+            return -1;
+        env[t->nenv++] = xasprintf ("%s=%s", key, text);
+    }
+    return 0;
+}
+
+static int
+parse_timeout (loader_t *ld, json_t *obj, tasks_task_t *t)
+{
+    json_t *value = json_object_get (obj, "timeout_s");
+    if (!value)
+        return 0;
+    if (!json_is_number (value))
+        return fail (ld, "timeout_s", "expected a number of seconds, got %s",
+                     type_name (value));
+    double v = json_number_value (value);
+    if (!isfinite (v) || !(v > 0) || v > TASKS_MAX_TIMEOUT_S)
+        return fail (ld, "timeout_s", "must be > 0 and at most %.0f (7 days), got %g",
+                     TASKS_MAX_TIMEOUT_S, v);
+    t->timeout_s = v;
+    return 0;
+}
+
+/*  Check one task object and add it; on error nothing is added. */
+static int
+parse_task (tasks_t *self, loader_t *ld, json_t *obj)
+{
+    tasks_task_t t = {.line = ld->line};
+    if (check_fields (ld, obj) < 0 || parse_id (self, ld, obj, &t) < 0
+        || parse_command (ld, obj, &t) < 0 || parse_inputs (ld, obj, &t) < 0
+        || parse_outputs (ld, obj, &t) < 0 || parse_env (ld, obj, &t) < 0
+        || parse_timeout (ld, obj, &t) < 0) {
+        task_free (&t);
+        return -1;
+    }
+    add_task (self, &t);
+    return 0;
+}
+
+static int
+blank (const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r')
+            return 0;
+    return 1;
+}
+
+static int
+parse_line (tasks_t *self, loader_t *ld, const char *text, size_t len)
+{
+    if (blank (text, len))
+        return 0;
+    if (self->count >= TASKS_MAX_TASKS)
+        return fail (ld, NULL, "more than %d tasks, the limit of one run",
+                     TASKS_MAX_TASKS);
+    json_error_t jerr;
+    json_t *obj = json_loadb (text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!obj)
+        return tf_error (ld->err, ld->errlen, "%s:%u:%d: %s", ld->name, ld->line,
+                         jerr.column, jerr.text);
+    int rc = json_is_object (obj)
+                 ? parse_task (self, ld, obj)
+                 : fail (ld, NULL, "expected a task (a JSON object), got %s",
+                         type_name (obj));
+    json_decref (obj);
+    return rc;
+}
+
+/*  Load every line of the reader; name prefixes messages. */
+static tasks_t *
+load_lines (lines_t *lines, const char *name, char *err, size_t errlen)
+{
+    tasks_t *self = tasks_new ();
+    loader_t ld = {.name = name, .err = err, .errlen = errlen};
+    for (;;) {
+        const char *text = NULL;
+        size_t len = 0;
+        lines_status_t status = lines_next (lines, &text, &len);
+        int read_errno = errno;
+        ld.line = lines_number (lines);
+        int rc = 0;
+        if (status == LINES_END)
+            return self;
+        if (status == LINES_LINE || status == LINES_TAIL)
+            rc = parse_line (self, &ld, text, len);
+        else if (status == LINES_TOO_LONG)
+            rc = fail (&ld, NULL, "line longer than %d bytes, the limit", TASKS_MAX_LINE);
+        else if (status == LINES_TOO_MANY)
+            rc = fail (&ld, NULL, "more than %u lines", LINES_MAX_COUNT);
+        else
+            rc = tf_error (err, errlen, "%s: cannot read: %s", name,
+                           strerror (read_errno));
+        if (rc < 0) {
+            tasks_destroy (&self);
+            return NULL;
+        }
+    }
+}
+
+tasks_t *
+tasks_load_file (const char *path, char *err, size_t errlen)
+{
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        tf_error (err, errlen, "%s: cannot open: %s", path, strerror (errno));
+        return NULL;
+    }
+    lines_t *lines = lines_new_fd (fd, TASKS_MAX_LINE);
+    tasks_t *self = load_lines (lines, path, err, errlen);
+    lines_destroy (&lines);
+    close (fd);
+    return self;
+}
+
+tasks_t *
+tasks_load_buffer (const char *data, size_t len, const char *name_for_errors,
+                   char *err, size_t errlen)
+{
+    lines_t *lines = lines_new_buffer (data, len, TASKS_MAX_LINE);
+    tasks_t *self = load_lines (lines, name_for_errors ? name_for_errors : "<tasks>",
+                                err, errlen);
+    lines_destroy (&lines);
+    return self;
+}
+
+/*  A growing string. */
+typedef struct {
+    char *data;
+    size_t len;
+    size_t alloc;
+} text_t;
+
+static void
+text_add (text_t *t, const char *bytes, size_t n)
+{
+    if (t->len + n + 1 > t->alloc) {
+        t->alloc = (t->len + n + 1) * 2;
+        t->data = xrealloc (t->data, t->alloc);
+    }
+    memcpy (t->data + t->len, bytes, n);
+    t->len += n;
+    t->data[t->len] = '\0';
+}
+
+/*  Add value, single-quoted for sh if it has a byte outside SHELL_SAFE. */
+static void
+text_add_quoted (text_t *t, const char *value, size_t n)
+{
+    size_t safe = 0;
+    while (safe < n && value[safe] && strchr (SHELL_SAFE, value[safe]))
+        safe++;
+    if (n > 0 && safe == n) {
+        text_add (t, value, n);
+        return;
+    }
+    text_add (t, "'", 1);
+    for (size_t i = 0; i < n; i++) {
+        if (value[i] == '\'')
+            text_add (t, "'\\''", 4);
+        else
+            text_add (t, value + i, 1);
+    }
+    text_add (t, "'", 1);
+}
+
+/*  The length of the replacement string at p, or 0 if none starts there. */
+static size_t
+replacement_at (const char *p)
+{
+    for (int i = 0; replacements[i]; i++) {
+        size_t n = strlen (replacements[i]);
+        if (strncmp (p, replacements[i], n) == 0)
+            return n;
+    }
+    return 0;
+}
+
+static int
+has_replacement (const char *command)
+{
+    for (const char *p = command; *p; p++)
+        if (replacement_at (p))
+            return 1;
+    return 0;
+}
+
+/*  The command with its replacement strings substituted for the input
+ *  staged as name, task number seq (a new string). */
+static char *
+substitute (const char *command, const char *name, size_t seq)
+{
+    const char *dot = strrchr (name, '.');
+    size_t stem = dot && dot != name ? (size_t) (dot - name) : strlen (name);
+    char number[32];
+    snprintf (number, sizeof number, "%zu", seq);
+    text_t out = {0};
+    text_add (&out, "", 0);
+    for (const char *p = command; *p;) {
+        size_t n = replacement_at (p);
+        if (n == 0) {
+            text_add (&out, p++, 1);
+            continue;
+        }
+        if (p[1] == '#')
+            text_add_quoted (&out, number, strlen (number));
+        else if (p[n - 2] == '.')
+            text_add_quoted (&out, name, stem);
+        else
+            text_add_quoted (&out, name, strlen (name));
+        p += n;
+    }
+    return out.data;
+}
+
+/*  1 if text is valid UTF-8 (as every JSON string must be). */
+static int
+is_utf8 (const char *text)
+{
+    json_t *probe = json_string (text);
+    json_decref (probe);
+    return probe != NULL;
+}
+
+static int
+check_command (loader_t *ld, const char *command, const char *const *globs,
+               size_t nglobs)
+{
+    if (!command || !*command)
+        return fail (ld, NULL, "the command is empty");
+    if (strlen (command) > TASKS_MAX_STRING)
+        return fail (ld, NULL, "the command is %zu bytes long, more than the limit "
+                     "of %d", strlen (command), TASKS_MAX_STRING);
+    if (!is_utf8 (command))
+        return fail (ld, NULL, "the command is not valid UTF-8");
+    if (nglobs == 0 || !globs)
+        return fail (ld, NULL, "no input files given for the command");
+    if (nglobs > TASKS_MAX_TASKS)
+        return fail (ld, NULL, "%zu globs, more than the limit of %d tasks", nglobs,
+                     TASKS_MAX_TASKS);
+    for (size_t i = 0; i < nglobs; i++) {
+        if (!globs[i] || !*globs[i])
+            return fail (ld, NULL, "glob %zu is empty", i + 1);
+        if (strlen (globs[i]) > TASKS_MAX_STRING)
+            return fail (ld, NULL, "glob %zu is %zu bytes long, more than the limit "
+                         "of %d", i + 1, strlen (globs[i]), TASKS_MAX_STRING);
+    }
+    return 0;
+}
+
+/*  Add the task for one file, path, matched by a glob. */
+static int
+add_file_task (tasks_t *self, loader_t *ld, const char *command, const char *path)
+{
+    char q[SHOW_LEN];
+    if (self->count >= TASKS_MAX_TASKS)
+        return fail (ld, NULL, "the globs match more than %d files, the limit of "
+                     "tasks in one run", TASKS_MAX_TASKS);
+    if (strlen (path) > TASKS_MAX_STRING || !is_utf8 (path))
+        return fail (ld, NULL, "input \"%s\": the path is not UTF-8 of at most %d "
+                     "bytes", show (q, sizeof q, path), TASKS_MAX_STRING);
+    tasks_task_t t = {0};
+    tasks_input_t *in = xcalloc (1, sizeof *in);
+    t.inputs = in;
+    t.id = xasprintf ("%zu", self->count + 1);
+    if (stage_input (ld, NULL, path, in) < 0) {
+        task_free (&t);
+        return -1;
+    }
+    t.ninputs = 1;
+    t.sh = substitute (command, in->name, self->count + 1);
+    if (strlen (t.sh) > TASKS_MAX_STRING) {
+        int rc = fail (ld, NULL, "the command for input \"%s\" is %zu bytes long, more "
+                       "than the limit of %d", show (q, sizeof q, path), strlen (t.sh),
+                       TASKS_MAX_STRING);
+        task_free (&t);
+        return rc;
+    }
+    add_task (self, &t);
+    return 0;
+}
+
+static int
+by_bytes (const void *a, const void *b)
+{
+    return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/*  Add a task for every regular file pattern matches that seen does not
+ *  hold yet, in bytewise order. */
+static int
+expand_glob (tasks_t *self, loader_t *ld, const char *command, const char *pattern,
+             zhashx_t *seen)
+{
+    char q[SHOW_LEN];
+    glob_t g;
+    memset (&g, 0, sizeof g);
+    int rc = glob (pattern, GLOB_NOSORT, NULL, &g);
+    if (rc != 0 && rc != GLOB_NOMATCH) {
+        globfree (&g);
+        return fail (ld, NULL, "glob \"%s\": cannot expand it (%s)",
+                     show (q, sizeof q, pattern),
+                     rc == GLOB_NOSPACE ? "out of memory" : "read error");
+    }
+    size_t regular = 0;
+    rc = 0;
+    if (g.gl_pathc > 0)
+        qsort (g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, by_bytes);
+    for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) {
+        struct stat st;
+        const char *path = g.gl_pathv[i];
+        if (stat (path, &st) < 0 || !S_ISREG (st.st_mode))
+            continue;
+        regular++;
+        if (zhashx_lookup (seen, path))
+            continue;
+        zhashx_insert (seen, path, (void *) 1);
+        rc = add_file_task (self, ld, command, path);
+    }
+    globfree (&g);
+    if (rc == 0 && regular == 0)
+        rc = fail (ld, NULL, "glob \"%s\" matches no regular file",
+                   show (q, sizeof q, pattern));
+    return rc;
+}
+
+tasks_t *
+tasks_from_command (const char *command, const char *const *globs, size_t nglobs,
+                    char *err, size_t errlen)
+{
+    loader_t ld = {.err = err, .errlen = errlen};
+    if (check_command (&ld, command, globs, nglobs) < 0)
+        return NULL;
+    char *full = has_replacement (command) ? xstrdup (command)
+                                           : xasprintf ("%s {}", command);
+    tasks_t *self = tasks_new ();
+    zhashx_t *seen = zhashx_new ();
+    int rc = 0;
+    for (size_t i = 0; i < nglobs && rc == 0; i++)
+        rc = expand_glob (self, &ld, full, globs[i], seen);
+    zhashx_destroy (&seen);
+    free (full);
+    if (rc < 0)
+        tasks_destroy (&self);
+    return self;
+}
+
+size_t
+tasks_count (const tasks_t *self)
+{
+    return self->count;
+}
+
+const tasks_task_t *
+tasks_get (const tasks_t *self, size_t i)
+{
+    return i < self->count ? &self->tasks[i] : NULL;
+}
+
+uint64_t
+tasks_input_bytes (const tasks_t *self, size_t i)
+{
+    const tasks_task_t *t = tasks_get (self, i);
+    uint64_t sum = 0;
+    for (size_t k = 0; t && k < t->ninputs; k++) {
+        if (t->inputs[k].size > UINT64_MAX - sum)
+            return UINT64_MAX;
+        sum += t->inputs[k].size;
+    }
+    return sum;
+}
+
+ssize_t
+tasks_find (const tasks_t *self, const char *id)
+{
+    uintptr_t slot = (uintptr_t) zhashx_lookup (self->index, id);
+    return slot ? (ssize_t) slot - 1 : -1;
+}
+
+static json_t *
+strings_json (const char *const *strings, size_t n)
+{
+    json_t *array = json_array ();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new (array, json_string (strings[i]));
+    return array;
+}
+
+json_t *
+tasks_spec_json (const tasks_t *self, size_t i)
+{
+    const tasks_task_t *t = tasks_get (self, i);
+    if (!t)
+        return NULL;
+    json_t *spec = json_object ();
+    json_object_set_new (spec, "id", json_string (t->id));
+    if (t->argv) {
+        size_t argc = 0;
+        while (t->argv[argc])
+            argc++;
+        json_object_set_new (spec, "argv",
+                             strings_json ((const char *const *) t->argv, argc));
+    } else
+        json_object_set_new (spec, "sh", json_string (t->sh));
+    json_t *env = json_object ();
+    for (size_t k = 0; k < t->nenv; k++) {
+        const char *eq = strchr (t->env[k], '=');
+        json_object_setn_new (env, t->env[k], (size_t) (eq - t->env[k]),
+                              json_string (eq + 1));
+    }
+    json_object_set_new (spec, "env", env);
+    json_object_set_new (spec, "timeout_s",
+                         t->timeout_s > 0 ? json_real (t->timeout_s) : json_null ());
+    json_object_set_new (spec, "outputs", t->outputs_given
+                                              ? strings_json (t->outputs, t->noutputs)
+                                              : json_null ());
+    json_t *inputs = json_array ();
+    for (size_t k = 0; k < t->ninputs; k++)
+        json_array_append_new (inputs, json_pack ("{s:s, s:I}", "name",
+                                                  t->inputs[k].name, "size",
+                                                  (json_int_t) t->inputs[k].size));
+    json_object_set_new (spec, "inputs", inputs);
+    return spec;
+}
