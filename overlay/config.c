@@ -64,11 +64,11 @@ static const char *const platform_keys[] = {
 };
 static const char *const node_keys[] = {
     "name", "parent", "host", "compute", "link_mbps", "link_idle_mbps",
-    "send_limit_mbps", "ir_send", "ir_recv", NULL
+    "send_limit_mbps", "ir_send", "ir_recv", "delay_ms", NULL
 };
 /*  Keys that describe the link from the parent: an error on the root. */
 static const char *const link_keys[] = {
-    "link_mbps", "link_idle_mbps", "ir_send", "ir_recv", NULL
+    "link_mbps", "link_idle_mbps", "ir_send", "ir_recv", "delay_ms", NULL
 };
 
 const char *
@@ -482,8 +482,15 @@ parse_node (loader_t *ld, json_t *entry, int i, config_node_t *node)
         if (get_number (&s, "link_idle_mbps", 0, RULE_POSITIVE,
                         &node->link_idle_mbps) < 0
             || get_number (&s, "ir_send", 0, RULE_NONNEGATIVE, &node->ir_send) < 0
-            || get_number (&s, "ir_recv", 0, RULE_NONNEGATIVE, &node->ir_recv) < 0)
+            || get_number (&s, "ir_recv", 0, RULE_NONNEGATIVE, &node->ir_recv) < 0
+            || get_number (&s, "delay_ms", 0, RULE_NONNEGATIVE, &node->delay_ms) < 0)
             return -1;
+        if (node->delay_ms > CONFIG_MAX_DELAY_MS) {
+            char where[LABEL_LEN + 32];
+            return fail (ld, field (&s, "delay_ms", where, sizeof where),
+                         "must be at most %g, got %g", CONFIG_MAX_DELAY_MS,
+                         node->delay_ms);
+        }
     }
     if (get_number (&s, "send_limit_mbps", 0, RULE_POSITIVE, &node->send_limit_mbps) < 0)
         return -1;
@@ -905,6 +912,7 @@ config_to_json (const config_t *self)
                                  json_real (node->link_idle_mbps));
             json_object_set_new (entry, "ir_send", json_real (node->ir_send));
             json_object_set_new (entry, "ir_recv", json_real (node->ir_recv));
+            json_object_set_new (entry, "delay_ms", json_real (node->delay_ms));
         }
         json_array_append_new (tree, entry);
     }

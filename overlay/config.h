@@ -53,6 +53,13 @@
  *  the clock can emulate, so anything larger measures nothing. */
 #define CONFIG_MAX_TIME_SCALE 1e6
 
+/*  The longest one-way delay of a link, ms (delay_ms). Only the kernel
+ *  testbed (scripts/testbed.sh, docs/testbed.md) applies it, with netem,
+ *  which holds rate x delay bytes per direction in kernel memory; a
+ *  geostationary satellite hop is about 280 ms one way, so more than a
+ *  second is a typo (a value in microseconds), not a link. */
+#define CONFIG_MAX_DELAY_MS 1000.0
+
 /*  Bounds of the integer platform keys (docs/config.md says why each). */
 #define CONFIG_MAX_CHUNK_KIB 65536   /* 64 MiB: one chunk is one message */
 #define CONFIG_MAX_WINDOW 1024       /* chunks in flight per child */
@@ -87,6 +94,9 @@ typedef struct {
                                 >= 0, default 0 */
     double ir_recv;          /* IR_r at this node of receiving from its
                                 parent; >= 0, default 0 */
+    double delay_ms;         /* one-way delay of the link from the parent,
+                                ms, 0..CONFIG_MAX_DELAY_MS, default 0; only
+                                the kernel testbed applies it */
 } config_node_t;
 
 typedef struct {

@@ -5,6 +5,7 @@ set -euo pipefail
 
 PACKAGES=(build-essential pkg-config libzmq3-dev libczmq-dev libjansson-dev
           libcmocka-dev libglpk-dev gnuplot-nox iproute2 procps valgrind python3
+          iperf3 iputils-ping
           clang libclang-rt-14-dev)
 
 missing=()

@@ -94,6 +94,7 @@ assert_configs_equal (const config_t *a, const config_t *b)
         assert_true (x->send_limit_mbps == y->send_limit_mbps);
         assert_true (x->ir_send == y->ir_send);
         assert_true (x->ir_recv == y->ir_recv);
+        assert_true (x->delay_ms == y->delay_ms);
     }
 }
 
@@ -246,6 +247,8 @@ test_every_key (void **state)
     assert_true (w1->send_limit_mbps == 50);
     assert_true (w1->ir_send == 0);
     assert_true (w1->ir_recv == 0.1);
+    assert_true (w1->delay_ms == 2.5);
+    assert_true (node_named (config, "w-2")->delay_ms == 0);
     assert_true (config_task_bytes (config) == 11010048);
     config_destroy (&config);
 }
