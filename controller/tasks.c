@@ -316,13 +316,8 @@ static char *
 absolute (const char *path)
 {
     const char *slash = strrchr (path, '/');
-    char *dir;
-    if (!slash)
-        dir = xstrdup (".");
-    else if (slash == path)
-        dir = xstrdup ("/");
-    else
-        dir = xasprintf ("%.*s", (int) (slash - path), path);
+    /*  The directory with its last '/': "/" for "/x", "a/" for "a/x". */
+    char *dir = slash ? xasprintf ("%.*s", (int) (slash - path + 1), path) : xstrdup (".");
     char *real = realpath (dir, NULL);
     free (dir);
     if (!real)

@@ -57,6 +57,7 @@ test_a_line_over_the_limit_stops_the_reader (void **state)
     assert_int_equal (lines_next (lines, &line, &n), LINES_TOO_LONG);
     assert_int_equal (lines_number (lines), 2);
     assert_int_equal (lines_next (lines, &line, &n), LINES_TOO_LONG);   /* stuck */
+    assert_int_equal (lines_number (lines), 2);
     lines_destroy (&lines);
 }
 
