@@ -39,6 +39,8 @@ static const char *const files[][2] = {
     {"B", "upper"},
     {"_", "under"},
     {"a", "lower"},
+    {"p[1].txt", "brackets"},
+    {"p1.txt", "plain"},
 };
 
 static void
@@ -720,9 +722,24 @@ test_glob_order_and_duplicates (void **state)
         assert_int_equal (tasks_find (f->tasks, id), i);
     }
     command (f, "c", "@/*.txt", "@/a.txt");   /* d.txt is a directory */
-    assert_int_equal (tasks_count (f->tasks), 2);
+    assert_int_equal (tasks_count (f->tasks), 4);
     assert_string_equal (sh_of (f, 0), "c a.txt");
-    assert_string_equal (sh_of (f, 1), "c 'x y'\\''s.txt'");
+    assert_string_equal (sh_of (f, 1), "c p1.txt");   /* '1' < '[' */
+    assert_string_equal (sh_of (f, 2), "c 'p[1].txt'");
+    assert_string_equal (sh_of (f, 3), "c 'x y'\\''s.txt'");
+}
+
+/*  A file's own path is that file, whatever its name; a pattern is not. */
+static void
+test_a_glob_that_names_a_file_is_that_file (void **state)
+{
+    fixture_t *f = *state;
+    command (f, "c", "@/p[1].txt", NULL);
+    assert_int_equal (tasks_count (f->tasks), 1);
+    assert_string_equal (tasks_get (f->tasks, 0)->inputs[0].name, "p[1].txt");
+    command (f, "c", "@/p[1]*", NULL);
+    assert_int_equal (tasks_count (f->tasks), 1);
+    assert_string_equal (tasks_get (f->tasks, 0)->inputs[0].name, "p1.txt");
 }
 
 static void
@@ -788,6 +805,7 @@ main (void)
         WITH_DIR (test_substituted_values_are_shell_quoted),
         WITH_DIR (test_a_command_without_replacement_gets_one_appended),
         WITH_DIR (test_glob_order_and_duplicates),
+        WITH_DIR (test_a_glob_that_names_a_file_is_that_file),
         WITH_DIR (test_command_errors),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
