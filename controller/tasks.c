@@ -317,7 +317,8 @@ absolute (const char *path)
 {
     const char *slash = strrchr (path, '/');
     /*  The directory with its last '/': "/" for "/x", "a/" for "a/x". */
-    char *dir = slash ? xasprintf ("%.*s", (int) (slash - path + 1), path) : xstrdup (".");
+    char *dir = slash ? xasprintf ("%.*s", (int) (slash - path + 1), path)
+                      : xstrdup (".");
     char *real = realpath (dir, NULL);
     free (dir);
     if (!real)
