@@ -4,8 +4,9 @@
 #   make check      build and run every unit and integration test
 #   make demo       run the reference 7-node fork in emulation
 #   make bench      benchmarks that print figures (pacing accuracy, ...)
-#   make fuzz       libFuzzer on the wire decoder and the config loader,
-#                   FUZZ_SECONDS (default 60) each; make check runs them
+#   make fuzz       libFuzzer on the wire decoder, the config loader and
+#                   the tasks loader (tests/fuzz/fuzz_*.c), FUZZ_SECONDS
+#                   (default 60) each; make check runs them
 #                   for a few seconds
 #   make SANITIZE=address,undefined check    the same under sanitizers
 #   make install PREFIX=/usr/local DESTDIR=  install the two commands

@@ -316,13 +316,9 @@ static char *
 absolute (const char *path)
 {
     const char *slash = strrchr (path, '/');
-    char *dir;
-    if (!slash)
-        dir = xstrdup (".");
-    else if (slash == path)
-        dir = xstrdup ("/");
-    else
-        dir = xasprintf ("%.*s", (int) (slash - path), path);
+    /*  The directory with its last '/': "/" for "/x", "a/" for "a/x". */
+    char *dir = slash ? xasprintf ("%.*s", (int) (slash - path + 1), path)
+                      : xstrdup (".");
     char *real = realpath (dir, NULL);
     free (dir);
     if (!real)
@@ -824,13 +820,35 @@ by_bytes (const void *a, const void *b)
     return strcmp (*(char *const *) a, *(char *const *) b);
 }
 
+/*  Add the task for path unless it is not a regular file (skipped) or
+ *  seen holds it already; count it in *regular if it is one. */
+static int
+add_match (tasks_t *self, loader_t *ld, const char *command, const char *path,
+           zhashx_t *seen, size_t *regular)
+{
+    struct stat st;
+    if (stat (path, &st) < 0 || !S_ISREG (st.st_mode))
+        return 0;
+    (*regular)++;
+    if (zhashx_lookup (seen, path))
+        return 0;
+    zhashx_insert (seen, path, (void *) 1);
+    return add_file_task (self, ld, command, path);
+}
+
 /*  Add a task for every regular file pattern matches that seen does not
- *  hold yet, in bytewise order. */
+ *  hold yet, in bytewise order. A pattern that names a regular file as it
+ *  is stands for that file alone, even with '[' or '*' in its name: it is
+ *  what the shell passes for a glob it expanded itself. */
 static int
 expand_glob (tasks_t *self, loader_t *ld, const char *command, const char *pattern,
              zhashx_t *seen)
 {
     char q[SHOW_LEN];
+    size_t regular = 0;
+    struct stat st;
+    if (stat (pattern, &st) == 0 && S_ISREG (st.st_mode))
+        return add_match (self, ld, command, pattern, seen, &regular);
     glob_t g;
     memset (&g, 0, sizeof g);
     int rc = glob (pattern, GLOB_NOSORT, NULL, &g);
@@ -840,21 +858,11 @@ expand_glob (tasks_t *self, loader_t *ld, const char *command, const char *patte
                      show (q, sizeof q, pattern),
                      rc == GLOB_NOSPACE ? "out of memory" : "read error");
     }
-    size_t regular = 0;
     rc = 0;
     if (g.gl_pathc > 0)
         qsort (g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, by_bytes);
-    for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) {
-        struct stat st;
-        const char *path = g.gl_pathv[i];
-        if (stat (path, &st) < 0 || !S_ISREG (st.st_mode))
-            continue;
-        regular++;
-        if (zhashx_lookup (seen, path))
-            continue;
-        zhashx_insert (seen, path, (void *) 1);
-        rc = add_file_task (self, ld, command, path);
-    }
+    for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
+        rc = add_match (self, ld, command, g.gl_pathv[i], seen, &regular);
     globfree (&g);
     if (rc == 0 && regular == 0)
         rc = fail (ld, NULL, "glob \"%s\" matches no regular file",

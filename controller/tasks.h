@@ -131,7 +131,9 @@ tasks_t *tasks_load_buffer (const char *data, size_t len,
 /*  The GNU parallel shorthand: one task per file matched by the globs.
  *  Each glob is expanded with glob(3); its matches are sorted bytewise,
  *  kept in the order of the globs, and a path seen before is dropped, as
- *  is a match that is not a regular file. A glob that yields no regular
+ *  is a match that is not a regular file. A glob that is the path of a
+ *  regular file is that file, even with '[' or '*' in its name (the shell
+ *  may have expanded the globs already). A glob that yields no regular
  *  file is an error naming it, and so is a file that cannot be opened.
  *  Task N (1-based, in that order) has id "N", the file as its only input,
  *  no outputs given, and sh = command with these replacement strings

@@ -110,7 +110,7 @@ find_end (lines_t *self, size_t *end)
         const char *start = self->data + self->pos;
         size_t left = self->len - self->pos;
         size_t look = left < self->max_line + 1 ? left : self->max_line + 1;
-        const char *nl = memchr (start, '\n', look);
+        const char *nl = look ? memchr (start, '\n', look) : NULL;
         if (nl) {
             *end = (size_t) (nl - self->data);
             return LINES_LINE;

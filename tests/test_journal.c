@@ -392,32 +392,25 @@ test_a_failed_write_is_cut_and_kept (void **state)
     assert_true (f->in_order);
 }
 
+/*  Every test runs in a fresh temporary directory. */
+#define WITH_DIR(test) cmocka_unit_test_setup_teardown (test, setup, teardown)
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown (test_open_creates_the_file_0644, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_a_full_batch_is_written_and_synced_once,
-                                         setup, teardown),
-        cmocka_unit_test_setup_teardown (test_tick_writes_when_the_oldest_is_due, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_append_refuses_what_load_would, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_ten_thousand_records_load_in_order, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_a_missing_journal_is_empty, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_a_torn_last_line_is_ignored_then_cut, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_a_malformed_line_names_path_and_line, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_a_line_over_the_limit_is_an_error, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_a_refused_record_stops_the_load, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_open_checks_its_arguments_and_the_lock,
-                                         setup, teardown),
-        cmocka_unit_test_setup_teardown (test_a_failed_write_is_cut_and_kept, setup,
-                                         teardown),
+        WITH_DIR (test_open_creates_the_file_0644),
+        WITH_DIR (test_a_full_batch_is_written_and_synced_once),
+        WITH_DIR (test_tick_writes_when_the_oldest_is_due),
+        WITH_DIR (test_append_refuses_what_load_would),
+        WITH_DIR (test_ten_thousand_records_load_in_order),
+        WITH_DIR (test_a_missing_journal_is_empty),
+        WITH_DIR (test_a_torn_last_line_is_ignored_then_cut),
+        WITH_DIR (test_a_malformed_line_names_path_and_line),
+        WITH_DIR (test_a_line_over_the_limit_is_an_error),
+        WITH_DIR (test_a_refused_record_stops_the_load),
+        WITH_DIR (test_open_checks_its_arguments_and_the_lock),
+        WITH_DIR (test_a_failed_write_is_cut_and_kept),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -57,6 +57,7 @@ test_a_line_over_the_limit_stops_the_reader (void **state)
     assert_int_equal (lines_next (lines, &line, &n), LINES_TOO_LONG);
     assert_int_equal (lines_number (lines), 2);
     assert_int_equal (lines_next (lines, &line, &n), LINES_TOO_LONG);   /* stuck */
+    assert_int_equal (lines_number (lines), 2);
     lines_destroy (&lines);
 }
 
@@ -104,6 +105,18 @@ test_a_long_line_from_a_descriptor_is_refused (void **state)
 }
 
 static void
+test_an_empty_input_has_no_line (void **state)
+{
+    (void) state;
+    lines_t *lines = lines_new_buffer (NULL, 0, 8);
+    const char *line;
+    size_t n;
+    assert_int_equal (lines_next (lines, &line, &n), LINES_END);
+    assert_int_equal (lines_number (lines), 0);
+    lines_destroy (&lines);
+}
+
+static void
 test_a_bad_descriptor_is_a_read_error (void **state)
 {
     (void) state;
@@ -123,6 +136,7 @@ main (void)
         cmocka_unit_test (test_a_line_over_the_limit_stops_the_reader),
         cmocka_unit_test (test_a_pipe_read_in_pieces_gives_the_same_lines),
         cmocka_unit_test (test_a_long_line_from_a_descriptor_is_refused),
+        cmocka_unit_test (test_an_empty_input_has_no_line),
         cmocka_unit_test (test_a_bad_descriptor_is_a_read_error),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

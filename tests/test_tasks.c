@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -39,6 +40,8 @@ static const char *const files[][2] = {
     {"B", "upper"},
     {"_", "under"},
     {"a", "lower"},
+    {"p[1].txt", "brackets"},
+    {"p1.txt", "plain"},
 };
 
 static void
@@ -145,7 +148,8 @@ test_a_full_task_loads_every_field (void **state)
     expect_load (f, "\n"
                     "{\"id\": \"t-1.x_y\", \"argv\": [\"gzip\", \"\", \"-9\"],"
                     " \"inputs\": [\"@/a.txt\", \"@/b.dat\"], \"outputs\": [\"o/a.gz\"],"
-                    " \"env\": {\"LC_ALL\": \"C\", \"_X1\": \"\"}, \"timeout_s\": 2.5}\n");
+                    " \"env\": {\"LC_ALL\": \"C\", \"_X1\": \"\"},"
+                    " \"timeout_s\": 2.5}\n");
     assert_int_equal (tasks_count (f->tasks), 1);
     const tasks_task_t *t = tasks_get (f->tasks, 0);
     assert_string_equal (t->id, "t-1.x_y");
@@ -286,7 +290,8 @@ test_argv_and_sh_rules (void **state)
 {
     fixture_t *f = *state;
     static const char *const cases[][2] = {
-        {"{\"id\": \"a\"}", "t.jsonl:1: field 'argv': missing (a task needs 'argv' or 'sh')"},
+        {"{\"id\": \"a\"}",
+         "t.jsonl:1: field 'argv': missing (a task needs 'argv' or 'sh')"},
         {"{\"id\": \"a\", \"argv\": [\"x\"], \"sh\": \"x\"}",
          "t.jsonl:1: field 'sh': a task has either 'argv' or 'sh', not both"},
         {"{\"id\": \"a\", \"argv\": []}", "t.jsonl:1: field 'argv': must not be empty"},
@@ -368,18 +373,33 @@ test_input_paths_become_absolute (void **state)
     free (target);
 }
 
+/*  As root every file is readable: check as nobody, in a child. */
 static void
 test_an_unreadable_input_is_refused (void **state)
 {
     fixture_t *f = *state;
-    if (geteuid () == 0)
-        skip ();   /* root reads every file */
     char *path = at_dir (f, "@/a.txt");
-    chmod (path, 0);
+    assert_int_equal (chmod (path, 0), 0);
+    assert_int_equal (chmod (f->dir, 0755), 0);
     free (path);
-    expect_error (f, "{\"id\": \"a\", \"sh\": \"x\", \"inputs\": [\"@/a.txt\"]}",
-                  "t.jsonl:1: field 'inputs[0]': cannot read input \"@/a.txt\": "
-                  "Permission denied");
+    pid_t pid = fork ();
+    assert_true (pid >= 0);
+    if (pid == 0) {
+        if (geteuid () == 0 && (setgid (65534) < 0 || setuid (65534) < 0))
+            _exit (2);
+        load (f, "{\"id\": \"a\", \"sh\": \"x\", \"inputs\": [\"@/a.txt\"]}");
+        char *want = at_dir (f, "t.jsonl:1: field 'inputs[0]': cannot read input "
+                                "\"@/a.txt\": Permission denied");
+        if (f->tasks || strcmp (f->err, want) != 0) {
+            fprintf (stderr, "got: %s\nwant: %s\n", f->err, want);
+            _exit (1);
+        }
+        _exit (0);
+    }
+    int status = 0;
+    assert_int_equal (waitpid (pid, &status, 0), pid);
+    assert_true (WIFEXITED (status));
+    assert_int_equal (WEXITSTATUS (status), 0);
 }
 
 static void
@@ -480,12 +500,12 @@ static void
 test_count_limits_fire (void **state)
 {
     fixture_t *f = *state;
-    expect_limit (f, "argv", TASKS_MAX_ARGV,
-                  "t.jsonl:1: field 'argv': has 4097 elements, more than the limit of 4096");
+    expect_limit (f, "argv", TASKS_MAX_ARGV, "t.jsonl:1: field 'argv': has 4097 "
+                  "elements, more than the limit of 4096");
     expect_limit (f, "inputs", TASKS_MAX_INPUTS, "t.jsonl:1: field 'inputs': has 1025 "
-                                                 "elements, more than the limit of 1024");
-    expect_limit (f, "outputs", TASKS_MAX_OUTPUTS, "t.jsonl:1: field 'outputs': has 1025 "
-                                                   "elements, more than the limit of 1024");
+                  "elements, more than the limit of 1024");
+    expect_limit (f, "outputs", TASKS_MAX_OUTPUTS, "t.jsonl:1: field 'outputs': has "
+                  "1025 elements, more than the limit of 1024");
     expect_limit (f, "env", TASKS_MAX_ENV,
                   "t.jsonl:1: field 'env': has 257 entries, more than the limit of 256");
     char *line = line_with ("argv", TASKS_MAX_ARGV);   /* at the limit: loads */
@@ -568,16 +588,19 @@ test_load_file_reads_a_file_and_names_it (void **state)
 {
     fixture_t *f = *state;
     char *path = at_dir (f, "@/t.jsonl");
-    write_file (path, "{\"id\": \"a\", \"sh\": \"x\"}\n\n{\"id\": \"b\", \"argv\": [\"y\"]}\n");
+    write_file (path, "{\"id\": \"a\", \"sh\": \"x\"}\n\n"
+                      "{\"id\": \"b\", \"argv\": [\"y\"]}\n");
     f->tasks = tasks_load_file (path, f->err, sizeof f->err);
     assert_non_null (f->tasks);
     assert_int_equal (tasks_count (f->tasks), 2);
     assert_int_equal (tasks_find (f->tasks, "b"), 1);
     assert_int_equal (tasks_get (f->tasks, 1)->line, 3);
     tasks_destroy (&f->tasks);
-    write_file (path, "{\"id\": \"a\", \"sh\": \"x\"}\n{\"id\": \"a\", \"argv\": [\"y\"]}\n");
+    write_file (path, "{\"id\": \"a\", \"sh\": \"x\"}\n"
+                      "{\"id\": \"a\", \"argv\": [\"y\"]}\n");
     assert_null (tasks_load_file (path, f->err, sizeof f->err));
-    char *want = xasprintf ("%s:2: field 'id': duplicate id \"a\" (first on line 1)", path);
+    char *want = xasprintf ("%s:2: field 'id': duplicate id \"a\" (first on line 1)",
+                            path);
     assert_string_equal (f->err, want);
     free (want);
     free (path);
@@ -715,9 +738,24 @@ test_glob_order_and_duplicates (void **state)
         assert_int_equal (tasks_find (f->tasks, id), i);
     }
     command (f, "c", "@/*.txt", "@/a.txt");   /* d.txt is a directory */
-    assert_int_equal (tasks_count (f->tasks), 2);
+    assert_int_equal (tasks_count (f->tasks), 4);
     assert_string_equal (sh_of (f, 0), "c a.txt");
-    assert_string_equal (sh_of (f, 1), "c 'x y'\\''s.txt'");
+    assert_string_equal (sh_of (f, 1), "c p1.txt");   /* '1' < '[' */
+    assert_string_equal (sh_of (f, 2), "c 'p[1].txt'");
+    assert_string_equal (sh_of (f, 3), "c 'x y'\\''s.txt'");
+}
+
+/*  A file's own path is that file, whatever its name; a pattern is not. */
+static void
+test_a_glob_that_names_a_file_is_that_file (void **state)
+{
+    fixture_t *f = *state;
+    command (f, "c", "@/p[1].txt", NULL);
+    assert_int_equal (tasks_count (f->tasks), 1);
+    assert_string_equal (tasks_get (f->tasks, 0)->inputs[0].name, "p[1].txt");
+    command (f, "c", "@/p[1]*", NULL);
+    assert_int_equal (tasks_count (f->tasks), 1);
+    assert_string_equal (tasks_get (f->tasks, 0)->inputs[0].name, "p1.txt");
 }
 
 static void
@@ -753,43 +791,38 @@ test_command_errors (void **state)
     free (long_cmd);
 }
 
+/*  Every test runs in a fresh temporary directory. */
+#define WITH_DIR(test) cmocka_unit_test_setup_teardown (test, setup, teardown)
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown (test_a_full_task_loads_every_field, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_a_shell_task_has_defaults, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_blank_lines_are_skipped_and_counted, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_json_errors_name_line_and_column, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_an_unknown_field_is_named, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_id_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_a_duplicate_id_names_both_lines, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_argv_and_sh_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_input_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_input_paths_become_absolute, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_an_unreadable_input_is_refused, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_output_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_env_and_timeout_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_count_limits_fire, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_length_limits_fire, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_the_task_count_limit_fires, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_load_file_reads_a_file_and_names_it, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_find_gives_the_index_of_an_id, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_the_spec_has_what_a_node_needs_and_no_paths,
-                                         setup, teardown),
-        cmocka_unit_test_setup_teardown (test_replacement_strings, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_substituted_values_are_shell_quoted, setup,
-                                         teardown),
-        cmocka_unit_test_setup_teardown (test_a_command_without_replacement_gets_one_appended,
-                                         setup, teardown),
-        cmocka_unit_test_setup_teardown (test_glob_order_and_duplicates, setup, teardown),
-        cmocka_unit_test_setup_teardown (test_command_errors, setup, teardown),
+        WITH_DIR (test_a_full_task_loads_every_field),
+        WITH_DIR (test_a_shell_task_has_defaults),
+        WITH_DIR (test_blank_lines_are_skipped_and_counted),
+        WITH_DIR (test_json_errors_name_line_and_column),
+        WITH_DIR (test_an_unknown_field_is_named),
+        WITH_DIR (test_id_rules),
+        WITH_DIR (test_a_duplicate_id_names_both_lines),
+        WITH_DIR (test_argv_and_sh_rules),
+        WITH_DIR (test_input_rules),
+        WITH_DIR (test_input_paths_become_absolute),
+        WITH_DIR (test_an_unreadable_input_is_refused),
+        WITH_DIR (test_output_rules),
+        WITH_DIR (test_env_and_timeout_rules),
+        WITH_DIR (test_count_limits_fire),
+        WITH_DIR (test_length_limits_fire),
+        WITH_DIR (test_the_task_count_limit_fires),
+        WITH_DIR (test_load_file_reads_a_file_and_names_it),
+        WITH_DIR (test_find_gives_the_index_of_an_id),
+        WITH_DIR (test_the_spec_has_what_a_node_needs_and_no_paths),
+        WITH_DIR (test_replacement_strings),
+        WITH_DIR (test_substituted_values_are_shell_quoted),
+        WITH_DIR (test_a_command_without_replacement_gets_one_appended),
+        WITH_DIR (test_glob_order_and_duplicates),
+        WITH_DIR (test_a_glob_that_names_a_file_is_that_file),
+        WITH_DIR (test_command_errors),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
