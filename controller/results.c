@@ -48,6 +48,14 @@ struct results {
     int finished;
     uint64_t malformed;
     double offline[BOUND_MODEL_COUNT];   /* the bound computed here */
+    /*  Command tasks, from the records: */
+    uint64_t failed;         /* recorded failed after their last attempt */
+    json_t *failures;        /* the first RESULTS_MAX_FAILURES of them */
+    double *node_seconds;    /* per node: seconds its commands ran */
+    uint64_t *node_commands; /* per node: commands it ran (last attempts) */
+    uint64_t command_bytes;  /* input bundle bytes of the commands recorded */
+    uint64_t commands;       /* commands recorded */
+    int measured_bound;      /* offline[] is from measured task times */
 };
 
 const char *
@@ -62,7 +70,10 @@ results_new (const config_t *cfg)
     results_t *self = xcalloc (1, sizeof *self);
     self->cfg = cfg;
     self->nodes = xcalloc (cfg->nnodes, sizeof *self->nodes);
-    bound_app_t app = {cfg->tasks.input_mb, cfg->tasks.units};
+    self->failures = json_array ();
+    self->node_seconds = xcalloc (cfg->nnodes, sizeof *self->node_seconds);
+    self->node_commands = xcalloc (cfg->nnodes, sizeof *self->node_commands);
+    bound_app_t app = bound_app_of (cfg);
     for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
         bound_tree_t *tree = bound_tree_new (cfg, m, &app, NULL, 0);
         self->offline[m] = tree ? tree->bound : NAN;
@@ -112,6 +123,9 @@ results_destroy (results_t **self_p)
     free (self->tasks_path);
     free (self->recorded_bits);
     free (self->error);
+    json_decref (self->failures);
+    free (self->node_seconds);
+    free (self->node_commands);
     free (self);
     *self_p = NULL;
 }
@@ -332,13 +346,23 @@ bound_to_json (const results_t *self)
         json_object_set_new (all, bound_model_str (m), json_real (self->offline[m]));
     json_t *o = json_pack ("{s:s, s:f, s:o}", "model", bound_model_str (model),
                            "tasks_per_s", self->offline[model], "all", all);
+    json_object_set_new (o, "measured", json_boolean (self->measured_bound));
     json_object_set_new (o, "tree", root->has_bound ? json_real (root->bound[model])
                                                     : json_null ());
-    json_object_set_new (o, "agree", root->has_bound
+    json_object_set_new (o, "agree", root->has_bound && !self->measured_bound
                                          ? json_boolean (bounds_agree (root->bound[model],
                                                                        self->offline[model]))
                                          : json_null ());
     return o;
+}
+
+/*  Can the run's timings be trusted? Only an emulation can fall behind
+ *  the clock it emulates: a real run's timings are what they are. */
+static int
+reliable (const results_t *self)
+{
+    return self->cfg->platform.mode != PLATFORM_EMULATED
+        || results_fidelity (self, NULL) >= RESULTS_FIDELITY_MIN;
 }
 
 /*  {"min": f, "node": worst or null, "threshold": t, "reliable": bool}:
@@ -349,7 +373,7 @@ fidelity_to_json (const results_t *self)
     int worst;
     double min = results_fidelity (self, &worst);
     json_t *o = json_pack ("{s:f, s:f, s:b}", "min", min, "threshold",
-                           RESULTS_FIDELITY_MIN, "reliable", min >= RESULTS_FIDELITY_MIN);
+                           RESULTS_FIDELITY_MIN, "reliable", reliable (self));
     json_object_set_new (o, "node", worst >= 0 ? json_string (self->cfg->nodes[worst].name)
                                                : json_null ());
     return o;
@@ -376,7 +400,10 @@ results_to_json (const results_t *self)
                          json_string (results_status_str (self->status)));
     json_object_set_new (object, "error",
                          self->error ? json_string (self->error) : json_null ());
-    json_object_set_new (object, "tasks", json_integer ((json_int_t) cfg->tasks.count));
+    json_object_set_new (object, "tasks", json_integer ((json_int_t) config_bag_size (cfg)));
+    json_object_set_new (object, "commands", json_integer ((json_int_t) cfg->commands.count));
+    json_object_set_new (object, "failed", json_integer ((json_int_t) self->failed));
+    json_object_set_new (object, "failures", json_incref (self->failures));
     json_object_set_new (object, "completed", json_integer ((json_int_t) root->completed));
     json_object_set_new (object, "duplicates",
                          json_integer ((json_int_t) root->duplicates));
@@ -392,7 +419,7 @@ results_to_json (const results_t *self)
                              ? json_real ((double) root->completed / span / bound)
                              : json_null ());
     json_object_set_new (object, "efficiency_reliable",
-                         json_boolean (results_fidelity (self, NULL) >= RESULTS_FIDELITY_MIN));
+                         json_boolean (reliable (self)));
     json_object_set_new (object, "fidelity", fidelity_to_json (self));
     json_object_set_new (object, "malformed", json_integer ((json_int_t) self->malformed));
     json_object_set_new (object, "recorded", json_integer ((json_int_t) self->recorded));
@@ -424,22 +451,83 @@ results_open_tasks (results_t *self, const char *dir, char *err, size_t errlen)
     free (self->tasks_path);
     self->tasks_path = xasprintf ("%s/tasks.csv", dir);
     if (!self->recorded_bits)
-        self->recorded_bits = xcalloc (self->cfg->tasks.count / 8 + 1, 1);
+        self->recorded_bits = xcalloc (config_bag_size (self->cfg) / 8 + 1, 1);
     errno = 0;
     self->tasks_file = fopen (self->tasks_path, "we");
-    if (!self->tasks_file || fputs ("task,node\n", self->tasks_file) == EOF)
+    if (!self->tasks_file || fputs (RESULTS_TASKS_HEADER "\n", self->tasks_file) == EOF)
         tasks_failed (self);
     return results_check_tasks (self, err, errlen);
 }
 
+/*  What a command's record says of how it ended. */
+static const char *
+command_status (const json_t *info)
+{
+    if (json_object_get (info, "error"))
+        return "error";
+    if (json_is_true (json_object_get (info, "timed_out")))
+        return "timeout";
+    if (json_is_integer (json_object_get (info, "signal")))
+        return "killed";
+    json_t *exit_code = json_object_get (info, "exit");
+    return json_is_integer (exit_code) && json_integer_value (exit_code) == 0 ? "ok"
+                                                                              : "failed";
+}
+
+static double
+info_number (const json_t *info, const char *key)
+{
+    json_t *v = json_object_get (info, key);
+    return json_is_number (v) ? json_number_value (v) : 0;
+}
+
+/*  A command's tallies: failures, measured time, input size. */
+static void
+tally_command (results_t *self, uint64_t node, const json_t *info)
+{
+    double seconds = info_number (info, "seconds");
+    if (json_is_true (json_object_get (info, "failed"))) {
+        self->failed++;
+        if (json_array_size (self->failures) < RESULTS_MAX_FAILURES)
+            json_array_append (self->failures, (json_t *) info);
+    }
+    else {
+        self->node_seconds[node] += seconds;
+        self->node_commands[node]++;
+    }
+    self->commands++;
+    self->command_bytes += (uint64_t) info_number (info, "bytes_in");
+}
+
+/*  A command's row, after its task and node. */
+static int
+command_row (results_t *self, const json_t *info)
+{
+    int failed = json_is_true (json_object_get (info, "failed"));
+    const char *status = command_status (info);
+    json_t *exit_code = json_object_get (info, "exit");
+    char exit_text[24] = "";
+    if (json_is_integer (exit_code))
+        snprintf (exit_text, sizeof exit_text, "%lld",
+                  (long long) json_integer_value (exit_code));
+    return fprintf (self->tasks_file, ",%s,%s,%s,%lld,%.0f,%.0f,%.3f\n",
+                    json_string_value (json_object_get (info, "id")), failed ? "failed"
+                    : status, exit_text, (long long) info_number (info, "attempts"),
+                    info_number (info, "bytes_in"), info_number (info, "bytes_out"),
+                    info_number (info, "seconds"));
+}
+
 int
-results_record (results_t *self, uint64_t task, uint64_t node, char *err, size_t errlen)
+results_record (results_t *self, uint64_t task, uint64_t node, const json_t *info,
+                char *err, size_t errlen)
 {
     const config_t *cfg = self->cfg;
     if (!self->recorded_bits)
-        self->recorded_bits = xcalloc (cfg->tasks.count / 8 + 1, 1);
+        self->recorded_bits = xcalloc (config_bag_size (cfg) / 8 + 1, 1);
     uint8_t bit = (uint8_t) (1u << (task % 8));
-    if (task >= cfg->tasks.count || node >= (uint64_t) cfg->nnodes) {
+    if (task >= config_bag_size (cfg) || node >= (uint64_t) cfg->nnodes
+        || (task < cfg->commands.count
+            && !json_is_string (json_object_get (info, "id")))) {
         self->records_refused++;
         return tf_error (err, errlen, "record of task %llu by node %llu is out of "
                          "range", (unsigned long long) task, (unsigned long long) node);
@@ -451,12 +539,66 @@ results_record (results_t *self, uint64_t task, uint64_t node, char *err, size_t
     }
     self->recorded_bits[task / 8] |= bit;
     self->recorded++;
-    /*  Names are [A-Za-z0-9_.-]: nothing to quote. */
-    if (self->tasks_file && !self->tasks_errno
-        && fprintf (self->tasks_file, "%llu,%s\n", (unsigned long long) task,
-                    cfg->nodes[node].name) < 0)
+    if (task < cfg->commands.count)
+        tally_command (self, node, info);
+    /*  Names and ids are [A-Za-z0-9_.-]: nothing to quote. */
+    if (!self->tasks_file || self->tasks_errno)
+        return 0;
+    int rc = fprintf (self->tasks_file, "%llu,%s", (unsigned long long) task,
+                      cfg->nodes[node].name);
+    if (rc >= 0)
+        rc = task < cfg->commands.count ? command_row (self, info)
+                                        : fprintf (self->tasks_file, ",,ok,,,,,\n");
+    if (rc < 0)
         tasks_failed (self);
     return 0;
+}
+
+uint64_t
+results_failed (const results_t *self)
+{
+    return self->failed;
+}
+
+/*  The config with each node's compute rate set to the commands it ran
+ *  per second of their wall time (one unit a task); a node that ran none
+ *  gets the mean over all. NULL if no command succeeded. */
+static config_t *
+measured_config (const results_t *self)
+{
+    double seconds = 0;
+    uint64_t n = 0;
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        seconds += self->node_seconds[i];
+        n += self->node_commands[i];
+    }
+    char err[TF_ERRLEN], *text = config_to_json (self->cfg);
+    config_t *c = n && text ? config_load_string (text, "<results>", err, sizeof err) : NULL;
+    free (text);
+    for (int i = 0; c && i < c->nnodes; i++) {
+        double s = self->node_commands[i] ? self->node_seconds[i] : seconds / (double) n;
+        uint64_t k = self->node_commands[i] ? self->node_commands[i] : 1;
+        c->nodes[i].compute_rate = (double) k / fmax (s, RESULTS_MIN_TASK_SECONDS);
+    }
+    return c;
+}
+
+void
+results_measure_bound (results_t *self)
+{
+    const config_t *cfg = self->cfg;
+    if (cfg->commands.count == 0 || cfg->tasks.count > 0)
+        return;
+    config_t *c = measured_config (self);
+    bound_app_t app = {(double) self->command_bytes / (double) fmax (1, self->commands)
+                       / CONFIG_MB, 1};
+    for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
+        bound_tree_t *tree = c ? bound_tree_new (c, m, &app, NULL, 0) : NULL;
+        self->offline[m] = tree ? tree->bound : NAN;
+        bound_tree_destroy (&tree);
+    }
+    self->measured_bound = 1;
+    config_destroy (&c);
 }
 
 uint64_t
@@ -628,11 +770,38 @@ print_bound (const results_t *self, double span, FILE *out)
     fprintf (out, "\n  bound %.3f tasks/s (%s)", bound, bound_model_title (model));
     if (span > 0 && bound > 0)
         fprintf (out, "  efficiency %.1f%%%s", 100.0 * root->completed / span / bound,
-                 results_fidelity (self, NULL) < RESULTS_FIDELITY_MIN ? " (UNRELIABLE)" : "");
-    if (root->has_bound && !bounds_agree (root->bound[model], bound))
+                 reliable (self) ? "" : " (UNRELIABLE)");
+    if (self->measured_bound)
+        fprintf (out, "  [from the commands' measured times and sizes]");
+    else if (root->has_bound && !bounds_agree (root->bound[model], bound))
         fprintf (out, "  [the tree computed %.6f: DIFFERS]", root->bound[model]);
     else if (!root->has_bound)
         fprintf (out, "  [the tree reported no bound]");
+}
+
+/*  The commands that failed after their last attempt, a few named. */
+static void
+print_failures (const results_t *self, FILE *out)
+{
+    if (self->failed == 0)
+        return;
+    fprintf (out, "\n  failed: %llu of %llu commands:", (unsigned long long) self->failed,
+             (unsigned long long) self->cfg->commands.count);
+    size_t i;
+    json_t *f;
+    json_array_foreach (self->failures, i, f) {
+        if (i == RESULTS_FAILURES_SHOWN) {
+            fprintf (out, " ... (all in tasks.csv)");
+            break;
+        }
+        json_t *code = json_object_get (f, "exit");
+        fprintf (out, "%s %s (%s", i ? "," : "", json_string_value (json_object_get (f, "id")),
+                 command_status (f));
+        if (json_is_integer (code))
+            fprintf (out, " %lld", (long long) json_integer_value (code));
+        fprintf (out, ")");
+    }
+    fputc ('\n', out);
 }
 
 /*  "fidelity F (worst: NODE)", and when it is below the threshold, why the
@@ -647,7 +816,7 @@ print_fidelity (const results_t *self, FILE *out)
     fprintf (out, "  fidelity %.3f", f);
     if (worst >= 0)
         fprintf (out, " (worst: %s)", self->cfg->nodes[worst].name);
-    if (f < RESULTS_FIDELITY_MIN)
+    if (!reliable (self))
         fprintf (out, " < %.2f: the emulation fell behind its clock, so the "
                  "efficiency is UNRELIABLE;\n  lower time_scale (now %g) or run fewer "
                  "nodes on this machine", RESULTS_FIDELITY_MIN,
@@ -666,7 +835,7 @@ print_header (const results_t *self, FILE *out)
     if (self->error && strcmp (self->error, results_status_str (self->status)) != 0)
         fprintf (out, " (%s)", self->error);
     fprintf (out, "\n  %llu/%llu tasks", (unsigned long long) root->completed,
-             (unsigned long long) cfg->tasks.count);
+             (unsigned long long) config_bag_size (cfg));
     if (span >= 0)
         fprintf (out, "  makespan %.2f s (platform)", span);
     fprintf (out, "  wall %.2f s", self->wall_s);
@@ -776,6 +945,7 @@ results_print_summary (const results_t *self, FILE *out)
                  "physically)\n", cfg->platform.payload_scale, (double) moved / CONFIG_MB);
     }
     print_links (self, out);
+    print_failures (self, out);
     free (cells);
 }
 

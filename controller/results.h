@@ -120,15 +120,47 @@ uint64_t results_completed (const results_t *self);
  *  DIR/tasks.csv: REASON". */
 int results_open_tasks (results_t *self, const char *dir, char *err, size_t errlen);
 
+/*  tasks.csv's columns: the task's index in the bag, the node that
+ *  computed it, and for a command its id, how it ended (ok, failed,
+ *  killed, timeout, error: something besides the command went wrong), its
+ *  exit code, the attempts it took, its input bundle and output bytes and
+ *  its last attempt's wall seconds. A synthetic task's row is "T,NODE,,ok"
+ *  and empty columns. */
+#define RESULTS_TASKS_HEADER "task,node,id,status,exit,attempts,bytes_in,bytes_out,seconds"
+
+/*  results.json lists at most this many failed commands (all are in
+ *  tasks.csv). */
+#define RESULTS_MAX_FAILURES 100
+
 /*  Record that node (index in the config) computed task, from the root's
- *  RECORDED, and append the row "task,NAME" to tasks.csv (buffered). A
- *  task or node out of range, or a task already recorded, is refused:
- *  counted ("records_refused" in results.json), never written, and -1
- *  returned with a message. A failed write is not this call's error: it
- *  is kept for results_check_tasks, and later rows are dropped. Returns 0
- *  when the record is accepted. */
-int results_record (results_t *self, uint64_t task, uint64_t node, char *err,
-                    size_t errlen);
+ *  RECORDED, and append its row to tasks.csv (buffered). A command's
+ *  record (info, the root's journal record: id, failed, exit, ...) is
+ *  required for the bag's commands and ignored for synthetic tasks. A
+ *  task or node out of range, a command without its record, or a task
+ *  already recorded, is refused: counted ("records_refused" in
+ *  results.json), never written, and -1 returned with a message. A failed
+ *  write is not this call's error: it is kept for results_check_tasks,
+ *  and later rows are dropped. Returns 0 when the record is accepted. */
+int results_record (results_t *self, uint64_t task, uint64_t node, const json_t *info,
+                    char *err, size_t errlen);
+
+/*  Commands recorded as failed after their last attempt. */
+uint64_t results_failed (const results_t *self);
+
+/*  The summary names at most this many failed commands. */
+#define RESULTS_FAILURES_SHOWN 10
+
+/*  A command's measured time counts as at least this (seconds), so a
+ *  node's rate stays finite. */
+#define RESULTS_MIN_TASK_SECONDS 1e-6
+
+/*  A run of command tasks alone: replace the bound by the one of the
+ *  measured platform (docs/bounds.md, "Command runs"): each node computes
+ *  one task per its mean wall time of the commands it ran successfully
+ *  (the mean over all nodes for a node that ran none), a task's input is
+ *  the commands' mean input bundle, links as configured. Efficiency is
+ *  then judged against it. Does nothing for synthetic or mixed runs. */
+void results_measure_bound (results_t *self);
 
 /*  Tasks recorded so far. */
 uint64_t results_recorded (const results_t *self);

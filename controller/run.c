@@ -8,10 +8,12 @@
  */
 #include "controller/run.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "controller/bag.h"
 #include "controller/cli.h"
 #include "controller/progress.h"
 #include "controller/results.h"
@@ -44,8 +46,8 @@ on_recorded (session_t *s, int node, const proto_msg_t *m, char *err, size_t err
     int refused = 0;
     char why[TF_ERRLEN];
     for (uint32_t i = 0; i < m->ndone; i++)
-        if (results_record (results, m->done[i].task, m->done[i].node, why, sizeof why)
-                != 0
+        if (results_record (results, m->done[i].task, m->done[i].node,
+                            json_array_get (m->info, i), why, sizeof why) != 0
             && !refused++)
             snprintf (err, errlen, "%s", why);
     if (results_check_tasks (results, why, sizeof why) != 0)
@@ -105,7 +107,8 @@ run_done (session_t *s, void *arg)
     results_t *results = session_results (s);
     if (results_close_tasks (results, err, sizeof err) != 0)
         session_fail (s, RESULTS_FAILED, "%s", err);
-    uint64_t count = session_config (s)->tasks.count, got = results_recorded (results);
+    results_measure_bound (results);
+    uint64_t count = config_bag_size (session_config (s)), got = results_recorded (results);
     if (session_finished (s) && got != count)
         session_fail (s, RESULTS_FAILED, "the root finished with %llu of %llu tasks "
                       "recorded", (unsigned long long) got, (unsigned long long) count);
@@ -157,7 +160,7 @@ run_execute (session_t *s, int quiet)
     const config_t *cfg = session_config (s);
     char *label = xasprintf ("%s/%s", cfg->name, cfg->policy);
     run_t run = {.progress = progress_new (stdout, quiet ? PROGRESS_QUIET : PROGRESS_AUTO,
-                                           label, cfg->tasks.count,
+                                           label, config_bag_size (cfg),
                                            cfg->platform.time_scale)};
     free (label);
     session_set_progress (s, run.progress);
@@ -175,6 +178,43 @@ run_execute (session_t *s, int quiet)
     results_print_summary (session_results (s), stdout);
     printf ("results: %s/results.json\n", session_dir (s));
     fflush (stdout);
+    if (code == CLI_EXIT_OK && results_failed (session_results (s)) > 0)
+        code = CLI_EXIT_FAILED;   /* every task ran; some failed */
+    return code;
+}
+
+/*  The session of the experiment at opt->config_path with the bag bo
+ *  names, its tasks.csv open and its run object set; run it. Returns the
+ *  exit status. */
+static int
+run_prepared (const session_opts_t *opt, const bag_opts_t *bo, const char *policy,
+              int quiet)
+{
+    char err[TF_ERRLEN];
+    config_t *cfg = load_experiment (opt->config_path, policy);
+    bag_t *bag = cfg ? bag_new (bo, cfg, err, sizeof err) : NULL;
+    if (cfg && !bag)
+        session_log (NULL, "%s", err);
+    session_t *s = bag ? session_new (opt, &cfg) : NULL;
+    json_t *run = NULL;
+    if (s && (results_open_tasks (session_results (s), session_dir (s), err, sizeof err)
+              || !(run = bag_prepare (bag, session_dir (s), session_config (s),
+                                      session_results (s), err, sizeof err)))) {
+        session_log (NULL, "%s", err);
+        session_destroy (&s);
+    }
+    int code = CLI_EXIT_USAGE;
+    if (s) {
+        session_set_run (s, run);
+        if (bag_resumed (bag))
+            session_log (s, "resuming: %llu tasks are done already",
+                         (unsigned long long) bag_resumed (bag));
+        code = run_execute (s, quiet);
+    }
+    json_decref (run);
+    session_destroy (&s);
+    bag_destroy (&bag);
+    config_destroy (&cfg);
     return code;
 }
 
@@ -188,12 +228,22 @@ usage (FILE *out)
     fprintf (out,
              "usage: treefarm run CONFIG [--policy NAME] [--out DIR] [--quiet]\n"
              "                           [--node-bin PATH] [--timeout SECONDS]\n"
+             "                           [--tasks FILE | --command CMD --inputs GLOB]\n"
+             "                           [--retries N] [--resume]\n"
              "\n"
-             "Run the experiment CONFIG on a tree of treefarm-node processes on this\n"
-             "machine, show its progress, and write results.json, nodes.csv and\n"
-             "tasks.csv into the results directory.\n"
+             "Run the experiment CONFIG on a tree of treefarm-node processes, show its\n"
+             "progress, and write results.json, nodes.csv and tasks.csv into the\n"
+             "results directory; command tasks' outputs land in DIR/tasks/ID/.\n"
              "\n"
              "options:\n"
+             "  --tasks FILE       command tasks, JSON Lines (docs/tasks.md)\n"
+             "  --command CMD      one task per file of --inputs, GNU parallel style:\n"
+             "                     {} the staged input, {/} its base name, {.} without\n"
+             "                     extension, {/.} both, {#} the sequence number\n"
+             "  --inputs GLOB      the files for --command, e.g. 'data/*.txt'\n"
+             "  --retries N        tries of a failing command on other nodes (default 2)\n"
+             "  --resume           continue the run in --out DIR: skip every task its\n"
+             "                     journal holds\n"
              "  --policy NAME      scheduling policy instead of the config's\n"
              "                     (see `treefarm policies`)\n"
              "  --out DIR          results directory, created if needed\n"
@@ -209,8 +259,9 @@ usage (FILE *out)
              "  TREEFARM_NODE_WRAPPER  words put before every node's command line,\n"
              "                         e.g. \"valgrind --error-exitcode=99 -q\"\n"
              "\n"
-             "exit status: 0 complete, 1 the run failed, 2 bad usage or config,\n"
-             "130 interrupted. No node process outlives the command.\n");
+             "exit status: 0 complete, 1 the run failed or a command failed after its\n"
+             "last attempt, 2 bad usage, config or tasks file, 130 interrupted. No\n"
+             "node process outlives the command.\n");
 }
 
 
@@ -220,30 +271,25 @@ run_main (int argc, char **argv)
     const char *policy = NULL, *path = NULL;
     int quiet = 0;
     session_opts_t opt = {.command = "run"};
+    bag_opts_t bo = {.retries = NAN};
     const cli_option_t options[] = {
         {"policy", CLI_STRING, &policy, NULL},
         {"out", CLI_STRING, &opt.out_dir, NULL},
         {"quiet", CLI_FLAG, &quiet, NULL},
         {"node-bin", CLI_STRING, &opt.node_bin, NULL},
         {"timeout", CLI_POSITIVE, &opt.timeout, "a positive number of seconds"},
+        {"tasks", CLI_STRING, &bo.tasks_file, NULL},
+        {"command", CLI_STRING, &bo.command, NULL},
+        {"inputs", CLI_STRING, &bo.inputs, NULL},
+        {"retries", CLI_NONNEGATIVE, &bo.retries, "a number of tries"},
+        {"resume", CLI_FLAG, &bo.resume, NULL},
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
     if (code >= 0)
         return code;
     opt.config_path = path;
-    config_t *cfg = load_experiment (path, policy);
-    session_t *s = cfg ? session_new (&opt, &cfg) : NULL;
-    char err[TF_ERRLEN];
-    if (s && results_open_tasks (session_results (s), session_dir (s), err, sizeof err)) {
-        session_log (NULL, "%s", err);
-        session_destroy (&s);
-    }
-    if (!s) {
-        config_destroy (&cfg);
-        return CLI_EXIT_USAGE;
-    }
-    code = run_execute (s, quiet);
-    session_destroy (&s);
+    bo.out_dir = opt.out_dir;
+    code = run_prepared (&opt, &bo, policy, quiet);
     return code;
 }

@@ -79,6 +79,7 @@ struct session {
     const session_driver_t *driver;   /* during session_execute */
     config_t *cfg;
     json_t *config_object;   /* canonical config, shipped in CONFIG */
+    json_t *run;             /* CONFIG's run object, or NULL */
     char **node_argv;        /* wrapper words + node binary, NULL-ended */
     int node_argc;
     char *dir;               /* results directory */
@@ -176,7 +177,7 @@ send_to (session_t *self, peer_t *peer, zmsg_t *msg, int quiet)
 static int
 send_config (session_t *self, peer_t *peer)
 {
-    return send_to (self, peer, proto_config (self->config_object, NULL), 0);
+    return send_to (self, peer, proto_config (self->config_object, self->run), 0);
 }
 
 /*  Every node is BOUND: tell each where its parent listens. */
@@ -806,6 +807,7 @@ session_destroy (session_t **self_p)
         free (self->node_argv[i]);
     free (self->node_argv);
     json_decref (self->config_object);
+    json_decref (self->run);
     free (self->pending_exit);
     free (self->dir);
     config_destroy (&self->cfg);
@@ -902,4 +904,11 @@ const char *
 session_dir (const session_t *self)
 {
     return self->dir;
+}
+
+void
+session_set_run (session_t *self, json_t *run)
+{
+    json_decref (self->run);
+    self->run = json_incref (run);
 }

@@ -120,6 +120,11 @@ double session_started_at (const session_t *self);
 double session_ended_at (const session_t *self);
 
 const config_t *session_config (const session_t *self);
+
+/*  The run's object (overlay/proto.h, CONFIG "run": command tasks, the
+ *  root's tasks file, OUT, the journal), shipped with the config to every
+ *  node; set before session_execute. Takes a reference. */
+void session_set_run (session_t *self, json_t *run);
 results_t *session_results (session_t *self);
 const char *session_dir (const session_t *self);
 

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "node/calphase.h"
+#include "node/cargo.h"
+#include "node/cmdrun.h"
 #include "node/core.h"
 #include "node/emulate.h"
 #include "node/engine.h"
@@ -24,6 +26,7 @@
 #include "node/subtree.h"
 #include "overlay/bound.h"
 #include "overlay/config.h"
+#include "overlay/journal.h"
 #include "overlay/proto.h"
 #include "overlay/proto_stats.h"
 #include "overlay/ratelog.h"
@@ -77,6 +80,10 @@ typedef struct {
                                         it meant to: total, worst */
     uint64_t refused;        /* messages that failed to decode */
     ratelog_t refusals;      /* how often refusals are said */
+    json_t *run;             /* CONFIG's run object: commands, and on the
+                                root the tasks file, OUT and the journal */
+    cargo_t *cargo;          /* command tasks' files (node/cargo.h) */
+    cmdrun_t *cmdrun;        /* their worker */
 } node_t;
 
 static void
@@ -185,14 +192,36 @@ wait_control (node_t *self, proto_command_t want, int timeout_ms, proto_msg_t *o
     return rc;
 }
 
+/*  CONFIG's run object: how many of the bag's tasks are commands, and
+ *  how often a failing one is tried. */
+static int
+take_run (node_t *self, json_t *run, char *err, size_t errlen)
+{
+    json_t *n = json_object_get (run, "commands");
+    json_t *attempts = json_object_get (run, "attempts");
+    json_t *mb = json_object_get (run, "input_mb");
+    if (!run)
+        return 0;
+    if (!json_is_integer (n) || json_integer_value (n) < 0
+        || json_integer_value (n) > CONFIG_MAX_TASKS || !json_is_integer (attempts)
+        || json_integer_value (attempts) < 1
+        || json_integer_value (attempts) > CORE_MAX_ATTEMPTS || !json_is_number (mb))
+        return tf_error (err, errlen, "CONFIG: a malformed run object");
+    self->run = json_incref (run);
+    self->cfg->commands.count = (uint64_t) json_integer_value (n);
+    self->cfg->commands.attempts = (uint32_t) json_integer_value (attempts);
+    self->cfg->commands.input_mb = json_number_value (mb);
+    return 0;
+}
+
 /*  Load the shipped experiment and find ourselves in it. */
 static int
-take_config (node_t *self, json_t *object, char *err, size_t errlen)
+take_config (node_t *self, json_t *object, json_t *run, char *err, size_t errlen)
 {
     char *text = json_dumps (object, JSON_COMPACT);
     self->cfg = config_load_string (text ? text : "", "<controller>", err, errlen);
     free (text);
-    if (!self->cfg)
+    if (!self->cfg || take_run (self, run, err, errlen) != 0)
         return -1;
     int me = config_find_node (self->cfg, self->opts->name);
     if (me < 0)
@@ -257,6 +286,79 @@ bind_children (node_t *self, char *err, size_t errlen)
     return 0;
 }
 
+static const char *
+run_str (const node_t *self, const char *key)
+{
+    return json_string_value (json_object_get (self->run, key));
+}
+
+/*  A resumed run: a journaled task is complete already. */
+static int
+mark_journaled (json_t *record, unsigned line, void *arg)
+{
+    node_t *self = arg;
+    (void) line;
+    json_t *id = json_object_get (record, "id"), *task = json_object_get (record, "task");
+    int64_t at = json_is_string (id) ? cargo_find (self->cargo, json_string_value (id))
+               : json_is_integer (task) && json_integer_value (task) >= (json_int_t)
+                     self->cfg->commands.count ? (int64_t) json_integer_value (task)
+                                               : -1;
+    if (at >= 0)
+        core_mark_done (self->core, (uint64_t) at);
+    return 0;
+}
+
+/*  Root: the commands' files and the journal. */
+static int
+root_cargo (node_t *self, char *err, size_t errlen)
+{
+    int64_t n = cargo_root (self->cargo, run_str (self, "tasks"), run_str (self, "out"),
+                            run_str (self, "journal"), err, errlen);
+    if (n < 0)
+        return -1;
+    if ((uint64_t) n != self->cfg->commands.count)
+        return tf_error (err, errlen, "the tasks file holds %lld commands, the run %llu",
+                         (long long) n, (unsigned long long) self->cfg->commands.count);
+    return 0;
+}
+
+/*  Root of a resumed run: every task in the journal is done already. */
+static int
+resume (node_t *self, char *err, size_t errlen)
+{
+    unsigned torn = 0;
+    if (!json_is_true (json_object_get (self->run, "resume")))
+        return 0;
+    if (journal_load (run_str (self, "journal"), mark_journaled, self, &torn, err,
+                      errlen) != 0)
+        return -1;
+    if (torn)
+        logmsg (self, "the journal's last line was torn (a crash): ignored");
+    return 0;
+}
+
+/*  The decision core (node/setup.h) and, for a run with command tasks or
+ *  a journal, their files and worker. */
+static int
+make_cargo_and_core (node_t *self, char *err, size_t errlen)
+{
+    int root = self->me->parent < 0;
+    if (self->cfg->commands.count > 0 || (root && run_str (self, "journal"))) {
+        self->cargo = cargo_new (run_str (self, "scratch"), self->opts->name, err, errlen);
+        if (!self->cargo)
+            return -1;
+        self->cmdrun = cmdrun_new ();
+    }
+    if (root && self->cargo && root_cargo (self, err, errlen) != 0)
+        return -1;
+    setup_bag_t bag = {cargo_task_info, self->cargo};
+    self->core = setup_core (self->cfg, self->me->index, self->cargo ? &bag : NULL, err,
+                             errlen);
+    if (!self->core)
+        return -1;
+    return root && self->cargo ? resume (self, err, errlen) : 0;
+}
+
 /*  The core (node/setup.h) and the models around it: emulated
  *  interference, the subtree bound, calibration, sampling; the engine. */
 static int
@@ -265,8 +367,7 @@ make_core (node_t *self, char *err, size_t errlen)
     const config_t *cfg = self->cfg;
     const config_node_t *me = self->me;
     self->bps_per_mbps = setup_bps_per_mbps (cfg);
-    self->core = setup_core (cfg, me->index, NULL, err, errlen);
-    if (!self->core)
+    if (make_cargo_and_core (self, err, errlen) != 0)
         return -1;
     double *ir_send = xcalloc (me->nchildren + 1, sizeof *ir_send);
     for (int i = 0; i < me->nchildren; i++)
@@ -486,10 +587,18 @@ task_key (uint64_t task, char buf[24])
 }
 
 /*  The bytes of one chunk: the root makes them, others forward what they
- *  received. */
+ *  received; a command's come from its files (node/cargo.h). */
 static zframe_t *
 chunk_frame (node_t *self, const core_action_t *a)
 {
+    if (a->kind == CORE_KIND_COMMAND) {
+        char err[TF_ERRLEN];
+        zframe_t *f = cargo_input_chunk (self->cargo, a->task, a->offset, a->len, err,
+                                         sizeof err);
+        if (!f)
+            logmsg (self, "task %" PRIu64 ": %s", a->task, err);
+        return f;
+    }
     if (self->me->parent < 0) {
         zframe_t *f = zframe_new (NULL, a->len);
         memset (zframe_data (f), (int) (a->task & 0xff), a->len);
@@ -512,6 +621,116 @@ send_to_child (node_t *self, int slot, zmsg_t **msg_p)
     zmsg_destroy (msg_p);
     logmsg (self, "cannot send to child %s: %s", name, zmq_strerror (zmq_errno ()));
     return -1;
+}
+
+/*  Hand a command task to the worker. */
+static int
+compute_command (node_t *self, uint64_t task)
+{
+    char err[TF_ERRLEN];
+    json_t *job = cargo_job (self->cargo, task, (uint32_t) self->me->index, err,
+                             sizeof err);
+    if (!job) {
+        logmsg (self, "%s", err);
+        return -1;
+    }
+    json_object_set_new (job, "node_name", json_string (self->opts->name));
+    int rc = cmdrun_start (self->cmdrun, job);
+    json_decref (job);
+    return rc;
+}
+
+/*  Root: flush the journal now (before FINISHED: every record is on disk
+ *  before the controller hears the bag is done). */
+static int
+journal_now (node_t *self)
+{
+    char err[TF_ERRLEN];
+    if (!self->cargo || cargo_journal_tick (self->cargo, tf_now (), 1, err, sizeof err) == 0)
+        return 0;
+    logmsg (self, "journal: %s", err);
+    return -1;
+}
+
+/*  RECORDED's details of each command: its journal record. */
+static json_t *
+recorded_info (node_t *self, const core_action_t *a, int *ok)
+{
+    json_t *info = json_array ();
+    char err[TF_ERRLEN];
+    *ok = 1;
+    for (uint32_t i = 0; i < a->ndone && self->cargo; i++) {
+        const char *where = self->cfg->nodes[a->done[i].node].name;
+        json_t *rec = cargo_recorded (self->cargo, &a->done[i], where, tf_now (), err,
+                                      sizeof err);
+        if (!rec) {
+            logmsg (self, "journal: %s", err);
+            *ok = 0;
+            rec = json_null ();
+        }
+        json_array_append_new (info, rec);
+    }
+    if (!self->cargo || self->cfg->commands.count == 0) {
+        json_decref (info);
+        return NULL;
+    }
+    return info;
+}
+
+/*  DONE to the parent, or RECORDED (root) to the controller, with each
+ *  command's record. */
+static int
+send_done (node_t *self, const core_action_t *a)
+{
+    proto_done_t *done = xcalloc (a->ndone + 1, sizeof *done);
+    for (uint32_t i = 0; i < a->ndone; i++)
+        done[i] = (proto_done_t){.task = a->done[i].task, .node = a->done[i].node,
+                                 .failed = a->done[i].failed,
+                                 .attempts = a->done[i].attempts};
+    int recorded = a->type == CORE_ACT_RECORDED, ok = 1;
+    json_t *info = recorded ? recorded_info (self, a, &ok) : NULL;
+    zmsg_t *msg = proto_done (recorded ? PROTO_RECORDED : PROTO_DONE, done, a->ndone,
+                              &info);
+    free (done);
+    if (!ok) {
+        zmsg_destroy (&msg);
+        return -1;
+    }
+    return zmsg_send (&msg, recorded ? self->ctl : self->parent);
+}
+
+/*  The actions of result streams, and a retry. */
+static int
+act_result (node_t *self, const core_action_t *a)
+{
+    char err[TF_ERRLEN];
+    zmsg_t *msg = NULL;
+    switch (a->type) {
+    case CORE_ACT_SEND_RESULT: {
+        zframe_t *f = cargo_result_chunk (self->cargo, a->task, a->offset, a->len, err,
+                                          sizeof err);
+        if (!f) {
+            logmsg (self, "task %" PRIu64 ": %s", a->task, err);
+            return -1;
+        }
+        msg = proto_result (a->task, a->node, a->failed, a->bytes, a->index, a->count, &f);
+        return zmsg_send (&msg, self->parent);
+    }
+    case CORE_ACT_ACK_RESULT:
+        msg = proto_result_ack (a->task, a->index);
+        return send_to_child (self, a->child, &msg);
+    case CORE_ACT_RELEASE_RESULT:
+        if (self->me->parent >= 0)
+            cargo_result_release (self->cargo, a->task);
+        return 0;
+    case CORE_ACT_RETRY:
+        logmsg (self, "task %" PRIu64 " failed on %s (attempt %u): trying it again",
+                a->task, self->cfg->nodes[a->node].name, a->n);
+        cargo_retried (self->cargo, a->task);
+        return 0;
+    default:
+        return -1;
+    }
 }
 
 static int
@@ -537,30 +756,24 @@ act (node_t *self, const core_action_t *a)
         msg = proto_ack (a->task, a->index);
         return zmsg_send (&msg, self->parent);
     case CORE_ACT_COMPUTE:
-        return engine_start (self->engine, a->task, a->units);
+        return a->kind == CORE_KIND_COMMAND ? compute_command (self, a->task)
+                                            : engine_start (self->engine, a->task, a->units);
     case CORE_ACT_REPORT:
-    case CORE_ACT_RECORDED: {
-        /*  The same body: DONE to the parent, RECORDED (root) to the
-         *  controller. */
-        proto_done_t *done = xcalloc (a->ndone + 1, sizeof *done);
-        for (uint32_t i = 0; i < a->ndone; i++)
-            done[i] = (proto_done_t){.task = a->done[i].task, .node = a->done[i].node,
-                                     .failed = a->done[i].failed,
-                                     .attempts = a->done[i].attempts};
-        int recorded = a->type == CORE_ACT_RECORDED;
-        msg = proto_done (recorded ? PROTO_RECORDED : PROTO_DONE, done, a->ndone, NULL);
-        free (done);
-        return zmsg_send (&msg, recorded ? self->ctl : self->parent);
-    }
+    case CORE_ACT_RECORDED:
+        return send_done (self, a);
     case CORE_ACT_RELEASE:
         if (self->payloads)
             zhashx_delete (self->payloads, task_key (a->task, key));
+        if (self->cargo)
+            cargo_input_release (self->cargo, a->task);
         return 0;
     case CORE_ACT_FINISHED:
+        if (journal_now (self) != 0)
+            return -1;
         msg = proto_empty (PROTO_FINISHED);
         return zmsg_send (&msg, self->ctl);
     default:
-        return -1;
+        return act_result (self, a);
     }
 }
 
@@ -611,18 +824,29 @@ refused (node_t *self, const char *peer, const char *why)
     log_refusal (self, "refused a message from %s: %s", peer, why);
 }
 
-/*  Keep the bytes of a chunk the core accepted, so we can forward them.
- *  The core checked its sizes against the task's; the buffer is sized
- *  from them only within PROTO_MAX_TASK_BYTES all the same. */
-static void
+/*  Keep the bytes of a chunk the core accepted, so we can forward them:
+ *  a command's in its spool, a synthetic task's in memory. The core
+ *  checked its sizes against the task's; the buffer is sized from them
+ *  only within PROTO_MAX_TASK_BYTES all the same. Returns 0, or -1 after
+ *  saying why (a spool that cannot be written is fatal). */
+static int
 store_chunk (node_t *self, const proto_msg_t *m)
 {
     char key[24];
+    if (m->kind == CORE_KIND_COMMAND) {
+        char err[TF_ERRLEN];
+        if (self->cargo && cargo_input_store (self->cargo, m->task, m->bytes, m->index,
+                                              zframe_data (m->payload),
+                                              zframe_size (m->payload), err,
+                                              sizeof err) == 0)
+            return 0;
+        return fail (self, self->cargo ? err : "a command task in a run without any"), -1;
+    }
     task_key (m->task, key);
     payload_t *p = zhashx_lookup (self->payloads, key);
     if (!p && m->bytes > PROTO_MAX_TASK_BYTES) {
         logmsg (self, "dropped a payload of %" PRIu64 " bytes", m->bytes);
-        return;
+        return 0;
     }
     if (!p) {
         p = xcalloc (1, sizeof *p);
@@ -635,6 +859,7 @@ store_chunk (node_t *self, const proto_msg_t *m)
         memcpy (p->data + p->got, zframe_data (m->payload), len);
         p->got += len;
     }
+    return 0;
 }
 
 static int
@@ -650,19 +875,51 @@ on_parent (node_t *self)
         return 0;
     }
     int rc = 0;
-    if (m.command != PROTO_CHUNK)
+    core_event_t ev = {.now = tf_now (), .task = m.task, .index = m.index};
+    if (m.command == PROTO_RESULT_ACK) {
+        ev.type = CORE_EV_RESULT_ACK;
+        rc = feed (self, &ev, "the parent");
+    }
+    else if (m.command != PROTO_CHUNK)
         refused (self, "the parent", proto_command_str (m.command));
     else {
-        core_event_t ev = {.type = CORE_EV_CHUNK, .now = tf_now (), .task = m.task,
-                           .units = m.units, .bytes = m.bytes, .index = m.index,
-                           .count = m.count, .len = zframe_size (m.payload)};
-        if (offer (self, &ev, "the parent")) {
-            store_chunk (self, &m);
-            rc = perform (self);
-        }
+        ev = (core_event_t){.type = CORE_EV_CHUNK, .now = tf_now (), .task = m.task,
+                            .units = m.units, .bytes = m.bytes, .index = m.index,
+                            .count = m.count, .len = zframe_size (m.payload),
+                            .kind = (core_kind_t) m.kind, .avoid = m.avoid,
+                            .navoid = m.navoid};
+        if (offer (self, &ev, "the parent"))
+            rc = store_chunk (self, &m) == 0 ? perform (self) : -1;
     }
     proto_msg_clear (&m);
     return rc;
+}
+
+/*  A chunk of a child's result stream: the core checks it, cargo keeps
+ *  its bytes (a spool, or on the root the task's outputs). A stream cargo
+ *  cannot keep is logged; the task then counts as failed on the root. */
+static int
+on_result (node_t *self, int slot, const proto_msg_t *m, const char *name)
+{
+    core_event_t ev = {.type = CORE_EV_RESULT, .now = tf_now (), .child = slot,
+                       .task = m->task, .node = m->node, .failed = m->failed,
+                       .bytes = m->bytes, .index = m->index, .count = m->count,
+                       .len = zframe_size (m->payload)};
+    char err[TF_ERRLEN];
+    if (!self->cargo) {
+        refused (self, name, "a result stream in a run without commands");
+        return 0;
+    }
+    if (!offer (self, &ev, name))
+        return 0;
+    if (cargo_result_store (self->cargo, m->task, m->bytes, m->index, m->count,
+                            zframe_data (m->payload), zframe_size (m->payload), err,
+                            sizeof err) != 0) {
+        logmsg (self, "result of task %" PRIu64 " from %s: %s", m->task, name, err);
+        if (self->me->parent >= 0)
+            return fail (self, err), -1;
+    }
+    return perform (self);
 }
 
 static int
@@ -706,6 +963,10 @@ on_child (node_t *self)
         ev.done = done;
         break;
     }
+    case PROTO_RESULT:
+        rc = on_result (self, (int) slot, &m, name);
+        proto_msg_clear (&m);
+        goto out;
     case PROTO_SUBTREE:
         if (on_subtree (self, (int) slot, &m, name) < 0)
             rc = fail (self, "cannot send SUBTREE to the parent");
@@ -849,6 +1110,23 @@ on_engine (node_t *self)
     return r;
 }
 
+/*  The command worker finished a task. */
+static int
+on_cmdrun (node_t *self)
+{
+    uint64_t task, bytes;
+    int failed;
+    json_t *info;
+    if (cmdrun_recv (self->cmdrun, &task, &bytes, &failed, &info) != 0)
+        return fail (self, "the command worker sent something unexpected"), -1;
+    double seconds = json_number_value (json_object_get (info, "seconds"));
+    self->compute_seconds += seconds;
+    cargo_computed (self->cargo, task, bytes, &info);
+    core_event_t ev = {.type = CORE_EV_COMPUTED, .now = tf_now (), .task = task,
+                       .bytes = bytes, .failed = failed};
+    return feed (self, &ev, "the command worker");
+}
+
 /*  Sleep for seconds (< 1), to the microsecond, unlike zclock_sleep. */
 static void
 sleep_precise (double seconds)
@@ -905,6 +1183,22 @@ begin (node_t *self)
     return rc;
 }
 
+/*  Root: write the journal's batch when due; lower *wait to its next
+ *  deadline. */
+static int
+journal_due (node_t *self, double now, double *wait)
+{
+    char err[TF_ERRLEN];
+    if (cargo_journal_tick (self->cargo, now, 0, err, sizeof err) != 0) {
+        fail (self, err);
+        return -1;
+    }
+    double due = cargo_next_deadline (self->cargo, now);
+    if (due >= 0 && due < *wait)
+        *wait = due;
+    return 0;
+}
+
 /*  What is due on the clock: the emulated speed, STATS, a sample while
  *  the engine is idle (it sends nothing then), a calibration snapshot.
  *  Returns how long the loop may sleep, or a negative number after a
@@ -934,6 +1228,8 @@ clock_work (node_t *self, double now, double *next_stats)
     double due = core_next_deadline (self->core, now);
     if (due >= 0 && due < wait)
         wait = due;
+    if (self->cargo && journal_due (self, now, &wait) != 0)
+        return -1;
     if (wait > NODE_TICK_MAX)
         wait = NODE_TICK_MAX;
     if (self->cfg->platform.mode == PLATFORM_EMULATED && wait > NODE_SPEED_EVERY)
@@ -977,6 +1273,8 @@ handle (node_t *self, void *which)
     }
     if (which == engine_sock (self->engine))
         return on_engine (self);
+    if (self->cmdrun && which == cmdrun_sock (self->cmdrun))
+        return on_cmdrun (self);
     if (self->parent && which == self->parent)
         return on_parent (self);
     if (self->router && which == self->router)
@@ -990,6 +1288,8 @@ static int
 serve (node_t *self)
 {
     zpoller_t *poller = zpoller_new (self->ctl, engine_sock (self->engine), NULL);
+    if (self->cmdrun)
+        zpoller_add (poller, cmdrun_sock (self->cmdrun));
     if (self->parent)
         zpoller_add (poller, self->parent);
     if (self->router)
@@ -1058,7 +1358,7 @@ handshake (node_t *self, char *err, size_t errlen)
     zmsg_send (&hello, self->ctl);
     int rc = wait_control (self, PROTO_CONFIG, NODE_HANDSHAKE_MS, &m, err, errlen);
     if (rc == 0)
-        rc = take_config (self, m.object, err, errlen);
+        rc = take_config (self, m.object, m.run, err, errlen);
     proto_msg_clear (&m);
     if (rc == 0)
         rc = bind_children (self, err, errlen);
@@ -1088,6 +1388,9 @@ node_run (const node_opts_t *opts)
     else
         status = serve (self);
     engine_destroy (&self->engine);
+    cmdrun_destroy (&self->cmdrun);
+    cargo_destroy (&self->cargo);
+    json_decref (self->run);
     core_destroy (&self->core);
     zhashx_destroy (&self->payloads);
     zhashx_destroy (&self->slots);

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "overlay/bound.h"
 #include "overlay/util.h"
 #include "policies/policy.h"
 
@@ -14,23 +15,13 @@ setup_bps_per_mbps (const config_t *cfg)
     return CONFIG_MB * cfg->platform.payload_scale * cfg->platform.time_scale;
 }
 
-/*  The task size policies see: the synthetic tasks', or with none, the
- *  commands' mean input and one unit (their compute time is unknown
- *  before they run). */
-static void
-policy_task (const config_t *cfg, double *mb, double *units)
-{
-    *mb = cfg->tasks.count ? cfg->tasks.input_mb : cfg->commands.input_mb;
-    *units = cfg->tasks.count ? cfg->tasks.units : 1;
-}
-
 core_t *
 setup_core (const config_t *cfg, int node, const setup_bag_t *bag, char *err,
             size_t errlen)
 {
     const config_node_t *me = &cfg->nodes[node];
-    double bps = setup_bps_per_mbps (cfg), mb, units;
-    policy_task (cfg, &mb, &units);
+    double bps = setup_bps_per_mbps (cfg);
+    bound_app_t app = bound_app_of (cfg);   /* the task size policies see */
     core_child_info_t *kids = xcalloc (me->nchildren + 1, sizeof *kids);
     for (int i = 0; i < me->nchildren; i++) {
         const config_node_t *c = &cfg->nodes[me->children[i]];
@@ -48,7 +39,7 @@ setup_core (const config_t *cfg, int node, const setup_bag_t *bag, char *err,
         .is_root = me->parent < 0,
         .task_count = config_bag_size (cfg),
         .task_units = cfg->tasks.count ? cfg->tasks.units : 1,
-        .task_mb = mb,
+        .task_mb = app.input_mb,
         .task_bytes = config_task_bytes (cfg),
         .chunk_bytes = config_chunk_bytes (cfg),
         .window = cfg->platform.window,
@@ -59,7 +50,8 @@ setup_core (const config_t *cfg, int node, const setup_bag_t *bag, char *err,
         .pace = cfg->platform.mode == PLATFORM_EMULATED,
         .send_limit_bps = me->send_limit_mbps * bps,
         .meter_window = window > SETUP_METER_MIN ? window : SETUP_METER_MIN,
-        .parent = {me->compute_rate, mb, units, me->send_limit_mbps, me->parent < 0},
+        .parent = {me->compute_rate, app.input_mb, app.units, me->send_limit_mbps,
+                   me->parent < 0},
         .nchildren = me->nchildren,
         .children = kids,
         .command_tasks = cfg->commands.count,

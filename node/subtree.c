@@ -64,7 +64,7 @@ subtree_step (subtree_t *self)
         return 0;
     const config_t *cfg = self->cfg;
     const config_node_t *me = &cfg->nodes[self->node];
-    bound_app_t app = {cfg->tasks.input_mb, cfg->tasks.units};
+    bound_app_t app = bound_app_of (cfg);
     bound_node_t node;
     bound_child_t *kids = xcalloc (self->n + 1, sizeof *kids);
     bound_share_t *shares = xcalloc (self->n + 1, sizeof *shares);

@@ -605,3 +605,11 @@ bound_tree_lp_verdict (const bound_tree_t *self, double *max_rel)
         *max_rel = rel;
     return worst;
 }
+
+bound_app_t
+bound_app_of (const config_t *cfg)
+{
+    if (cfg->tasks.count > 0 || cfg->commands.count == 0)
+        return (bound_app_t){cfg->tasks.input_mb, cfg->tasks.units};
+    return (bound_app_t){cfg->commands.input_mb, 1};
+}

@@ -83,6 +83,12 @@ typedef struct {
     double units;            /* w, compute units per task, > 0 */
 } bound_app_t;
 
+/*  The application a config describes: its synthetic tasks, or for a run
+ *  of command tasks alone, their mean input bundle and one unit a task
+ *  (their compute time is known only once they ran: docs/bounds.md,
+ *  "Command runs"). */
+bound_app_t bound_app_of (const config_t *cfg);
+
 /*  One node's own parameters, in tasks/s. */
 typedef struct {
     double compute;          /* C^n: tasks/s with no communication, > 0 */

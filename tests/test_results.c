@@ -149,7 +149,7 @@ static void
 record_ok (fixture_t *f, uint64_t task, uint64_t node)
 {
     char err[TF_ERRLEN] = "";
-    if (results_record (f->results, task, node, err, sizeof err) != 0)
+    if (results_record (f->results, task, node, NULL, err, sizeof err) != 0)
         fail_msg ("record refused: %s", err);
 }
 
@@ -256,18 +256,18 @@ test_bad_records_are_refused_and_counted (void **state)
     char err[TF_ERRLEN] = "";
     assert_int_equal (results_open_tasks (f->results, f->dir, err, sizeof err), 0);
     record_ok (f, 3, 1);
-    assert_int_equal (results_record (f->results, 5, 0, err, sizeof err), -1);
+    assert_int_equal (results_record (f->results, 5, 0, NULL, err, sizeof err), -1);
     assert_non_null (strstr (err, "out of range"));
-    assert_int_equal (results_record (f->results, 0, 4, err, sizeof err), -1);
+    assert_int_equal (results_record (f->results, 0, 4, NULL, err, sizeof err), -1);
     assert_non_null (strstr (err, "out of range"));
-    assert_int_equal (results_record (f->results, 3, 2, err, sizeof err), -1);
+    assert_int_equal (results_record (f->results, 3, 2, NULL, err, sizeof err), -1);
     assert_non_null (strstr (err, "task 3 is already recorded"));
     record_ok (f, 0, 2);
     assert_int_equal (results_recorded (f->results), 2);
     assert_int_equal (results_close_tasks (f->results, err, sizeof err), 0);
     assert_int_equal (results_write (f->results, f->dir, err, sizeof err), 0);
     char *text = slurp (f->dir, "tasks.csv");
-    assert_string_equal (text, "task,node\n3,a\n0,b\n");
+    assert_string_equal (text, "task,node,id,status,exit,attempts,bytes_in,bytes_out,seconds\n3,a,,ok,,,,,\n0,b,,ok,,,,,\n");
     free (text);
     text = slurp (f->dir, "results.json");
     json_t *r = parse (text);
@@ -391,7 +391,7 @@ check_csv_files (fixture_t *f)
     free (text);
     /*  In the order recorded, not sorted. */
     text = slurp (f->dir, "tasks.csv");
-    assert_string_equal (text, "task,node\n4,root\n1,a\n0,root\n3,a1\n2,b\n");
+    assert_string_equal (text, "task,node,id,status,exit,attempts,bytes_in,bytes_out,seconds\n4,root,,ok,,,,,\n1,a,,ok,,,,,\n0,root,,ok,,,,,\n3,a1,,ok,,,,,\n2,b,,ok,,,,,\n");
     free (text);
 
     /*  No temporary file is left behind. */
@@ -434,7 +434,7 @@ test_failed_run_still_writes_what_arrived (void **state)
 
     /*  Tasks never recorded have no row. */
     text = slurp (f->dir, "tasks.csv");
-    assert_string_equal (text, "task,node\n2,a1\n");
+    assert_string_equal (text, "task,node,id,status,exit,attempts,bytes_in,bytes_out,seconds\n2,a1,,ok,,,,,\n");
     free (text);
 
     results_set_status (f->results, RESULTS_INTERRUPTED, "interrupted");

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "controller/tasks.h"
+#include "overlay/tasks.h"
 #include "overlay/util.h"
 
 typedef struct {

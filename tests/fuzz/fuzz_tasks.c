@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/tasks.h"
+#include "overlay/tasks.h"
 #include "overlay/util.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);

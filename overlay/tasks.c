@@ -6,7 +6,7 @@
  *  and the first error found is the one reported. Ids are indexed in a
  *  zhashx whose keys are borrowed from the tasks.
  */
-#include "controller/tasks.h"
+#include "overlay/tasks.h"
 #include "overlay/lines.h"
 #include "overlay/util.h"
 

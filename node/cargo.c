@@ -1,0 +1,527 @@
+/*  cargo — the files of command tasks on one node. See cargo.h. */
+#include "node/cargo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "node/bundle.h"
+#include "overlay/journal.h"
+#include "overlay/tasks.h"
+#include "overlay/util.h"
+
+/*  The journal is written and fsync'd every CARGO_JOURNAL_BATCH records
+ *  or CARGO_JOURNAL_DELAY seconds after the oldest unwritten one: at
+ *  thousands of tasks a second one fsync per batch, and a crash loses
+ *  at most the last second of records (those tasks run again). */
+#define CARGO_JOURNAL_BATCH 256
+#define CARGO_JOURNAL_DELAY 1.0
+
+/*  One stream spooled to a file: appended in order, read by offset. */
+typedef struct {
+    char *path;
+    int fd;
+    uint64_t bytes, got;
+} spool_t;
+
+/*  Root: a result stream being unpacked into the task's partial
+ *  directory, and what is known of the task's last attempt. */
+typedef struct {
+    bundle_sink_t *sink;
+    json_t *info;
+} delivery_t;
+
+struct cargo {
+    char *scratch;           /* our private directory */
+    int is_root;
+    tasks_t *tasks;          /* root: the run's commands */
+    uint64_t *sizes;         /* root: each command's input bundle bytes */
+    char *out_tasks;         /* root: OUT/tasks */
+    journal_t *journal;      /* root */
+    zhashx_t *srcs;          /* root: task -> bundle_src_t, inputs in flight */
+    zhashx_t *ins;           /* task -> spool_t, input bundles */
+    zhashx_t *results;       /* task -> spool_t, result streams */
+    zhashx_t *deliveries;    /* root: task -> delivery_t */
+};
+
+/*  Tasks are keyed by their decimal id. */
+typedef struct {
+    char text[24];
+} taskkey_t;
+
+static taskkey_t
+key (uint64_t task)
+{
+    taskkey_t k;
+    snprintf (k.text, sizeof k.text, "%" PRIu64, task);
+    return k;
+}
+
+static void
+spool_free (void **item)
+{
+    spool_t *s = *item;
+    if (s) {
+        if (s->fd >= 0)
+            close (s->fd);
+        unlink (s->path);
+        free (s->path);
+        free (s);
+    }
+    *item = NULL;
+}
+
+static void
+src_free (void **item)
+{
+    bundle_src_destroy ((bundle_src_t **) item);
+}
+
+static void
+delivery_free (void **item)
+{
+    delivery_t *d = *item;
+    if (d) {
+        bundle_sink_destroy (&d->sink);
+        json_decref (d->info);
+        free (d);
+    }
+    *item = NULL;
+}
+
+static zhashx_t *
+table (zhashx_destructor_fn *destructor)
+{
+    zhashx_t *h = zhashx_new ();
+    zhashx_set_destructor (h, destructor);
+    return h;
+}
+
+static int
+remove_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void) st, (void) flag, (void) ftw;
+    remove (path);
+    return 0;
+}
+
+/*  Remove path and everything below it; no link is followed. */
+static void
+remove_tree (const char *path)
+{
+    nftw (path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+cargo_t *
+cargo_new (const char *scratch_parent, const char *name, char *err, size_t errlen)
+{
+    const char *parent = scratch_parent ? scratch_parent : getenv ("TMPDIR");
+    char *dir = xasprintf ("%s/treefarm-%s.XXXXXX", parent && *parent ? parent : "/tmp",
+                           name);
+    if (!mkdtemp (dir)) {
+        tf_error (err, errlen, "cannot create a scratch directory %s: %s", dir,
+                  strerror (errno));
+        free (dir);
+        return NULL;
+    }
+    cargo_t *self = xcalloc (1, sizeof *self);
+    self->scratch = dir;
+    const char *subs[] = {"in", "res", "work"};
+    for (size_t i = 0; i < 3; i++) {
+        char *sub = xasprintf ("%s/%s", dir, subs[i]);
+        mkdir (sub, 0700);
+        free (sub);
+    }
+    self->srcs = table (src_free);
+    self->ins = table (spool_free);
+    self->results = table (spool_free);
+    self->deliveries = table (delivery_free);
+    return self;
+}
+
+void
+cargo_destroy (cargo_t **self_p)
+{
+    cargo_t *self = *self_p;
+    if (!self)
+        return;
+    char err[TF_ERRLEN];
+    if (self->journal && journal_close (&self->journal, err, sizeof err) != 0)
+        fprintf (stderr, "treefarm-node: journal: %s\n", err);
+    zhashx_destroy (&self->srcs);
+    zhashx_destroy (&self->ins);
+    zhashx_destroy (&self->results);
+    zhashx_destroy (&self->deliveries);
+    remove_tree (self->scratch);
+    tasks_destroy (&self->tasks);
+    free (self->sizes);
+    free (self->out_tasks);
+    free (self->scratch);
+    free (self);
+    *self_p = NULL;
+}
+
+/*  Root: command i's input bundle, its spec as meta. */
+static bundle_src_t *
+make_src (cargo_t *self, uint64_t i, char *err, size_t errlen)
+{
+    const tasks_task_t *t = tasks_get (self->tasks, i);
+    const char **paths = xcalloc (t->ninputs + 1, sizeof *paths);
+    const char **names = xcalloc (t->ninputs + 1, sizeof *names);
+    for (size_t k = 0; k < t->ninputs; k++) {
+        paths[k] = t->inputs[k].path;
+        names[k] = t->inputs[k].name;
+    }
+    json_t *spec = tasks_spec_json (self->tasks, i);
+    bundle_src_t *src = bundle_src_new (spec, paths, names, t->ninputs, err, errlen);
+    json_decref (spec);
+    free (paths);
+    free (names);
+    return src;
+}
+
+/*  Root: load the commands and size their input bundles. */
+static int64_t
+load_tasks (cargo_t *self, const char *tasks_path, char *err, size_t errlen)
+{
+    self->tasks = tasks_load_file (tasks_path, err, errlen);
+    if (!self->tasks)
+        return -1;
+    size_t n = tasks_count (self->tasks);
+    self->sizes = xcalloc (n + 1, sizeof *self->sizes);
+    for (size_t i = 0; i < n; i++) {
+        bundle_src_t *src = make_src (self, i, err, errlen);
+        if (!src)
+            return -1;
+        self->sizes[i] = bundle_src_size (src);
+        bundle_src_destroy (&src);
+    }
+    return (int64_t) n;
+}
+
+int64_t
+cargo_root (cargo_t *self, const char *tasks_path, const char *out_dir,
+            const char *journal_path, char *err, size_t errlen)
+{
+    self->is_root = 1;
+    int64_t n = tasks_path ? load_tasks (self, tasks_path, err, errlen) : 0;
+    if (n < 0)
+        return -1;
+    self->out_tasks = xasprintf ("%s/tasks", out_dir);
+    char *partial = xasprintf ("%s/.partial", self->out_tasks);
+    mkdir (self->out_tasks, 0755);
+    remove_tree (partial);   /* a crashed run's leftovers */
+    int rc = mkdir (partial, 0755);
+    free (partial);
+    if (rc != 0)
+        return tf_error (err, errlen, "cannot create %s/.partial: %s", self->out_tasks,
+                         strerror (errno));
+    self->journal = journal_open (journal_path, CARGO_JOURNAL_BATCH, CARGO_JOURNAL_DELAY,
+                                  err, errlen);
+    return self->journal ? n : -1;
+}
+
+int64_t
+cargo_find (const cargo_t *self, const char *id)
+{
+    return self->tasks ? (int64_t) tasks_find (self->tasks, id) : -1;
+}
+
+core_task_info_t
+cargo_task_info (void *arg, uint64_t task)
+{
+    cargo_t *self = arg;
+    return (core_task_info_t){.bytes = self->sizes[task], .units = 1};
+}
+
+/*  A new frame of len bytes read by fill. */
+static zframe_t *
+frame_of (size_t len)
+{
+    return zframe_new (NULL, len);
+}
+
+zframe_t *
+cargo_input_chunk (cargo_t *self, uint64_t task, uint64_t offset, size_t len, char *err,
+                   size_t errlen)
+{
+    taskkey_t k = key (task);
+    zframe_t *f = frame_of (len);
+    int rc;
+    if (self->is_root) {
+        bundle_src_t *src = zhashx_lookup (self->srcs, k.text);
+        if (!src && (src = make_src (self, task, err, errlen)))
+            zhashx_insert (self->srcs, k.text, src);
+        rc = src ? bundle_src_read (src, offset, zframe_data (f), len, err, errlen) : -1;
+    }
+    else {
+        spool_t *s = zhashx_lookup (self->ins, k.text);
+        rc = s ? bundle_file_read (s->fd, offset, zframe_data (f), len, err, errlen)
+               : tf_error (err, errlen, "no input spooled for task %" PRIu64, task);
+    }
+    if (rc != 0)
+        zframe_destroy (&f);
+    return f;
+}
+
+/*  Append a chunk to the spool of task in h, under SCRATCH/dir; chunk 0
+ *  (re)creates it. */
+static int
+spool_append (cargo_t *self, zhashx_t *h, const char *dir, uint64_t task, uint64_t bytes,
+              uint32_t index, const void *data, size_t len, char *err, size_t errlen)
+{
+    taskkey_t k = key (task);
+    spool_t *s = zhashx_lookup (h, k.text);
+    if (index == 0) {
+        zhashx_delete (h, k.text);
+        s = xcalloc (1, sizeof *s);
+        s->path = xasprintf ("%s/%s/%s", self->scratch, dir, k.text);
+        s->bytes = bytes;
+        s->fd = open (s->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        zhashx_insert (h, k.text, s);
+        if (s->fd < 0)
+            return tf_error (err, errlen, "cannot create %s: %s", s->path,
+                             strerror (errno));
+    }
+    if (!s || s->fd < 0 || s->got + len > s->bytes)
+        return tf_error (err, errlen, "no spool open for task %" PRIu64, task);
+    for (size_t done = 0; done < len;) {
+        ssize_t w = pwrite (s->fd, (const char *) data + done, len - done,
+                            (off_t) (s->got + done));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return tf_error (err, errlen, "cannot write %s: %s", s->path,
+                             strerror (errno));
+        done += (size_t) w;
+    }
+    s->got += len;
+    return 0;
+}
+
+int
+cargo_input_store (cargo_t *self, uint64_t task, uint64_t bytes, uint32_t index,
+                   const void *data, size_t len, char *err, size_t errlen)
+{
+    return spool_append (self, self->ins, "in", task, bytes, index, data, len, err, errlen);
+}
+
+void
+cargo_input_release (cargo_t *self, uint64_t task)
+{
+    taskkey_t k = key (task);
+    zhashx_delete (self->srcs, k.text);
+    zhashx_delete (self->ins, k.text);
+}
+
+/*  Root: where command i's outputs are unpacked until it is recorded. */
+static char *
+partial_dir (const cargo_t *self, uint64_t i)
+{
+    return xasprintf ("%s/.partial/%s", self->out_tasks, tasks_get (self->tasks, i)->id);
+}
+
+/*  Root: the job's inputs are the user's files, its spec the task's. */
+static void
+root_job (cargo_t *self, uint64_t task, json_t *job)
+{
+    const tasks_task_t *t = tasks_get (self->tasks, task);
+    json_t *inputs = json_array ();
+    for (size_t k = 0; k < t->ninputs; k++)
+        json_array_append_new (inputs, json_pack ("{s:s, s:s}", "path", t->inputs[k].path,
+                                                  "name", t->inputs[k].name));
+    json_object_set_new (job, "inputs", inputs);
+    json_object_set_new (job, "spec", tasks_spec_json (self->tasks, task));
+    char *dir = partial_dir (self, task);
+    remove_tree (dir);
+    json_object_set_new (job, "deliver", json_string (dir));
+    free (dir);
+}
+
+json_t *
+cargo_job (cargo_t *self, uint64_t task, uint32_t node, char *err, size_t errlen)
+{
+    taskkey_t k = key (task);
+    char *work = xasprintf ("%s/work/%s", self->scratch, k.text);
+    char *result = xasprintf ("%s/res/%s", self->scratch, k.text);
+    json_t *job = json_pack ("{s:I, s:I, s:s, s:s}", "task", (json_int_t) task, "node",
+                             (json_int_t) node, "work", work, "result", result);
+    free (work);
+    free (result);
+    if (self->is_root) {
+        root_job (self, task, job);
+        return job;
+    }
+    spool_t *s = zhashx_lookup (self->ins, k.text);
+    if (!s || s->got != s->bytes) {
+        json_decref (job);
+        return tf_error (err, errlen, "task %" PRIu64 " has no complete input", task),
+               NULL;
+    }
+    json_object_set_new (job, "spool", json_string (s->path));
+    return job;
+}
+
+void
+cargo_computed (cargo_t *self, uint64_t task, uint64_t bytes, json_t **info_p)
+{
+    taskkey_t k = key (task);
+    if (self->is_root) {
+        delivery_t *d = xcalloc (1, sizeof *d);
+        d->info = *info_p;
+        *info_p = NULL;
+        zhashx_update (self->deliveries, k.text, d);
+        return;
+    }
+    json_decref (*info_p);
+    *info_p = NULL;
+    spool_t *s = xcalloc (1, sizeof *s);
+    s->path = xasprintf ("%s/res/%s", self->scratch, k.text);
+    s->fd = open (s->path, O_RDONLY | O_CLOEXEC);
+    s->bytes = s->got = bytes;
+    zhashx_update (self->results, k.text, s);
+}
+
+/*  Root: a chunk of a child's result stream into the task's partial
+ *  directory. */
+static int
+deliver (cargo_t *self, uint64_t task, uint64_t bytes, uint32_t index, uint32_t count,
+         const void *data, size_t len, char *err, size_t errlen)
+{
+    taskkey_t k = key (task);
+    delivery_t *d = zhashx_lookup (self->deliveries, k.text);
+    if (index == 0) {
+        d = xcalloc (1, sizeof *d);
+        zhashx_update (self->deliveries, k.text, d);
+        char *dir = partial_dir (self, task);
+        remove_tree (dir);
+        if (mkdir (dir, 0755) == 0)
+            d->sink = bundle_sink_new (dir, bytes, err, errlen);
+        else
+            tf_error (err, errlen, "cannot create %s: %s", dir, strerror (errno));
+        free (dir);
+    }
+    if (!d || !d->sink || bundle_sink_write (d->sink, data, len, err, errlen) != 0) {
+        if (d && !d->info)
+            d->info = json_pack ("{s:s}", "error", err);
+        bundle_sink_destroy (d ? &d->sink : NULL);
+        return -1;
+    }
+    if (index + 1 < count)
+        return 0;
+    int rc = bundle_sink_finish (d->sink, &d->info, err, errlen);
+    if (rc != 0)
+        d->info = json_pack ("{s:s}", "error", err);
+    bundle_sink_destroy (&d->sink);
+    return rc;
+}
+
+int
+cargo_result_store (cargo_t *self, uint64_t task, uint64_t bytes, uint32_t index,
+                    uint32_t count, const void *data, size_t len, char *err, size_t errlen)
+{
+    if (self->is_root)
+        return deliver (self, task, bytes, index, count, data, len, err, errlen);
+    return spool_append (self, self->results, "res", task, bytes, index, data, len, err,
+                         errlen);
+}
+
+zframe_t *
+cargo_result_chunk (cargo_t *self, uint64_t task, uint64_t offset, size_t len, char *err,
+                    size_t errlen)
+{
+    taskkey_t k = key (task);
+    spool_t *s = zhashx_lookup (self->results, k.text);
+    if (!s || s->fd < 0)
+        return tf_error (err, errlen, "no result spooled for task %" PRIu64, task), NULL;
+    zframe_t *f = frame_of (len);
+    if (bundle_file_read (s->fd, offset, zframe_data (f), len, err, errlen) != 0)
+        zframe_destroy (&f);
+    return f;
+}
+
+void
+cargo_result_release (cargo_t *self, uint64_t task)
+{
+    taskkey_t k = key (task);
+    zhashx_delete (self->results, k.text);
+}
+
+/*  Root: move command i's partial outputs to OUT/tasks/ID, replacing
+ *  what an earlier, unjournaled run left there. */
+static void
+publish (cargo_t *self, uint64_t i)
+{
+    char *from = partial_dir (self, i);
+    char *to = xasprintf ("%s/%s", self->out_tasks, tasks_get (self->tasks, i)->id);
+    remove_tree (to);
+    if (rename (from, to) != 0 && errno != ENOENT)
+        fprintf (stderr, "treefarm-node: cannot move %s to %s: %s\n", from, to,
+                 strerror (errno));
+    free (from);
+    free (to);
+}
+
+/*  The journal's record of a recorded task. */
+static json_t *
+record_of (cargo_t *self, const core_done_t *d, const char *node_name)
+{
+    json_t *rec = json_pack ("{s:I, s:s}", "task", (json_int_t) d->task, "node", node_name);
+    if (!self->tasks || d->task >= tasks_count (self->tasks))
+        return rec;
+    taskkey_t k = key (d->task);
+    delivery_t *del = zhashx_lookup (self->deliveries, k.text);
+    if (del && json_is_object (del->info))
+        json_object_update_missing (rec, del->info);
+    int failed = d->failed || json_object_get (rec, "error") != NULL;
+    json_object_set_new (rec, "id", json_string (tasks_get (self->tasks, d->task)->id));
+    json_object_set_new (rec, "failed", json_boolean (failed));
+    json_object_set_new (rec, "attempts", json_integer (d->attempts));
+    json_object_set_new (rec, "bytes_in", json_integer ((json_int_t) self->sizes[d->task]));
+    zhashx_delete (self->deliveries, k.text);
+    publish (self, d->task);
+    return rec;
+}
+
+json_t *
+cargo_recorded (cargo_t *self, const core_done_t *d, const char *node_name, double now,
+                char *err, size_t errlen)
+{
+    json_t *rec = record_of (self, d, node_name);
+    if (self->journal && journal_append (self->journal, rec, now, err, errlen) != 0) {
+        json_decref (rec);
+        return NULL;
+    }
+    return rec;
+}
+
+void
+cargo_retried (cargo_t *self, uint64_t task)
+{
+    taskkey_t k = key (task);
+    zhashx_delete (self->deliveries, k.text);
+    char *dir = partial_dir (self, task);
+    remove_tree (dir);
+    free (dir);
+}
+
+int
+cargo_journal_tick (cargo_t *self, double now, int force, char *err, size_t errlen)
+{
+    if (!self->journal)
+        return 0;
+    return force ? journal_flush (self->journal, err, errlen)
+                 : journal_tick (self->journal, now, err, errlen);
+}
+
+double
+cargo_next_deadline (const cargo_t *self, double now)
+{
+    return self->journal ? journal_next_deadline (self->journal, now) : -1;
+}

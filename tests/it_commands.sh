@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Integration: command tasks on a 3-level tree of real processes (issue
+# 11). Inputs go down as bundles, outputs come back up and are checked by
+# sha256 against the same commands run directly; failures are reported
+# and retried elsewhere; a controller killed with SIGKILL is resumed and
+# every task ends done exactly once; a bad tasks file names its line.
+source "$(dirname "$0")/lib.sh"
+CFG=configs/farm5.json
+
+# --- 500 files through gzip, every output checked ------------------------
+mkdir -p "$WORK/data"
+python3 - "$WORK/data" <<'PY'
+import os, random, sys
+random.seed(11)
+for i in range(500):
+    n = random.randint(0, 64 * 1024)
+    words = [random.choice(["alpha", "beta", "gamma", "delta", "tree", "farm"]) for _ in range(n // 6)]
+    open(os.path.join(sys.argv[1], "f%03d.txt" % i), "w").write(" ".join(words))
+PY
+out=$WORK/gz
+"$TREEFARM" run "$CFG" --quiet --out "$out" --command 'gzip -9 -n -c {} > {/}.gz' \
+    --inputs "$WORK/data/*.txt" >"$WORK/gz.out" 2>"$WORK/gz.err"
+rc=$?
+expect "gzip over 500 files: exit 0 (got $rc)" test "$rc" = 0
+[ "$rc" = 0 ] || tail -5 "$WORK/gz.err"
+expect "gzip: every task recorded exactly once" tasks_exactly_once "$out" 500 commands
+expect "gzip: every output equals gzip run directly (sha256)" python3 - "$WORK/data" "$out" <<'PY'
+import csv, gzip, hashlib, os, subprocess, sys
+data, out = sys.argv[1], sys.argv[2]
+rows = list(csv.DictReader(open(os.path.join(out, "tasks.csv"))))
+files = sorted(os.listdir(data))
+bad = 0
+for r in rows:
+    name = files[int(r["id"]) - 1]
+    got = open(os.path.join(out, "tasks", r["id"], name + ".gz"), "rb").read()
+    want = subprocess.run(["gzip", "-9", "-n", "-c", os.path.join(data, name)],
+                          capture_output=True, check=True).stdout
+    if hashlib.sha256(got).digest() != hashlib.sha256(want).digest() or r["status"] != "ok":
+        bad += 1
+        if bad < 5: print("  task", r["id"], name, "differs or failed:", r["status"])
+sys.exit(1 if bad or len(rows) != 500 else 0)
+PY
+expect "gzip: computed at least once below the root" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1] + "/tasks.csv")))
+sys.exit(0 if any(r["node"] in ("w1a", "w1b") for r in rows) else 1)' "$out"
+expect "gzip: stdout and stderr kept per task" test -f "$out/tasks/1/stdout" -a -f "$out/tasks/1/stderr"
+expect "gzip: no node process outlives the run" no_node_alive "$out"
+
+# --- failures, a timeout, a retry on another node ------------------------
+cat >"$WORK/mixed.jsonl" <<'JL'
+{"id": "ok1", "sh": "echo fine > note.txt"}
+{"id": "exit3", "sh": "echo broken >&2; exit 3"}
+{"id": "slow", "sh": "sleep 30", "timeout_s": 0.5}
+{"id": "picky", "sh": "[ \"$TREEFARM_NODE\" != head ] || { echo not on the head >&2; exit 7; }; echo done > where.txt; echo $TREEFARM_NODE >> where.txt", "outputs": ["where.txt"]}
+{"id": "ok2", "argv": ["sh", "-c", "printf '%s' \"$GREETING\" > g.txt"], "env": {"GREETING": "hello there"}}
+JL
+out=$WORK/mixed
+"$TREEFARM" run "$CFG" --quiet --out "$out" --tasks "$WORK/mixed.jsonl" --policy root-computes \
+    >"$WORK/mixed.out" 2>"$WORK/mixed.err"
+rc=$?
+expect "mixed: exit 1 when a command failed (got $rc)" test "$rc" = 1
+expect "mixed: every task recorded exactly once" tasks_exactly_once "$out" 5 commands
+expect "mixed: the summary names the failed tasks" \
+    grep -q "failed.*exit3.*slow\|failed.*slow.*exit3" "$WORK/mixed.out"
+expect "mixed: statuses, attempts and stderr tails" python3 - "$out" <<'PY'
+import csv, json, sys
+out = sys.argv[1]
+rows = {r["id"]: r for r in csv.DictReader(open(out + "/tasks.csv"))}
+r = json.load(open(out + "/results.json"))
+fails = {f["id"]: f for f in r["failures"]}
+ok = (rows["ok1"]["status"] == "ok" and rows["exit3"]["status"] == "failed"
+      and rows["exit3"]["exit"] == "3" and rows["exit3"]["attempts"] == "3"
+      and rows["slow"]["status"] == "failed" and fails["slow"]["timed_out"] is True
+      and "broken" in fails["exit3"]["stderr_tail"] and r["failed"] == 3
+      and rows["ok2"]["status"] == "ok"
+      and open(out + "/tasks/ok2/g.txt").read() == "hello there"
+      and open(out + "/tasks/ok1/note.txt").read() == "fine\n")
+if not ok: print("  rows", rows, "failures", list(fails))
+sys.exit(0 if ok else 1)
+PY
+expect "mixed: picky failed on the head, ran once more there (root-computes)" python3 - "$out" <<'PY'
+import csv, sys
+rows = {r["id"]: r for r in csv.DictReader(open(sys.argv[1] + "/tasks.csv"))}
+sys.exit(0 if rows["picky"]["status"] == "failed" and rows["picky"]["attempts"] == "3" else 1)
+PY
+out=$WORK/mixed2
+"$TREEFARM" run "$CFG" --quiet --out "$out" --tasks "$WORK/mixed.jsonl" --policy fcfs \
+    >"$WORK/mixed2.out" 2>"$WORK/mixed2.err"
+expect "mixed, fcfs: picky failed on the head and succeeded on another node" python3 - "$out" <<'PY'
+import csv, sys
+rows = {r["id"]: r for r in csv.DictReader(open(sys.argv[1] + "/tasks.csv"))}
+p = rows["picky"]
+where = open(sys.argv[1] + "/tasks/picky/where.txt").read().split()
+ok = p["status"] == "ok" and p["node"] != "head" and where == ["done", p["node"]]
+if not ok: print("  picky:", p, where)
+sys.exit(0 if ok else 1)
+PY
+
+# --- kill -9 of the controller, then --resume ----------------------------
+out=$WORK/resume
+"$TREEFARM" run "$CFG" --quiet --out "$out" --command 'sleep 0.02; wc -c < {} > {/}.n' \
+    --inputs "$WORK/data/*.txt" >"$WORK/r1.out" 2>"$WORK/r1.err" &
+ctl=$!
+for _ in $(seq 100); do
+    [ -s "$out/journal.jsonl" ] && [ "$(wc -l <"$out/journal.jsonl")" -ge 100 ] && break
+    sleep 0.1
+done
+nodes=$(children_of "$ctl")
+kill -9 "$ctl"; wait "$ctl" 2>/dev/null
+done1=$(wc -l <"$out/journal.jsonl")
+expect "resume: the first run journaled some tasks before the kill ($done1)" \
+    test "$done1" -ge 1 -a "$done1" -lt 500
+sleep 1
+alive=0
+for p in $nodes; do   # a zombie left to init is dead
+    kill -0 "$p" 2>/dev/null && [ "$(ps -o stat= -p "$p" | cut -c1)" != Z ] && alive=$((alive + 1))
+done
+expect "resume: no node outlives a killed controller" test "$alive" = 0
+"$TREEFARM" run "$CFG" --quiet --out "$out" --resume >"$WORK/r2.out" 2>"$WORK/r2.err"
+rc=$?
+expect "resume: the resumed run exits 0 (got $rc)" test "$rc" = 0
+[ "$rc" = 0 ] || tail -5 "$WORK/r2.err"
+expect "resume: every task exactly once in tasks.csv" tasks_exactly_once "$out" 500 commands
+expect "resume: every task exactly once in the journal, each output there" python3 - "$out" "$WORK/data" <<'PY'
+import json, os, sys
+out, data = sys.argv[1], sys.argv[2]
+ids = [json.loads(l)["id"] for l in open(out + "/journal.jsonl")]
+files = sorted(os.listdir(data))
+miss = [i for i in ids if not os.path.exists("%s/tasks/%s/%s.n" % (out, i, files[int(i) - 1]))]
+ok = len(ids) == 500 and len(set(ids)) == 500 and not miss
+if not ok: print("  journal", len(ids), "distinct", len(set(ids)), "missing outputs", miss[:5])
+sys.exit(0 if ok else 1)
+PY
+expect "resume: said how many were done" grep -q "resuming: .* tasks are done already" "$WORK/r2.err"
+
+# --- a bad tasks file -------------------------------------------------------
+printf '{"id": "a", "sh": "true"}\n{"id": "b", "argv": "true"}\n' >"$WORK/bad.jsonl"
+"$TREEFARM" run "$CFG" --quiet --out "$WORK/bad" --tasks "$WORK/bad.jsonl" \
+    >"$WORK/bad.out" 2>"$WORK/bad.err"
+rc=$?
+expect "bad tasks file: exit 2 (got $rc)" test "$rc" = 2
+expect "bad tasks file: names line 2 and field argv" grep -q "bad.jsonl:2: field 'argv'" "$WORK/bad.err"
+"$TREEFARM" run "$CFG" --quiet --out "$WORK/none" >"$WORK/none.out" 2>"$WORK/none.err"
+expect "no tasks at all: exit 2 naming what to give" grep -q "give --tasks FILE or --command" "$WORK/none.err"
+
+finish
