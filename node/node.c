@@ -24,6 +24,7 @@
 #include "node/subtree.h"
 #include "overlay/bound.h"
 #include "overlay/config.h"
+#include "overlay/host.h"
 #include "overlay/proto.h"
 #include "overlay/proto_stats.h"
 #include "overlay/ratelog.h"
@@ -229,6 +230,22 @@ numeric_host (const char *host, char *buf, size_t len, int *ipv6, char *err,
     return 0;
 }
 
+/*  What to bind for the children: --bind, else what the config's host
+ *  says (a local address, an ssh host's name resolved here), borrowed
+ *  from *spec. */
+static const char *
+bind_name (node_t *self, host_t *spec, char *err, size_t errlen)
+{
+    if (self->opts->bind)
+        return self->opts->bind;
+    const char *name = host_parse (self->me->host, spec, err, errlen) == 0
+                     ? host_bind_name (spec) : NULL;
+    if (!name && !*err)
+        tf_error (err, errlen, "host %s: the controller must say what to bind (--bind)",
+                  self->me->host);
+    return name;
+}
+
 static int
 bind_children (node_t *self, char *err, size_t errlen)
 {
@@ -238,7 +255,10 @@ bind_children (node_t *self, char *err, size_t errlen)
     }
     char host[NI_MAXHOST + 2];
     int ipv6 = 0;
-    if (numeric_host (self->me->host, host, sizeof host, &ipv6, err, errlen) != 0)
+    host_t spec;
+    err[0] = '\0';
+    const char *name = bind_name (self, &spec, err, errlen);
+    if (!name || numeric_host (name, host, sizeof host, &ipv6, err, errlen) != 0)
         return -1;
     self->router = zsock_new (ZMQ_ROUTER);
     zsock_set_router_mandatory (self->router, 1);
