@@ -188,10 +188,12 @@ usage (FILE *out)
     fprintf (out,
              "usage: treefarm run CONFIG [--policy NAME] [--out DIR] [--quiet]\n"
              "                           [--node-bin PATH] [--timeout SECONDS]\n"
+             "                           [--ssh-config FILE] [--push-binary]\n"
              "\n"
-             "Run the experiment CONFIG on a tree of treefarm-node processes on this\n"
-             "machine, show its progress, and write results.json, nodes.csv and\n"
-             "tasks.csv into the results directory.\n"
+             "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
+             "node, each where its host says (local, ssh://[user@]host[:port],\n"
+             "netns:NAME; docs/deploy.md), show its progress, and write results.json,\n"
+             "nodes.csv and tasks.csv into the results directory.\n"
              "\n"
              "options:\n"
              "  --policy NAME      scheduling policy instead of the config's\n"
@@ -202,6 +204,12 @@ usage (FILE *out)
              "  --node-bin PATH    the treefarm-node to run (default: $TREEFARM_NODE,\n"
              "                     else the one next to treefarm, else on PATH)\n"
              "  --timeout SECONDS  fail the run after SECONDS of wall time\n"
+             "  --ssh-config FILE  ssh -F FILE for every ssh host (default: ssh's own,\n"
+             "                     ~/.ssh/config)\n"
+             "  --push-binary      copy the node binary to every ssh host first, into\n"
+             "                     ~/.cache/treefarm/treefarm-node-HASH (skipped when\n"
+             "                     there); without it the node must be at the same path\n"
+             "                     or on the remote PATH\n"
              "  -h, --help         show this help\n"
              "\n"
              "environment:\n"
@@ -209,8 +217,11 @@ usage (FILE *out)
              "  TREEFARM_NODE_WRAPPER  words put before every node's command line,\n"
              "                         e.g. \"valgrind --error-exitcode=99 -q\"\n"
              "\n"
-             "exit status: 0 complete, 1 the run failed, 2 bad usage or config,\n"
-             "130 interrupted. No node process outlives the command.\n");
+             "Before anything starts, every ssh host is reached (ssh -o BatchMode=yes)\n"
+             "and must run the node, and every namespace must exist.\n"
+             "\n"
+             "exit status: 0 complete, 1 the run failed, 2 bad usage or config or a host\n"
+             "that cannot be used, 130 interrupted. No node process outlives the command.\n");
 }
 
 
@@ -226,6 +237,8 @@ run_main (int argc, char **argv)
         {"quiet", CLI_FLAG, &quiet, NULL},
         {"node-bin", CLI_STRING, &opt.node_bin, NULL},
         {"timeout", CLI_POSITIVE, &opt.timeout, "a positive number of seconds"},
+        {"ssh-config", CLI_STRING, &opt.ssh_config, NULL},
+        {"push-binary", CLI_FLAG, &opt.push_binary, NULL},
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
