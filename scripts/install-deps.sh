@@ -3,9 +3,11 @@
 # missing. Idempotent; prints nothing when everything is already there.
 set -euo pipefail
 
+# openssh-client and openssh-server: ssh hosts (docs/deploy.md) and
+# tests/it_ssh.sh, which starts its own sshd; iproute2: netns hosts.
 PACKAGES=(build-essential pkg-config libzmq3-dev libczmq-dev libjansson-dev
           libcmocka-dev libglpk-dev gnuplot-nox iproute2 procps valgrind python3
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev openssh-client openssh-server)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
