@@ -37,6 +37,8 @@
 #define DRAIN_MAX 256
 /*  A send to a node that does not read within this is an error. */
 #define SEND_TIMEOUT_MS 1000
+/*  Words after the node program: --name N --controller EP [--bind A]. */
+#define NODE_OPTION_WORDS 6
 
 typedef enum {
     PEER_SPAWNED = 0,        /* process started, no HELLO yet */
@@ -564,7 +566,7 @@ spawn_all (session_t *self)
 {
     char err[TF_ERRLEN];
     int argc = self->node_argc;
-    char **argv = xcalloc (argc + 7, sizeof *argv);
+    char **argv = xcalloc (argc + NODE_OPTION_WORDS + 1, sizeof *argv);
     memcpy (argv, self->node_argv, argc * sizeof *argv);
     int rc = 0;
     for (int i = 0; i < self->cfg->nnodes && rc == 0; i++) {

@@ -19,6 +19,8 @@
 #define CAPTURE_POLL_MS 50
 /*  The highest descriptor closed by hand where close_range is missing. */
 #define FD_SCAN_MAX 65536
+/*  Bytes read from a captured pipe at a time. */
+#define CAPTURE_CHUNK 1024
 /*  PATH when the environment has none, as execvp assumes. */
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
@@ -175,7 +177,7 @@ typedef struct {
 static void
 capture_read (capture_t *c)
 {
-    char chunk[1024];
+    char chunk[CAPTURE_CHUNK];
     ssize_t n = read (c->fd, chunk, sizeof chunk);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return;

@@ -1064,6 +1064,7 @@ handshake (node_t *self, char *err, size_t errlen)
     proto_msg_t m = {0};
     self->ctl = zsock_new (ZMQ_DEALER);
     zsock_set_identity (self->ctl, self->opts->name);
+    zsock_set_ipv6 (self->ctl, 1);   /* the controller may be on [::1] (ssh) */
     zsock_set_maxmsgsize (self->ctl, PROTO_MAX_FRAME_CONTROL);
     zsock_set_linger (self->ctl, NODE_LINGER_MS);
     if (zsock_connect (self->ctl, "%s", self->opts->controller) < 0) {

@@ -20,6 +20,8 @@
 #define QUOTE_LEN 80
 /*  Longest IPv6 literal inet_pton reads (INET6_ADDRSTRLEN - 1). */
 #define IPV6_TEXT_MAX 45
+/*  Digits of the largest port, HOST_PORT_MAX. */
+#define PORT_DIGITS_MAX 5
 
 static const char *const kind_names[HOST_KIND_COUNT] = {
     [HOST_LOCAL] = "local", [HOST_SSH] = "ssh", [HOST_NETNS] = "netns",
@@ -78,9 +80,10 @@ parse_port (const char *text, const char *digits, host_t *out, char *err, size_t
     char q[QUOTE_LEN], qp[QUOTE_LEN];
     size_t n = strspn (digits, "0123456789");
     int value = 0;
-    for (size_t i = 0; i < n && i < 6; i++)
+    for (size_t i = 0; i < n && i < PORT_DIGITS_MAX; i++)
         value = value * 10 + (digits[i] - '0');
-    if (n == 0 || n > 5 || digits[n] != '\0' || value < 1 || value > HOST_PORT_MAX)
+    if (n == 0 || n > PORT_DIGITS_MAX || digits[n] != '\0' || value < 1
+        || value > HOST_PORT_MAX)
         return tf_error (err, errlen, "bad port %s in %s (expected 1..%d)",
                          tf_quote (qp, sizeof qp, digits), tf_quote (q, sizeof q, text),
                          HOST_PORT_MAX);

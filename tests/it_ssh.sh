@@ -29,8 +29,12 @@ PORT=$(free_port)
 ssh-keygen -q -t ed25519 -N '' -C treefarm-it-host -f "$D/host_key"
 ssh-keygen -q -t ed25519 -N '' -C treefarm-it-client -f "$D/client_key"
 cp "$D/client_key.pub" "$D/authorized_keys"
+# IPv6 loopback too, where this machine has it.
+HAVE_V6=0
+python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null && HAVE_V6=1
 cat >"$D/sshd_config" <<EOF
 ListenAddress 127.0.0.1
+$([ "$HAVE_V6" = 1 ] && echo "ListenAddress ::1")
 Port $PORT
 HostKey $D/host_key
 AuthorizedKeysFile $D/authorized_keys
@@ -41,9 +45,9 @@ KbdInteractiveAuthentication no
 UsePAM no
 PidFile $D/sshd.pid
 EOF
-echo "[127.0.0.1]:$PORT $(cut -d' ' -f1,2 "$D/host_key.pub")" >"$D/known_hosts"
+echo "[127.0.0.1]:$PORT,[::1]:$PORT $(cut -d' ' -f1,2 "$D/host_key.pub")" >"$D/known_hosts"
 cat >"$D/ssh_config" <<EOF
-Host 127.0.0.1
+Host 127.0.0.1 ::1
     Port $PORT
     User $USER_NAME
     IdentityFile $D/client_key
@@ -88,13 +92,13 @@ nodes_under_sshd () {
         awk '$2 ~ /treefarm-node/ && $3 == "--name" {print $1}'
 }
 
-tree_config () {   # port count time_scale
+tree_config () {   # port count time_scale [address of S2's host]
     printf '{"name": "ssh-tree", "tasks": {"count": %s, "input_mb": 0.1, "units": 1},
  "platform": {"time_scale": %s},
  "tree": [{"name": "R", "compute": 20},
   {"name": "S1", "parent": "R", "compute": 20, "link_mbps": 10, "host": "ssh://%s@127.0.0.1:%s"},
-  {"name": "S2", "parent": "R", "compute": 20, "link_mbps": 10, "host": "ssh://%s@127.0.0.1:%s"}]}\n' \
-        "$2" "$3" "$USER_NAME" "$1" "$USER_NAME" "$1"
+  {"name": "S2", "parent": "R", "compute": 20, "link_mbps": 10, "host": "ssh://%s@%s:%s"}]}\n' \
+        "$2" "$3" "$USER_NAME" "$1" "$USER_NAME" "${4:-127.0.0.1}" "$1"
 }
 tree_config "$PORT" 40 20 >"$D/tree.json"
 
@@ -104,9 +108,9 @@ n = {x["name"]: x["computed"] for x in json.load(open(sys.argv[1]))["nodes"]}
 sys.exit(0 if n["S1"] + n["S2"] > 0 else 1)' "$1/results.json"
 }
 
-run_ssh_tree () {   # name options...
-    local name=$1 out=$WORK/$1; shift
-    "$TREEFARM" run "$D/tree.json" --ssh-config "$D/ssh_config" "$@" --out "$out" --quiet \
+run_ssh_tree () {   # name config options...
+    local name=$1 config=$2 out=$WORK/$1; shift 2
+    "$TREEFARM" run "$config" --ssh-config "$D/ssh_config" "$@" --out "$out" --quiet \
         >"$WORK/$name.out" 2>"$WORK/$name.err"
     local rc=$?
     expect "$name: exit status 0 (got $rc)" test "$rc" = 0
@@ -119,17 +123,24 @@ run_ssh_tree () {   # name options...
     expect "$name: nothing left under sshd" test -z "$(descendants "$sshd_pid")"
 }
 
-run_ssh_tree ssh
+run_ssh_tree ssh "$D/tree.json"
 expect "ssh: sshd took our key" grep -q "Accepted publickey for $USER_NAME" "$D/sshd.log"
 
 [ "$cached_before" = 1 ] || expect "push: the cache is empty before" test ! -e "$CACHED"
-run_ssh_tree push --push-binary
+run_ssh_tree push "$D/tree.json" --push-binary
 expect "push: the binary is in the cache under its SHA-1" test -x "$CACHED"
 expect "push: mode 755" test "$(stat -c %a "$CACHED" 2>/dev/null)" = 755
 expect "push: the same bytes" cmp -s "$NODE_BIN" "$CACHED"
 inode=$(stat -c %i "$CACHED" 2>/dev/null)
-run_ssh_tree push-again --push-binary
+run_ssh_tree push-again "$D/tree.json" --push-binary
 expect "push again: not copied again" test "$(stat -c %i "$CACHED" 2>/dev/null)" = "$inode"
+
+# An IPv6 host, in brackets: the node binds ::1 and reaches the
+# controller's control socket on [::1].
+if [ "$HAVE_V6" = 1 ]; then
+    tree_config "$PORT" 40 20 "[::1]" >"$D/tree6.json"
+    run_ssh_tree ipv6 "$D/tree6.json"
+fi
 
 # A port where nothing listens: exit 2 before anything starts, naming the
 # node and quoting ssh.
@@ -158,8 +169,7 @@ done
 expect "controller death: both remote nodes were running (pids: $(echo $remote))" \
     test "$(echo $remote | wc -w)" = 2
 sleep 0.5
-kill -KILL "$ctl"
-wait "$ctl" 2>/dev/null
+{ kill -KILL "$ctl"; wait "$ctl"; } 2>/dev/null
 left=$remote
 for _ in $(seq 50); do
     left=$(for p in $remote; do kill -0 "$p" 2>/dev/null && echo "$p"; done)
