@@ -150,12 +150,14 @@ control_from (const char *src)
  *  Local backend: the node runs here.
  */
 
-/*  Every program word is found here. */
+/*  The programs of a command line's start are found here: its first word
+ *  (the wrapper's, or the node binary) and its last (the node binary);
+ *  the words between are the wrapper's arguments. */
 static int
 programs_here (char *const program[], int nprogram, char *err, size_t errlen)
 {
     char why[TF_ERRLEN];
-    for (int i = 0; i < nprogram; i++) {
+    for (int i = 0; i < nprogram; i += nprogram > 1 ? nprogram - 1 : 1) {
         char *path = spawn_resolve (program[i], why, sizeof why);
         free (path);
         if (!path)

@@ -151,12 +151,21 @@ test_unstartable_programs_fail_the_spawn (void **state)
     assert_non_null (strstr (err, strerror (ENOEXEC)));
     assert_int_equal (deploy_size (deploy), 0);
 
+    /*  The first word and the last are programs; the words between are
+     *  the wrapper's arguments. */
     char *sh[] = {"sh"}, *passwd[] = {"sh", "/etc/passwd"};
+    char *wrapped[] = {"env", "-u", "X", "sh"}, *no_wrapper[] = {"no-such-wrapper-tf", "sh"};
     int slot = deploy_add (deploy, "A", "local", err, sizeof err);
     assert_int_equal (deploy_check (deploy, slot, sh, 1, err, sizeof err), 0);
     slot = deploy_add (deploy, "B", "local", err, sizeof err);
     assert_int_equal (deploy_check (deploy, slot, passwd, 2, err, sizeof err), -1);
     assert_non_null (strstr (err, "cannot run the node: /etc/passwd"));
+    slot = deploy_add (deploy, "C", "local", err, sizeof err);
+    if (deploy_check (deploy, slot, wrapped, 4, err, sizeof err) != 0)
+        fail_msg ("%s", err);
+    slot = deploy_add (deploy, "D", "local", err, sizeof err);
+    assert_int_equal (deploy_check (deploy, slot, no_wrapper, 2, err, sizeof err), -1);
+    assert_non_null (strstr (err, "no-such-wrapper-tf: not found on PATH"));
 }
 
 static void
