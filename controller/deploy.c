@@ -251,7 +251,8 @@ ssh_checked_twin (const deploy_t *self, const proc_t *proc)
         const proc_t *p = &self->procs[i];
         if (p != proc && p->checked && p->host.kind == HOST_SSH
             && strcmp (p->host.name, proc->host.name) == 0
-            && strcmp (p->host.user, proc->host.user) == 0 && p->host.port == proc->host.port)
+            && strcmp (p->host.user, proc->host.user) == 0
+            && p->host.port == proc->host.port)
             return p;
     }
     return NULL;
@@ -266,7 +267,8 @@ ssh_route (proc_t *proc, char *err, size_t errlen)
     if (resolve_numeric (proc->host.name, addr, sizeof addr, why, sizeof why) != 0
         || route_source (addr, src, sizeof src, why, sizeof why) != 0)
         return tf_error (err, errlen, "%s: %s (the host part must be an address or a "
-                         "name that resolves both here and on the host)", proc->text, why);
+                         "name that resolves both here and on the host)", proc->text,
+                         why);
     proc->reach = xstrdup (addr);
     proc->control = control_from (src);
     return 0;

@@ -220,8 +220,9 @@ usage (FILE *out)
              "Before anything starts, every ssh host is reached (ssh -o BatchMode=yes)\n"
              "and must run the node, and every namespace must exist.\n"
              "\n"
-             "exit status: 0 complete, 1 the run failed, 2 bad usage or config or a host\n"
-             "that cannot be used, 130 interrupted. No node process outlives the command.\n");
+             "exit status: 0 complete, 1 the run failed, 2 bad usage or config or a\n"
+             "host that cannot be used, 130 interrupted. No node process outlives the\n"
+             "command.\n");
 }
 
 

@@ -573,7 +573,8 @@ spawn_all (session_t *self)
         peer_t *peer = &self->peers[i];
         const char *bind = deploy_bind_address (self->deploy, i);
         int k = argc;
-        argv[argc - 1] = (char *) deploy_program (self->deploy, i, self->node_argv[argc - 1]);
+        argv[argc - 1] = (char *) deploy_program (self->deploy, i,
+                                                  self->node_argv[argc - 1]);
         argv[k++] = "--name";
         argv[k++] = peer->node->name;
         argv[k++] = "--controller";
@@ -822,7 +823,8 @@ session_new (const session_opts_t *opt, config_t **cfg_p)
                      opt->config_path);
         goto out_fail;
     }
-    deploy_opts_t dopts = {.ssh_config = opt->ssh_config, .push_binary = opt->push_binary};
+    deploy_opts_t dopts = {.ssh_config = opt->ssh_config,
+                           .push_binary = opt->push_binary};
     self->deploy = deploy_new (&dopts);
     if (check_deployable (self, err, sizeof err) != 0) {
         session_log (NULL, "%s", err);

@@ -279,9 +279,11 @@ find_script (char *const program[], int nprogram, const char *word)
     const char *node_bin = program[nprogram - 1];
     const char *slash = strrchr (node_bin, '/');
     char *wrapper = nprogram > 1 ? ssh_shell_quote (program[0]) : xstrdup ("");
-    char *path = ssh_shell_quote (node_bin), *name = ssh_shell_quote (slash ? slash + 1 : node_bin);
+    char *path = ssh_shell_quote (node_bin);
+    char *name = ssh_shell_quote (slash ? slash + 1 : node_bin);
     char *wrapper_test = nprogram > 1
-        ? xasprintf ("command -v %s >/dev/null 2>&1 || exit %d; ", wrapper, CHECK_NO_WRAPPER)
+        ? xasprintf ("command -v %s >/dev/null 2>&1 || exit %d; ", wrapper,
+                     CHECK_NO_WRAPPER)
         : xstrdup ("");
     const char *candidate = word ? word : slash ? path : NULL;
     char *path_test = candidate
@@ -325,8 +327,8 @@ find_failed (const spawn_result_t *res, char *const program[], int nprogram,
     const char *node_bin = program[nprogram - 1];
     switch (exit_status (res)) {
     case CHECK_NO_WRAPPER:
-        return tf_error (err, errlen, "%s (the first word of TREEFARM_NODE_WRAPPER) is not "
-                         "on the PATH of %s", program[0], text);
+        return tf_error (err, errlen, "%s (the first word of TREEFARM_NODE_WRAPPER) "
+                         "is not on the PATH of %s", program[0], text);
     case CHECK_NOT_FOUND:
         if (word)
             return tf_error (err, errlen, "the pushed node binary %s is missing on %s",
@@ -380,7 +382,8 @@ ssh_check (const ssh_opts_t *opts, const host_t *host, const char *text,
     if (opts->push_binary)
         rc = push_binary (opts, host, text, program[nprogram - 1], &word, err, errlen);
     if (rc == 0)
-        rc = find_program (opts, host, text, program, nprogram, word, remote, err, errlen);
+        rc = find_program (opts, host, text, program, nprogram, word, remote, err,
+                           errlen);
     free (word);
     return rc;
 }

@@ -48,8 +48,8 @@ static const char *
 quote_part (char *buf, size_t size, const char *start, size_t len)
 {
     char part[QUOTE_LEN];
-    snprintf (part, sizeof part, "%.*s", (int) (len < sizeof part ? len : sizeof part - 1),
-              start);
+    size_t keep = len < sizeof part ? len : sizeof part - 1;
+    snprintf (part, sizeof part, "%.*s", (int) keep, start);
     return tf_quote (buf, size, part);
 }
 
@@ -107,9 +107,9 @@ parse_bracketed (const char *text, const char *p, host_t *out, char *err, size_t
             return close + 1;
         }
     }
+    size_t shown = close ? (size_t) (close - p + 1) : strlen (p);
     tf_error (err, errlen, "bad IPv6 address %s in %s (expected [ADDRESS])",
-              quote_part (qa, sizeof qa, p, close ? (size_t) (close - p + 1) : strlen (p)),
-              tf_quote (q, sizeof q, text));
+              quote_part (qa, sizeof qa, p, shown), tf_quote (q, sizeof q, text));
     return NULL;
 }
 

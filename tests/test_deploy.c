@@ -154,7 +154,8 @@ test_unstartable_programs_fail_the_spawn (void **state)
     /*  The first word and the last are programs; the words between are
      *  the wrapper's arguments. */
     char *sh[] = {"sh"}, *passwd[] = {"sh", "/etc/passwd"};
-    char *wrapped[] = {"env", "-u", "X", "sh"}, *no_wrapper[] = {"no-such-wrapper-tf", "sh"};
+    char *wrapped[] = {"env", "-u", "X", "sh"};
+    char *no_wrapper[] = {"no-such-wrapper-tf", "sh"};
     int slot = deploy_add (deploy, "A", "local", err, sizeof err);
     assert_int_equal (deploy_check (deploy, slot, sh, 1, err, sizeof err), 0);
     slot = deploy_add (deploy, "B", "local", err, sizeof err);
@@ -317,7 +318,8 @@ test_backends (void **state)
     assert_string_equal (deploy_control_bind (deploy, 0), DEPLOY_LOCAL_CONTROL);
     assert_null (deploy_bind_address (deploy, 0));
     assert_string_equal (deploy_program (deploy, 1, "treefarm-node"), "treefarm-node");
-    assert_int_equal (deploy_add (deploy, "D", "carrier-pigeon://x", err, sizeof err), -1);
+    assert_int_equal (deploy_add (deploy, "D", "carrier-pigeon://x", err, sizeof err),
+                      -1);
     assert_non_null (strstr (err, "host: unknown scheme \"carrier-pigeon\""));
     assert_int_equal (deploy_size (deploy), 3);
     assert_int_equal (deploy_pid (deploy, 0), -1);    /* not started */
@@ -479,8 +481,9 @@ test_ssh_argv (void **state)
                        "-l alice h true");
     spawn_argv_free (argv);
     argv = ssh_argv (&plain, &h, 1, NULL);
-    assert_argv (argv, "ssh -o BatchMode=yes -o ConnectTimeout=5 -o ServerAliveInterval=5 "
-                       "-o ServerAliveCountMax=3 -T -p 2222 -l alice h");
+    assert_argv (argv, "ssh -o BatchMode=yes -o ConnectTimeout=5 "
+                       "-o ServerAliveInterval=5 -o ServerAliveCountMax=3 -T -p 2222 "
+                       "-l alice h");
     spawn_argv_free (argv);
     assert_int_equal (host_parse ("ssh://[::1]", &h, NULL, 0), 0);
     argv = ssh_argv (&plain, &h, 0, NULL);
@@ -549,10 +552,13 @@ test_netns_argv_and_address (void **state)
 static const char fake_ssh[] =
     "#!/bin/sh\n"
     "printf '%s\\n' \"$*\" >>\"$FAKE_DIR/ssh.log\"\n"
-    "while [ $# -gt 0 ]; do case $1 in -o|-F|-p|-l) shift 2;; -T) shift;; *) break;; esac; done\n"
+    "while [ $# -gt 0 ]; do\n"
+    "  case $1 in -o|-F|-p|-l) shift 2;; -T) shift;; *) break;; esac\n"
+    "done\n"
     "host=$1; shift\n"
     "if [ \"$host\" = down.invalid ]; then\n"
-    "  echo \"ssh: connect to host down.invalid port 22: Connection refused\" >&2; exit 255\n"
+    "  echo \"ssh: connect to host down.invalid port 22: Connection refused\" >&2\n"
+    "  exit 255\n"
     "fi\n"
     "[ $# -gt 0 ] || exit 0\n"
     "HOME=$FAKE_DIR/home exec sh -c \"$*\"\n";
@@ -634,9 +640,20 @@ test_ssh_unreachable (void **state)
     assert_int_equal (ssh_check (&opts, &h, "ssh://root@127.0.0.1:1", program, 1, &remote,
                                  err, sizeof err), -1);
     assert_null (remote);
-    if (!strstr (err, "cannot reach ssh://root@127.0.0.1:1 (ssh exited with status 255): ")
-        || !strstr (err, "port 1"))
+    const char *expect = "cannot reach ssh://root@127.0.0.1:1 (ssh exited with status "
+                         "255): ";
+    if (!strstr (err, expect) || !strstr (err, "port 1"))
         fail_msg ("unexpected: %s", err);
+}
+
+/*  ssh_check on host ssh://h with program[0..n). */
+static int
+check_h (const ssh_opts_t *opts, char *program[], int n, char **remote, char *err,
+         size_t errlen)
+{
+    host_t h;
+    assert_int_equal (host_parse ("ssh://h", &h, NULL, 0), 0);
+    return ssh_check (opts, &h, "ssh://h", program, n, remote, err, errlen);
 }
 
 static void
@@ -644,33 +661,32 @@ test_ssh_check_messages (void **state)
 {
     fake_t *f = *state;
     ssh_opts_t opts = {.config = "/dev/null"};
-    host_t h, down;
-    assert_int_equal (host_parse ("ssh://h", &h, NULL, 0), 0);
+    host_t down;
     assert_int_equal (host_parse ("ssh://down.invalid", &down, NULL, 0), 0);
     char *remote = NULL, err[TF_ERRLEN] = "";
     char *node[] = {"/nonexistent/treefarm-node"};
-    assert_int_equal (ssh_check (&opts, &down, "ssh://down.invalid", node, 1, &remote, err,
-                                 sizeof err), -1);
+    assert_int_equal (ssh_check (&opts, &down, "ssh://down.invalid", node, 1, &remote,
+                                 err, sizeof err), -1);
     assert_string_equal (err, "cannot reach ssh://down.invalid (ssh exited with status "
                               "255): ssh: connect to host down.invalid port 22: "
                               "Connection refused");
-    assert_int_equal (log_count (f, "-o BatchMode=yes -o ConnectTimeout=5 -T -F /dev/null "
-                                    "down.invalid true"), 1);
+    assert_int_equal (log_count (f, "-o BatchMode=yes -o ConnectTimeout=5 -T "
+                                    "-F /dev/null down.invalid true"), 1);
 
-    assert_int_equal (ssh_check (&opts, &h, "ssh://h", node, 1, &remote, err, sizeof err), -1);
+    assert_int_equal (check_h (&opts, node, 1, &remote, err, sizeof err), -1);
     assert_string_equal (err, "the node program is not on ssh://h: neither "
-                              "/nonexistent/treefarm-node nor its name on the remote PATH "
-                              "(install it there, or use --push-binary)");
+                              "/nonexistent/treefarm-node nor its name on the remote "
+                              "PATH (install it there, or use --push-binary)");
     char *wrapped[] = {"no-such-wrapper-tf", "/bin/true"};
-    assert_int_equal (ssh_check (&opts, &h, "ssh://h", wrapped, 2, &remote, err, sizeof err),
-                      -1);
+    assert_int_equal (check_h (&opts, wrapped, 2, &remote, err, sizeof err), -1);
     assert_non_null (strstr (err, "no-such-wrapper-tf (the first word of "
-                                  "TREEFARM_NODE_WRAPPER) is not on the PATH of ssh://h"));
+                                  "TREEFARM_NODE_WRAPPER) is not on the PATH of "
+                                  "ssh://h"));
     char *broken = xasprintf ("%s/broken-node", f->dir);
-    write_file (broken, "#!/bin/sh\necho 'boom: libfoo.so: cannot open' >&2\nexit 1\n", 0755);
+    write_file (broken, "#!/bin/sh\necho 'boom: libfoo.so: cannot open' >&2\nexit 1\n",
+                0755);
     char *program[] = {broken};
-    assert_int_equal (ssh_check (&opts, &h, "ssh://h", program, 1, &remote, err, sizeof err),
-                      -1);
+    assert_int_equal (check_h (&opts, program, 1, &remote, err, sizeof err), -1);
     assert_string_equal (err, "the node program does not run on ssh://h (--help failed): "
                               "boom: libfoo.so: cannot open");
     assert_null (remote);
@@ -692,10 +708,8 @@ test_ssh_push_binary (void **state)
     assert_int_equal (ssh_file_hash (node, hash, sizeof hash, err, sizeof err), 0);
 
     ssh_opts_t opts = {.push_binary = 1};
-    host_t h;
-    assert_int_equal (host_parse ("ssh://h", &h, NULL, 0), 0);
     char *program[] = {node}, *remote = NULL;
-    if (ssh_check (&opts, &h, "ssh://h", program, 1, &remote, err, sizeof err) != 0)
+    if (check_h (&opts, program, 1, &remote, err, sizeof err) != 0)
         fail_msg ("%s", err);
     char *cached = xasprintf ("%s/home/.cache/treefarm/treefarm-node-%s", f->dir, hash);
     assert_string_equal (remote, cached);
@@ -704,7 +718,7 @@ test_ssh_push_binary (void **state)
     assert_int_equal (first.st_mode & 0777, 0755);
     assert_int_equal (log_count (f, "cat >"), 1);
     free (remote);
-    assert_int_equal (ssh_check (&opts, &h, "ssh://h", program, 1, &remote, err, sizeof err), 0);
+    assert_int_equal (check_h (&opts, program, 1, &remote, err, sizeof err), 0);
     assert_int_equal (stat (cached, &again), 0);
     assert_int_equal (log_count (f, "cat >"), 1);
     assert_true (first.st_ino == again.st_ino);
@@ -844,7 +858,8 @@ test_netns_missing (void **state)
 {
     deploy_t *deploy = *state;
     char err[TF_ERRLEN] = "";
-    assert_int_equal (check_host (deploy, "netns:tf-no-such-namespace", err, sizeof err), -1);
+    assert_int_equal (check_host (deploy, "netns:tf-no-such-namespace", err, sizeof err),
+                      -1);
     assert_non_null (strstr (err, "network namespace \"tf-no-such-namespace\" does not "
                                   "exist"));
     char *argv[] = {"treefarm-node", NULL};
@@ -874,13 +889,15 @@ main (void)
         cmocka_unit_test (test_ssh_node_command),
         cmocka_unit_test (test_netns_argv_and_address),
         cmocka_unit_test (test_ssh_unreachable),
-        cmocka_unit_test_setup_teardown (test_ssh_check_messages, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown (test_ssh_check_messages, fake_setup,
+                                         fake_teardown),
         cmocka_unit_test_setup_teardown (test_ssh_push_binary, fake_setup, fake_teardown),
-        cmocka_unit_test_setup_teardown (test_ssh_deploy_check, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown (test_ssh_deploy_check, fake_setup,
+                                         fake_teardown),
         cmocka_unit_test_setup_teardown (test_ssh_stop_ends_the_remote_node, fake_setup,
                                          fake_teardown),
-        cmocka_unit_test_setup_teardown (test_ssh_node_dies_with_the_controller, fake_setup,
-                                         fake_teardown),
+        cmocka_unit_test_setup_teardown (test_ssh_node_dies_with_the_controller,
+                                         fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown (test_netns_missing, setup, teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
