@@ -1,14 +1,13 @@
-/*  deploy — node processes: spawn, watch, stop. See deploy.h.
+/*  deploy — node processes: place, check, start, watch, stop. See
+ *  deploy.h and docs/deploy.md.
  *
- *  The local backend forks and execs. Between fork and exec the child runs
- *  in a copy of a multi-threaded process (ZeroMQ's I/O threads), so it
- *  only makes async-signal-safe calls: everything that allocates (the
- *  PATH search, argv) is done in the parent before fork. A failed exec is
- *  reported to the parent through a close-on-exec pipe, so "not found"
- *  is an error of deploy_spawn and not a mysterious exit status 127.
+ *  Each slot's host kind selects a backend from one table: its up-front
+ *  check, the command line that starts it here, and how a stop reaches
+ *  it. Processes are started through controller/spawn.c.
  */
 #include "controller/deploy.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -16,187 +15,156 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "controller/netns.h"
+#include "controller/spawn.h"
+#include "controller/ssh.h"
 #include "overlay/util.h"
 
 /*  How often deploy_wait looks for exits. */
 #define DEPLOY_WAIT_STEP 0.01
+/*  The control socket's file in the private directory of netns nodes. */
+#define IPC_SOCKET_NAME "control"
+/*  The longest path of a Unix socket (sun_path, with its NUL). */
+#define IPC_PATH_MAX (sizeof ((struct sockaddr_un *) 0)->sun_path)
+/*  Any port will do to ask the kernel for a route (UDP connect sends
+ *  nothing). */
+#define ROUTE_PROBE_PORT "9"
 
 typedef struct {
     char *name;
-    char *host;
+    char *text;              /* the host as the config says it */
+    host_t host;
+    char *control;           /* control bind (deploy_control_bind) */
+    char *bind;              /* --bind, or NULL */
+    char *reach;             /* numeric address others reach the node
+                                at (ssh, netns), or NULL */
+    char *remote;            /* ssh: the node program on the host */
+    int checked;
+    int started;
     pid_t pid;
-    int running;             /* not yet reaped */
+    int stdin_fd;            /* ssh: our end of the client's stdin, or -1 */
+    int running;             /* started, not yet reaped */
     int status;              /* waitpid status once reaped */
     int reported;            /* the exit was returned by deploy_poll */
     int signalled;           /* we sent it a signal */
 } proc_t;
 
 struct deploy {
-    const deploy_backend_t *backend;
-    void *state;
+    ssh_opts_t ssh;          /* strings owned below */
+    char *ssh_config;
+    char *ipc_dir;           /* created for the first netns node */
+    char *ipc_control;       /* "ipc://DIR/control" */
     proc_t *procs;
     int nprocs;
     int nalloc;
 };
 
+/*  One backend: what a host kind does. */
+typedef struct {
+    host_kind_t kind;
+    int (*check) (deploy_t *self, proc_t *proc, char *const program[], int nprogram,
+                  char *err, size_t errlen);
+    char **(*command) (const deploy_t *self, const proc_t *proc, char *const argv[]);
+    int holds_stdin;         /* the node reads a pipe we hold (ssh) */
+    void (*signal) (proc_t *proc, int sig);
+} backend_t;
+
+static const backend_t *backend_of (const proc_t *proc);
+
 /* ------------------------------------------------------------------------
- *  Local backend.
+ *  Addresses.
  */
 
-/*  Find program on PATH the way execvp would; return a new string with the
- *  path to execute, or NULL with a message in err. */
+/*  The first address name resolves to here, numeric, into buf. */
+static int
+resolve_numeric (const char *name, char *buf, size_t len, char *err, size_t errlen)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo (name, NULL, &hints, &res);
+    if (rc == 0)
+        rc = getnameinfo (res->ai_addr, res->ai_addrlen, buf, (socklen_t) len, NULL, 0,
+                          NI_NUMERICHOST);
+    if (res)
+        freeaddrinfo (res);
+    if (rc != 0)
+        return tf_error (err, errlen, "cannot resolve \"%s\" here: %s", name,
+                         rc == EAI_SYSTEM ? strerror (errno) : gai_strerror (rc));
+    return 0;
+}
+
+/*  The local address the kernel sends from to reach addr (numeric): a UDP
+ *  socket connected there, asked for its own name. Nothing is sent. */
+static int
+route_source (const char *addr, char *src, size_t len, char *err, size_t errlen)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo (addr, ROUTE_PROBE_PORT, &hints, &res);
+    if (rc != 0)
+        return tf_error (err, errlen, "bad address %s: %s", addr, gai_strerror (rc));
+    struct sockaddr_storage me;
+    socklen_t melen = sizeof me;
+    int fd = socket (res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int ok = fd >= 0 && connect (fd, res->ai_addr, res->ai_addrlen) == 0
+          && getsockname (fd, (struct sockaddr *) &me, &melen) == 0;
+    int e = errno;
+    if (fd >= 0)
+        close (fd);
+    freeaddrinfo (res);
+    if (!ok)
+        return tf_error (err, errlen, "no route from here to %s: %s", addr, strerror (e));
+    rc = getnameinfo ((struct sockaddr *) &me, melen, src, (socklen_t) len, NULL, 0,
+                      NI_NUMERICHOST);
+    return rc == 0 ? 0 : tf_error (err, errlen, "%s", gai_strerror (rc));
+}
+
+/*  A numeric address of the loopback interface. */
+static int
+is_loopback (const char *addr)
+{
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (inet_pton (AF_INET, addr, &v4) == 1)
+        return (ntohl (v4.s_addr) >> 24) == IN_LOOPBACKNET;
+    return inet_pton (AF_INET6, addr, &v6) == 1 && IN6_IS_ADDR_LOOPBACK (&v6);
+}
+
+/*  The control bind for nodes that reach us from src. */
 static char *
-local_resolve (const char *program, char *err, size_t errlen)
+control_from (const char *src)
 {
-    if (strchr (program, '/')) {
-        struct stat st;
-        if (stat (program, &st) != 0 || access (program, X_OK) != 0) {
-            tf_error (err, errlen, "%s: %s", program, strerror (errno));
-            return NULL;
-        }
-        if (!S_ISREG (st.st_mode)) {
-            tf_error (err, errlen, "%s: not a regular file", program);
-            return NULL;
-        }
-        return xstrdup (program);
-    }
-    const char *path = getenv ("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    while (*path) {
-        const char *end = strchrnul (path, ':');
-        int dirlen = (int) (end - path);
-        char *candidate = dirlen ? xasprintf ("%.*s/%s", dirlen, path, program)
-                                 : xasprintf ("./%s", program);
-        struct stat st;
-        if (stat (candidate, &st) == 0 && S_ISREG (st.st_mode)
-            && access (candidate, X_OK) == 0)
-            return candidate;
-        free (candidate);
-        path = *end ? end + 1 : end;
-    }
-    tf_error (err, errlen, "%s: not found on PATH", program);
-    return NULL;
+    if (is_loopback (src) && !strchr (src, ':'))
+        return xstrdup (DEPLOY_LOCAL_CONTROL);
+    return xasprintf (strchr (src, ':') ? "tcp://[%s]:*" : "tcp://%s:*", src);
 }
 
-/*  In the child, between fork and exec: async-signal-safe calls only. On
- *  failure the errno goes back through errfd and the child exits 127. */
-static void
-local_child (const char *path, char *const argv[], pid_t parent, int errfd)
-{
-    int e;
-    /*  Die with the controller, even on SIGKILL. Check the parent after
-     *  setting it: if the controller died in between, nobody will. */
-    if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0)
-        goto fail;
-    if (getppid () != parent)
-        _exit (127);
+/* ------------------------------------------------------------------------
+ *  Local backend: the node runs here.
+ */
 
-    /*  Undo what the controller changed: blocked and ignored signals
-     *  survive exec. Handlers do not, but say it anyway. */
-    sigset_t none;
-    sigemptyset (&none);
-    sigprocmask (SIG_SETMASK, &none, NULL);
-    struct sigaction dfl;
-    memset (&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction (sigs[i], &dfl, NULL);
-
-    int devnull = open ("/dev/null", O_RDONLY);
-    if (devnull < 0)
-        goto fail;
-    if (devnull != STDIN_FILENO) {
-        if (dup2 (devnull, STDIN_FILENO) < 0)
-            goto fail;
-        close (devnull);
-    }
-    /*  No descriptor but stdio crosses exec (errfd is close-on-exec too). */
-    if (close_range (3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-        long max = sysconf (_SC_OPEN_MAX);
-        if (max < 0 || max > 65536)
-            max = 65536;
-        for (int fd = 3; fd < max; fd++)
-            if (fd != errfd)
-                close (fd);
-    }
-    execv (path, argv);
-fail:
-    e = errno;
-    if (write (errfd, &e, sizeof e) < 0) {
-        /* nothing more to say */
-    }
-    _exit (127);
-}
-
+/*  The programs of a command line's start are found here: its first word
+ *  (the wrapper's, or the node binary) and its last (the node binary);
+ *  the words between are the wrapper's arguments. */
 static int
-local_spawn (void *state, const char *host, char *const argv[], pid_t *pid, char *err,
-             size_t errlen)
+programs_here (char *const program[], int nprogram, char *err, size_t errlen)
 {
-    (void) state;
-    (void) host;             /* local: every host is this machine */
-    char *path = local_resolve (argv[0], err, errlen);
-    if (!path)
-        return -1;
-    int rc = -1;
-    int pipefd[2];
-    if (pipe2 (pipefd, O_CLOEXEC) != 0) {
-        tf_error (err, errlen, "pipe: %s", strerror (errno));
-        goto out_free_path;
+    char why[TF_ERRLEN];
+    for (int i = 0; i < nprogram; i += nprogram > 1 ? nprogram - 1 : 1) {
+        char *path = spawn_resolve (program[i], why, sizeof why);
+        free (path);
+        if (!path)
+            return tf_error (err, errlen, "cannot run the node: %s (see --node-bin, "
+                             "TREEFARM_NODE, TREEFARM_NODE_WRAPPER)", why);
     }
-    pid_t parent = getpid ();
-    pid_t child = fork ();
-    if (child < 0) {
-        tf_error (err, errlen, "fork: %s", strerror (errno));
-        goto out_close_pipe;
-    }
-    if (child == 0) {
-        close (pipefd[0]);
-        local_child (path, argv, parent, pipefd[1]);
-    }
-    close (pipefd[1]);
-    pipefd[1] = -1;
-
-    /*  End of file: exec succeeded. An int: it failed with that errno. */
-    int child_errno = 0;
-    ssize_t n;
-    do
-        n = read (pipefd[0], &child_errno, sizeof child_errno);
-    while (n < 0 && errno == EINTR);
-    if (n == (ssize_t) sizeof child_errno) {
-        while (waitpid (child, NULL, 0) < 0 && errno == EINTR)
-            ;
-        tf_error (err, errlen, "cannot run %s: %s", path, strerror (child_errno));
-        goto out_close_pipe;
-    }
-    *pid = child;
-    rc = 0;
-out_close_pipe:
-    close (pipefd[0]);
-    if (pipefd[1] >= 0)
-        close (pipefd[1]);
-out_free_path:
-    free (path);
-    return rc;
-}
-
-static int
-local_check (void *state, const char *host, const char *program, char *err,
-             size_t errlen)
-{
-    (void) state;
-    (void) host;
-    char *path = local_resolve (program, err, errlen);
-    free (path);
-    return path ? 0 : -1;
+    return 0;
 }
 
 /*  Return 1 if a TCP socket can bind addr (port 0) here, else 0 with the
@@ -216,13 +184,12 @@ local_can_bind (const struct addrinfo *ai, int *why)
     return ok;
 }
 
-/*  Every node runs here: its host must be an address of this machine
- *  (127.0.0.1, ::1, localhost, an interface's address). Resolve it and
- *  try to bind each result to port 0. */
+/*  A given address must be one of this machine (127.0.0.1, ::1,
+ *  localhost, an interface's address): resolve it and try to bind each
+ *  result to port 0. */
 static int
-local_check_host (void *state, const char *host, char *err, size_t errlen)
+local_address_here (const char *host, char *err, size_t errlen)
 {
-    (void) state;
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV};
     struct addrinfo *res = NULL;
@@ -236,53 +203,211 @@ local_check_host (void *state, const char *host, char *err, size_t errlen)
     freeaddrinfo (res);
     if (!ok)
         return tf_error (err, errlen, "host \"%s\" is not an address of this machine "
-                         "(%s), and the local deployment runs every node here", host,
-                         strerror (why));
+                         "(%s), and a local node runs here (ssh://HOST runs it on HOST)",
+                         host, strerror (why));
     return 0;
 }
 
 static int
-local_signal (void *state, const char *host, pid_t pid, int sig)
+local_check (deploy_t *self, proc_t *proc, char *const program[], int nprogram,
+             char *err, size_t errlen)
 {
-    (void) state;
-    (void) host;
-    return kill (pid, sig);
+    (void) self;
+    if (*proc->host.name && local_address_here (proc->host.name, err, errlen) != 0)
+        return -1;
+    proc->control = xstrdup (DEPLOY_LOCAL_CONTROL);
+    return programs_here (program, nprogram, err, errlen);
 }
 
-static const deploy_backend_t local_backend = {
-    .name = "local",
-    .control_bind = "tcp://127.0.0.1:*",
-    .spawn = local_spawn,
-    .check = local_check,
-    .check_host = local_check_host,
-    .signal = local_signal,
+static char **
+local_command (const deploy_t *self, const proc_t *proc, char *const argv[])
+{
+    (void) self;
+    (void) proc;
+    int n = 0;
+    while (argv[n])
+        n++;
+    char **out = xcalloc ((size_t) n + 1, sizeof *out);
+    for (int i = 0; i < n; i++)
+        out[i] = xstrdup (argv[i]);
+    return out;
+}
+
+static void
+local_signal (proc_t *proc, int sig)
+{
+    kill (proc->pid, sig);
+}
+
+/* ------------------------------------------------------------------------
+ *  ssh backend: the node runs on another machine (controller/ssh.h).
+ */
+
+/*  A slot already checked for the same user, host and port. */
+static const proc_t *
+ssh_checked_twin (const deploy_t *self, const proc_t *proc)
+{
+    for (int i = 0; i < self->nprocs; i++) {
+        const proc_t *p = &self->procs[i];
+        if (p != proc && p->checked && p->host.kind == HOST_SSH
+            && strcmp (p->host.name, proc->host.name) == 0
+            && strcmp (p->host.user, proc->host.user) == 0
+            && p->host.port == proc->host.port)
+            return p;
+    }
+    return NULL;
+}
+
+/*  Where the host is, seen from here, and where we reach the host from:
+ *  the node's control endpoint. */
+static int
+ssh_route (proc_t *proc, char *err, size_t errlen)
+{
+    char addr[NI_MAXHOST], src[NI_MAXHOST], why[TF_ERRLEN];
+    if (resolve_numeric (proc->host.name, addr, sizeof addr, why, sizeof why) != 0
+        || route_source (addr, src, sizeof src, why, sizeof why) != 0)
+        return tf_error (err, errlen, "%s: %s (the host part must be an address or a "
+                         "name that resolves both here and on the host)", proc->text,
+                         why);
+    proc->reach = xstrdup (addr);
+    proc->control = control_from (src);
+    return 0;
+}
+
+static int
+ssh_check_slot (deploy_t *self, proc_t *proc, char *const program[], int nprogram,
+                char *err, size_t errlen)
+{
+    const proc_t *twin = ssh_checked_twin (self, proc);
+    if (twin) {
+        proc->remote = xstrdup (twin->remote);
+        proc->reach = xstrdup (twin->reach);
+        proc->control = xstrdup (twin->control);
+        return 0;
+    }
+    if (ssh_check (&self->ssh, &proc->host, proc->text, program, nprogram, &proc->remote,
+                   err, errlen) != 0)
+        return -1;
+    return ssh_route (proc, err, errlen);
+}
+
+static char **
+ssh_command (const deploy_t *self, const proc_t *proc, char *const argv[])
+{
+    char *command = ssh_node_command (argv);
+    char **out = ssh_argv (&self->ssh, &proc->host, 1, command);
+    free (command);
+    return out;
+}
+
+/*  SIGTERM: close the client's stdin; the remote shell sends the node
+ *  SIGTERM and the client exits with it. Anything else goes to the
+ *  client. */
+static void
+ssh_signal (proc_t *proc, int sig)
+{
+    if (sig == SIGTERM && proc->stdin_fd >= 0) {
+        close (proc->stdin_fd);
+        proc->stdin_fd = -1;
+        return;
+    }
+    kill (proc->pid, sig);
+}
+
+/* ------------------------------------------------------------------------
+ *  netns backend: the node runs here in a namespace (controller/netns.h).
+ */
+
+/*  The private directory of the ipc control endpoint, made once. */
+static int
+ipc_control (deploy_t *self, char *err, size_t errlen)
+{
+    if (self->ipc_control)
+        return 0;
+    const char *tmp = getenv ("TMPDIR");
+    char *dir = xasprintf ("%s/treefarm-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (strlen (dir) + strlen ("/" IPC_SOCKET_NAME) >= IPC_PATH_MAX) {
+        tf_error (err, errlen, "%s: too long for a Unix socket path (at most %zu "
+                  "bytes); set TMPDIR shorter", dir, IPC_PATH_MAX - 1);
+        free (dir);
+        return -1;
+    }
+    if (!mkdtemp (dir)) {   /* mode 0700 */
+        tf_error (err, errlen, "cannot create %s: %s", dir, strerror (errno));
+        free (dir);
+        return -1;
+    }
+    self->ipc_dir = dir;
+    self->ipc_control = xasprintf ("ipc://%s/%s", dir, IPC_SOCKET_NAME);
+    return 0;
+}
+
+static int
+netns_check_slot (deploy_t *self, proc_t *proc, char *const program[], int nprogram,
+                  char *err, size_t errlen)
+{
+    char addr[INET_ADDRSTRLEN];
+    char *ip[] = {"ip"};
+    if (programs_here (ip, 1, err, errlen) != 0
+        || netns_check (proc->host.name, addr, sizeof addr, err, errlen) != 0
+        || programs_here (program, nprogram, err, errlen) != 0
+        || ipc_control (self, err, errlen) != 0)
+        return -1;
+    proc->bind = xstrdup (addr);
+    proc->reach = xstrdup (addr);
+    proc->control = xstrdup (self->ipc_control);
+    return 0;
+}
+
+static char **
+netns_command (const deploy_t *self, const proc_t *proc, char *const argv[])
+{
+    (void) self;
+    return netns_argv (proc->host.name, argv);
+}
+
+/* ------------------------------------------------------------------------
+ *  The backends, by host kind.
+ */
+
+static const backend_t backends[HOST_KIND_COUNT] = {
+    [HOST_LOCAL] = {HOST_LOCAL, local_check, local_command, 0, local_signal},
+    [HOST_SSH] = {HOST_SSH, ssh_check_slot, ssh_command, 1, ssh_signal},
+    [HOST_NETNS] = {HOST_NETNS, netns_check_slot, netns_command, 0, local_signal},
 };
 
-/*  Every backend, by name. ssh and netns plug in here. */
-static const deploy_backend_t *const backends[] = {
-    &local_backend,
-};
+static const backend_t *
+backend_of (const proc_t *proc)
+{
+    return &backends[proc->host.kind];
+}
 
 /* ------------------------------------------------------------------------
  *  Deployment.
  */
 
 deploy_t *
-deploy_new (const char *backend, char *err, size_t errlen)
+deploy_new (const deploy_opts_t *opts)
 {
-    const deploy_backend_t *found = NULL;
-    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
-        if (strcmp (backends[i]->name, backend) == 0)
-            found = backends[i];
-    if (!found) {
-        tf_error (err, errlen, "unknown deployment backend \"%s\"", backend);
-        return NULL;
-    }
     deploy_t *self = xcalloc (1, sizeof *self);
-    self->backend = found;
-    if (found->state_new)
-        self->state = found->state_new ();
+    if (opts && opts->ssh_config)
+        self->ssh_config = xstrdup (opts->ssh_config);
+    self->ssh.config = self->ssh_config;
+    self->ssh.push_binary = opts ? opts->push_binary : 0;
     return self;
+}
+
+static void
+proc_clear (proc_t *proc)
+{
+    if (proc->stdin_fd >= 0)
+        close (proc->stdin_fd);
+    free (proc->name);
+    free (proc->text);
+    free (proc->control);
+    free (proc->bind);
+    free (proc->reach);
+    free (proc->remote);
 }
 
 void
@@ -292,49 +417,29 @@ deploy_destroy (deploy_t **self_p)
     if (!self)
         return;
     deploy_stop (self, 0);
-    for (int i = 0; i < self->nprocs; i++) {
-        free (self->procs[i].name);
-        free (self->procs[i].host);
-    }
+    for (int i = 0; i < self->nprocs; i++)
+        proc_clear (&self->procs[i]);
     free (self->procs);
-    if (self->backend->state_destroy)
-        self->backend->state_destroy (&self->state);
+    if (self->ipc_dir) {
+        char *socket_path = xasprintf ("%s/%s", self->ipc_dir, IPC_SOCKET_NAME);
+        unlink (socket_path);
+        rmdir (self->ipc_dir);
+        free (socket_path);
+    }
+    free (self->ipc_dir);
+    free (self->ipc_control);
+    free (self->ssh_config);
     free (self);
     *self_p = NULL;
 }
 
-const char *
-deploy_backend_name (const deploy_t *self)
-{
-    return self->backend->name;
-}
-
-const char *
-deploy_control_bind (const deploy_t *self)
-{
-    return self->backend->control_bind;
-}
-
 int
-deploy_check_program (deploy_t *self, const char *host, const char *program,
-                      char *err, size_t errlen)
+deploy_add (deploy_t *self, const char *name, const char *host, char *err, size_t errlen)
 {
-    return self->backend->check (self->state, host, program, err, errlen);
-}
-
-int
-deploy_check_host (deploy_t *self, const char *host, char *err, size_t errlen)
-{
-    return self->backend->check_host (self->state, host, err, errlen);
-}
-
-int
-deploy_spawn (deploy_t *self, const char *name, const char *host, char *const argv[],
-              char *err, size_t errlen)
-{
-    pid_t pid;
-    if (self->backend->spawn (self->state, host, argv, &pid, err, errlen) != 0)
-        return -1;
+    host_t parsed;
+    char why[TF_ERRLEN];
+    if (host_parse (host, &parsed, why, sizeof why) != 0)
+        return tf_error (err, errlen, "host: %s", why);
     if (self->nprocs == self->nalloc) {
         self->nalloc = self->nalloc ? 2 * self->nalloc : 8;
         self->procs = xrealloc (self->procs, self->nalloc * sizeof *self->procs);
@@ -342,12 +447,172 @@ deploy_spawn (deploy_t *self, const char *name, const char *host, char *const ar
     proc_t *proc = &self->procs[self->nprocs];
     memset (proc, 0, sizeof *proc);
     proc->name = xstrdup (name);
-    proc->host = xstrdup (host);
-    proc->pid = pid;
-    proc->running = 1;
+    proc->text = xstrdup (host);
+    proc->host = parsed;
+    proc->pid = -1;
+    proc->stdin_fd = -1;
     return self->nprocs++;
 }
 
+static proc_t *
+slot_proc (const deploy_t *self, int slot)
+{
+    return slot >= 0 && slot < self->nprocs ? &self->procs[slot] : NULL;
+}
+
+int
+deploy_check (deploy_t *self, int slot, char *const program[], int nprogram, char *err,
+              size_t errlen)
+{
+    proc_t *proc = slot_proc (self, slot);
+    if (!proc)
+        return tf_error (err, errlen, "no slot %d", slot);
+    if (proc->checked)
+        return 0;
+    if (backend_of (proc)->check (self, proc, program, nprogram, err, errlen) != 0)
+        return -1;
+    proc->checked = 1;
+    return 0;
+}
+
+/*  The local address a `local` parent binds for child, into src ("" when
+ *  loopback serves). */
+static int
+route_child (const proc_t *parent, const proc_t *child, char *src, size_t len,
+             char *err, size_t errlen)
+{
+    char why[TF_ERRLEN];
+    src[0] = '\0';
+    if (child->host.kind == HOST_LOCAL || !child->reach)
+        return 0;
+    if (route_source (child->reach, src, len, why, sizeof why) != 0)
+        return tf_error (err, errlen, "its child %s (%s) cannot reach it: %s",
+                         child->name, child->text, why);
+    const char *given = parent->host.name;
+    if (*given && (strcmp (given, "localhost") == 0 || is_loopback (given))
+        && !is_loopback (src))
+        return tf_error (err, errlen, "binds \"%s\", which its child %s (%s) cannot "
+                         "reach; give it host local or an address %s reaches", given,
+                         child->name, child->text, child->name);
+    if (is_loopback (src) || *given)
+        src[0] = '\0';
+    return 0;
+}
+
+int
+deploy_route (deploy_t *self, int slot, const int *children, int nchildren, char *err,
+              size_t errlen)
+{
+    proc_t *proc = slot_proc (self, slot);
+    if (!proc || proc->host.kind != HOST_LOCAL)
+        return 0;
+    char chosen[NI_MAXHOST] = "", src[NI_MAXHOST];
+    const proc_t *by = NULL;
+    for (int i = 0; i < nchildren; i++) {
+        const proc_t *child = slot_proc (self, children[i]);
+        if (!child || route_child (proc, child, src, sizeof src, err, errlen) != 0) {
+            if (!child)
+                tf_error (err, errlen, "no slot %d", children[i]);
+            return -1;
+        }
+        if (!*src)
+            continue;
+        if (by && strcmp (src, chosen) != 0)
+            return tf_error (err, errlen, "its children are reached from different local "
+                             "addresses (%s for %s, %s for %s); give it a host address "
+                             "they all reach", chosen, by->name, src, child->name);
+        snprintf (chosen, sizeof chosen, "%s", src);
+        by = child;
+    }
+    free (proc->bind);
+    proc->bind = *chosen ? xstrdup (chosen) : NULL;
+    return 0;
+}
+
+const char *
+deploy_control_bind (const deploy_t *self, int slot)
+{
+    const proc_t *proc = slot_proc (self, slot);
+    return proc && proc->control ? proc->control : DEPLOY_LOCAL_CONTROL;
+}
+
+const char *
+deploy_bind_address (const deploy_t *self, int slot)
+{
+    const proc_t *proc = slot_proc (self, slot);
+    return proc ? proc->bind : NULL;
+}
+
+const char *
+deploy_program (const deploy_t *self, int slot, const char *local_program)
+{
+    const proc_t *proc = slot_proc (self, slot);
+    return proc && proc->remote ? proc->remote : local_program;
+}
+
+host_kind_t
+deploy_kind (const deploy_t *self, int slot)
+{
+    const proc_t *proc = slot_proc (self, slot);
+    return proc ? proc->host.kind : HOST_LOCAL;
+}
+
+const char *
+deploy_host (const deploy_t *self, int slot)
+{
+    const proc_t *proc = slot_proc (self, slot);
+    return proc ? proc->text : NULL;
+}
+
+char **
+deploy_command (const deploy_t *self, int slot, char *const argv[])
+{
+    const proc_t *proc = slot_proc (self, slot);
+    return proc ? backend_of (proc)->command (self, proc, argv) : NULL;
+}
+
+int
+deploy_start (deploy_t *self, int slot, char *const argv[], char *err, size_t errlen)
+{
+    proc_t *proc = slot_proc (self, slot);
+    if (!proc || proc->started)
+        return tf_error (err, errlen, "slot %d: %s", slot, proc ? "started already"
+                                                               : "no such slot");
+    const backend_t *backend = backend_of (proc);
+    int pipefd[2] = {-1, -1};
+    if (backend->holds_stdin && pipe2 (pipefd, O_CLOEXEC) != 0)
+        return tf_error (err, errlen, "pipe: %s", strerror (errno));
+    const int fds[3] = {pipefd[0], -1, -1};
+    char **command = backend->command (self, proc, argv);
+    pid_t pid;
+    int rc = spawn_start (command, fds, &pid, err, errlen);
+    spawn_argv_free (command);
+    if (pipefd[0] >= 0)
+        close (pipefd[0]);
+    if (rc != 0) {
+        if (pipefd[1] >= 0)
+            close (pipefd[1]);
+        return -1;
+    }
+    proc->stdin_fd = pipefd[1];
+    proc->pid = pid;
+    proc->started = proc->running = 1;
+    return 0;
+}
+
+int
+deploy_spawn (deploy_t *self, const char *name, const char *host, char *const argv[],
+              char *err, size_t errlen)
+{
+    int slot = deploy_add (self, name, host, err, errlen);
+    if (slot < 0)
+        return -1;
+    if (deploy_start (self, slot, argv, err, errlen) != 0) {
+        proc_clear (&self->procs[--self->nprocs]);
+        return -1;
+    }
+    return slot;
+}
 int
 deploy_size (const deploy_t *self)
 {
@@ -402,6 +667,10 @@ reap (proc_t *proc, int block)
         proc->running = 0;
         proc->status = 0;
     }
+    if (!proc->running && proc->stdin_fd >= 0) {
+        close (proc->stdin_fd);
+        proc->stdin_fd = -1;
+    }
 }
 
 static void
@@ -417,7 +686,7 @@ deploy_poll (deploy_t *self, deploy_exit_t *out)
     reap_all (self);
     for (int i = 0; i < self->nprocs; i++) {
         proc_t *proc = &self->procs[i];
-        if (!proc->running && !proc->reported) {
+        if (proc->started && !proc->running && !proc->reported) {
             proc->reported = 1;
             out->slot = i;
             out->name = proc->name;
@@ -484,7 +753,7 @@ signal_all (deploy_t *self, int sig)
         if (!proc->running)
             continue;
         proc->signalled = 1;
-        self->backend->signal (self->state, proc->host, proc->pid, sig);
+        backend_of (proc)->signal (proc, sig);
     }
 }
 

@@ -1,20 +1,40 @@
-/*  deploy — starting, watching and stopping the node processes of a run.
+/*  deploy — placing, starting, watching and stopping the node processes
+ *  of a run (docs/deploy.md).
  *
- *  A deployment owns one process per tree node, kept in slots numbered in
- *  the order they were spawned. Whatever the backend, every node is stood
- *  for by one child process of the controller: the node itself (local
- *  backend), later an `ssh HOST ...` client or an `ip netns exec NS ...`
- *  process. Watching, signalling and reaping therefore work the same way
- *  everywhere; a backend only decides how a node's command line is started
- *  on its host, how a signal reaches it, and which address the controller
- *  must bind so that nodes on their hosts can reach it.
+ *  A deployment holds one slot per tree node, numbered in the order they
+ *  were added. Each node's host (overlay/host.h) picks its backend, so one
+ *  run may mix them:
  *
- *  Guarantees of the local backend: a node gets PR_SET_PDEATHSIG(SIGKILL),
- *  so it dies with the controller even if the controller is SIGKILLed; it
+ *    local        the node is a child process here;
+ *    ssh://...    the node runs on another machine, and a local `ssh`
+ *                 client process stands for it (controller/ssh.h);
+ *    netns:NAME   the node runs here inside a network namespace, started
+ *                 by `ip netns exec`, which execs it (controller/netns.h).
+ *
+ *  Whatever the backend, every node is stood for by one child process of
+ *  the controller, so watching, signalling and reaping work the same way
+ *  everywhere. A backend decides how a node's command line is started,
+ *  what the up-front checks are, which endpoint the controller's control
+ *  socket must be bound on for the node to reach it, which address the
+ *  node binds, and how a stop reaches it.
+ *
+ *  A node's life:
+ *    deploy_add     parse its host; nothing checked or started
+ *    deploy_check   the up-front checks (host reachable, program runs,
+ *                   namespace exists...), before anything starts
+ *    deploy_route   which address a `local` parent binds so that its
+ *                   children elsewhere reach it
+ *    deploy_start   start it with a command line built from
+ *                   deploy_program, deploy_control_bind (as bound) and
+ *                   deploy_bind_address
+ *
+ *  Every process started gets PR_SET_PDEATHSIG(SIGKILL) (controller/
+ *  spawn.h), so it dies with the controller even if the controller is
+ *  SIGKILLed; for an ssh node that ends the remote node too (ssh.h). It
  *  stays in the controller's process group (a terminal's Ctrl-C reaches
- *  it too); it inherits stdout and stderr, reads /dev/null, and inherits no
- *  other descriptor. deploy_stop and deploy_destroy leave no process alive
- *  and nothing unreaped.
+ *  it too); it inherits stdout and stderr and no other descriptor; it
+ *  reads /dev/null, or for ssh a pipe the deployment holds. deploy_stop
+ *  and deploy_destroy leave no process alive and nothing unreaped.
  *
  *  Nothing here is thread-safe: one thread drives a deployment.
  */
@@ -24,86 +44,116 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "overlay/host.h"
+
+/*  The control endpoint local nodes reach. */
+#define DEPLOY_LOCAL_CONTROL "tcp://127.0.0.1:*"
+
 typedef struct deploy deploy_t;
 
-/*  How one backend starts and signals node processes. The state pointer is
- *  the backend's own (options, connections), created by its constructor
- *  and freed by destroy. */
+/*  What the command line says about deployment. */
 typedef struct {
-    const char *name;            /* "local"; later "ssh", "netns" */
-    /*  Endpoint the controller binds its control ROUTER on, reachable from
-     *  every host this backend deploys to, e.g. "tcp://127.0.0.1:*". */
-    const char *control_bind;
-    /*  Start argv (argv[0] the program as found on host, NULL-terminated)
-     *  for a node on host. Store the local process standing for the node
-     *  in *pid and return 0; or return -1 with a message in err, in which
-     *  case nothing is left running. */
-    int (*spawn) (void *state, const char *host, char *const argv[], pid_t *pid,
-                  char *err, size_t errlen);
-    /*  Check that program (argv[0] of a later spawn) can be run on host,
-     *  so a wrong path is a usage error before anything starts. Return 0,
-     *  or -1 with a message in err. */
-    int (*check) (void *state, const char *host, const char *program, char *err,
-                  size_t errlen);
-    /*  Check that this backend can place a node on host (the address the
-     *  node binds), so a host it cannot honour is a usage error before
-     *  anything starts. Return 0, or -1 with a message in err. */
-    int (*check_host) (void *state, const char *host, char *err, size_t errlen);
-    /*  Deliver sig to the node standing behind pid. Return 0 or -1. */
-    int (*signal) (void *state, const char *host, pid_t pid, int sig);
-    /*  Create and destroy the backend's state; either may be NULL. */
-    void *(*state_new) (void);
-    void (*state_destroy) (void **state_p);
-} deploy_backend_t;
+    const char *ssh_config;  /* --ssh-config FILE: ssh -F FILE; NULL:
+                                ssh's own (~/.ssh/config) */
+    int push_binary;         /* --push-binary: copy the node binary to
+                                every ssh host first */
+} deploy_opts_t;
 
 /*  How a node process ended, as deploy_poll reports it. */
 typedef struct {
-    int slot;                    /* the node's slot */
-    const char *name;            /* the node's name, borrowed from the
-                                    deployment */
+    int slot;                /* the node's slot */
+    const char *name;        /* the node's name, borrowed from the
+                                deployment */
     pid_t pid;
-    int status;                  /* raw status from waitpid */
-    int signalled;               /* the deployment had sent it a signal
-                                    (deploy_stop), so a death by signal
-                                    was asked for */
+    int status;              /* raw status from waitpid */
+    int signalled;           /* the deployment had sent it a signal
+                                (deploy_stop), so a death by signal
+                                was asked for */
 } deploy_exit_t;
 
-/*  Create a deployment using the named backend ("local" is the only one
- *  today). Returns NULL with a message in err if the backend is unknown. */
-deploy_t *deploy_new (const char *backend, char *err, size_t errlen);
+/*  Create an empty deployment with opts (copied; NULL: the defaults). */
+deploy_t *deploy_new (const deploy_opts_t *opts);
 
 /*  Destroy a deployment and null the caller's pointer. A process still
  *  running is killed with SIGKILL and reaped first: callers stop their
- *  nodes gracefully with deploy_stop before. Safe on NULL. */
+ *  nodes gracefully with deploy_stop before. The private directory of the
+ *  ipc endpoint, if any, is removed. Safe on NULL. */
 void deploy_destroy (deploy_t **self_p);
 
-/*  Return the backend's name, and the endpoint the controller should bind
- *  (see deploy_backend_t.control_bind). Both borrowed. */
-const char *deploy_backend_name (const deploy_t *self);
-const char *deploy_control_bind (const deploy_t *self);
+/*  Add the node called name on host, a node's `host` text (host_parse).
+ *  Nothing is checked beyond the syntax and nothing starts. Returns the
+ *  node's slot (0, 1, ... in the order added), or -1 with a message in
+ *  err. name and host are copied. */
+int deploy_add (deploy_t *self, const char *name, const char *host, char *err,
+                size_t errlen);
 
-/*  Check that program can be started on host (see deploy_backend_t.check).
- *  Returns 0, or -1 with a message in err naming the program. */
-int deploy_check_program (deploy_t *self, const char *host, const char *program,
-                          char *err, size_t errlen);
+/*  The up-front checks for slot's node, with program[0..nprogram) the
+ *  start of its command line here (wrapper words, then the node binary):
+ *    local: a given address is one of this machine (it resolves and one
+ *      of its addresses binds here); the programs are found here;
+ *    ssh: `ssh -o BatchMode=yes -o ConnectTimeout=5 HOST true` succeeds;
+ *      with push_binary the node binary is copied to the host's cache
+ *      unless its hash is there already; the node program runs there;
+ *      the host's name resolves here and routes from a local address
+ *      (the control socket is bound there);
+ *    netns: the namespace exists, can be entered, and has a global IPv4
+ *      address; `ip` and the programs are found here.
+ *  Hosts checked once are not checked again for a later slot. Returns 0,
+ *  or -1 with a message in err (the caller names the node), quoting what
+ *  ssh or ip said. */
+int deploy_check (deploy_t *self, int slot, char *const program[], int nprogram,
+                  char *err, size_t errlen);
 
-/*  Check that the backend can run a node on host (see
- *  deploy_backend_t.check_host). The local backend accepts only addresses
- *  of this machine: host must resolve, and one of its addresses must bind
- *  here. Returns 0, or -1 with a message in err naming the host. */
-int deploy_check_host (deploy_t *self, const char *host, char *err, size_t errlen);
+/*  After every slot is checked: choose the address a `local` node binds
+ *  so that its children in children[0..nchildren) (slots) that are not
+ *  local reach it: the local address that routes to them (found with a
+ *  connected UDP socket), when that is not loopback. Refuses a parent
+ *  whose children are routed through different local addresses, and one
+ *  whose given address is loopback while a child runs elsewhere. Returns
+ *  0, or -1 with a message in err naming the child. */
+int deploy_route (deploy_t *self, int slot, const int *children, int nchildren,
+                  char *err, size_t errlen);
 
-/*  Start one node called name on host with the command line argv (argv[0]
- *  without a slash is looked up on PATH, on the node's host). Returns the
- *  node's slot (0, 1, ... in spawn order), or -1 with a message in err if
- *  the program could not be started (not found, not executable, fork
- *  failed): a failed exec is reported here, not as an exit later. name and
- *  host are copied. */
+/*  The endpoint the controller's control socket must be bound on for
+ *  slot's node to reach it, as a bind address with a wildcard port:
+ *  DEPLOY_LOCAL_CONTROL, "tcp://ADDR:*" (the local address that routes
+ *  to an ssh host), or "ipc://DIR/control" (netns; DIR private, 0700).
+ *  Borrowed; valid after deploy_check. */
+const char *deploy_control_bind (const deploy_t *self, int slot);
+
+/*  The address slot's node must be told to bind (--bind), or NULL when
+ *  its host says it (host_bind_name). Borrowed. */
+const char *deploy_bind_address (const deploy_t *self, int slot);
+
+/*  The node program to put in slot's command line: for ssh, its path on
+ *  the host as deploy_check found it; else local_program. Borrowed. */
+const char *deploy_program (const deploy_t *self, int slot, const char *local_program);
+
+/*  The host's kind and text of slot. */
+host_kind_t deploy_kind (const deploy_t *self, int slot);
+const char *deploy_host (const deploy_t *self, int slot);
+
+/*  The command line deploy_start runs here for slot's node with argv
+ *  (NULL-terminated): argv itself (local), `ssh ... HOST 'sh -c ...'`, or
+ *  `ip netns exec NAME argv...`. A new NULL-terminated array
+ *  (spawn_argv_free). */
+char **deploy_command (const deploy_t *self, int slot, char *const argv[]);
+
+/*  Start slot's node with the command line argv (argv[0] without a slash
+ *  is looked up on PATH, on the node's host). Returns 0, or -1 with a
+ *  message in err if the process could not be started (not found, not
+ *  executable, fork failed): a failed exec is reported here, not as an
+ *  exit later. A slot starts once. */
+int deploy_start (deploy_t *self, int slot, char *const argv[], char *err,
+                  size_t errlen);
+
+/*  deploy_add, then deploy_start with no check. Returns the slot, or -1
+ *  with a message in err (and no slot is added). */
 int deploy_spawn (deploy_t *self, const char *name, const char *host,
                   char *const argv[], char *err, size_t errlen);
 
-/*  Number of slots, and one slot's name, pid and whether its process is
- *  still running (not yet reaped). */
+/*  Number of slots, and one slot's name, pid (-1 before it started) and
+ *  whether its process is running (started, not yet reaped). */
 int deploy_size (const deploy_t *self);
 const char *deploy_name (const deploy_t *self, int slot);
 pid_t deploy_pid (const deploy_t *self, int slot);
@@ -131,9 +181,11 @@ int deploy_exit_is_clean (const deploy_exit_t *exit_info);
  *  reaping them. Returns the number still running. */
 int deploy_wait (deploy_t *self, double timeout);
 
-/*  Stop every process still running: SIGTERM, wait up to grace seconds,
- *  then SIGKILL and reap. When it returns, no process of the deployment
- *  is alive. Returns the number that had to be killed with SIGKILL. */
+/*  Stop every process still running: SIGTERM (for an ssh node: close
+ *  its stdin, and the remote shell sends the node SIGTERM), wait up to
+ *  grace seconds, then SIGKILL and reap. When it returns, no process of
+ *  the deployment is alive. Returns the number that had to be killed
+ *  with SIGKILL. */
 int deploy_stop (deploy_t *self, double grace);
 
 #endif

@@ -162,6 +162,7 @@ measure_usage (FILE *out)
              "usage: treefarm measure CONFIG [--out PLATFORM.json] [--dir DIR]\n"
              "                        [--seconds S] [--warmup S] [--plot NODE]\n"
              "                        [--node-bin PATH] [--quiet] [--timeout SECONDS]\n"
+             "                        [--ssh-config FILE] [--push-binary]\n"
              "\n"
              "Calibrate the deployed tree with the 3-point procedure (docs/model.md,\n"
              "docs/measure.md): every node computes throughout; a first phase moves no\n"
@@ -182,6 +183,9 @@ measure_usage (FILE *out)
              "  --node-bin PATH the treefarm-node binary (also TREEFARM_NODE)\n"
              "  --quiet         no phase lines on stderr\n"
              "  --timeout S     give up after S wall seconds\n"
+             "  --ssh-config F  ssh -F F for every ssh host (default ~/.ssh/config)\n"
+             "  --push-binary   copy the node binary to every ssh host first\n"
+             "                  (docs/deploy.md)\n"
              "  -h, --help      this help\n"
              "\n"
              "Exit status: 0 calibrated, 1 failed, 2 bad usage or config, 130 interrupted.\n");
@@ -202,6 +206,8 @@ measure_main (int argc, char **argv)
         {"quiet", CLI_FLAG, &mopt.quiet, NULL},
         {"node-bin", CLI_STRING, &opt.node_bin, NULL},
         {"timeout", CLI_POSITIVE, &opt.timeout, "a positive number of seconds"},
+        {"ssh-config", CLI_STRING, &opt.ssh_config, NULL},
+        {"push-binary", CLI_FLAG, &opt.push_binary, NULL},
     };
     int code = cli_parse ("measure", argc, argv, options,
                           sizeof options / sizeof *options, measure_usage, &path);

@@ -230,10 +230,13 @@ usage (FILE *out)
              "                           [--node-bin PATH] [--timeout SECONDS]\n"
              "                           [--tasks FILE | --command CMD --inputs GLOB]\n"
              "                           [--retries N] [--resume]\n"
+             "                           [--ssh-config FILE] [--push-binary]\n"
              "\n"
-             "Run the experiment CONFIG on a tree of treefarm-node processes, show its\n"
-             "progress, and write results.json, nodes.csv and tasks.csv into the\n"
-             "results directory; command tasks' outputs land in DIR/tasks/ID/.\n"
+             "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
+             "node, each where its host says (local, ssh://[user@]host[:port],\n"
+             "netns:NAME; docs/deploy.md), show its progress, and write results.json,\n"
+             "nodes.csv and tasks.csv into the results directory; command tasks'\n"
+             "outputs land in DIR/tasks/ID/ (docs/commands.md).\n"
              "\n"
              "options:\n"
              "  --tasks FILE       command tasks, JSON Lines (docs/tasks.md)\n"
@@ -252,6 +255,12 @@ usage (FILE *out)
              "  --node-bin PATH    the treefarm-node to run (default: $TREEFARM_NODE,\n"
              "                     else the one next to treefarm, else on PATH)\n"
              "  --timeout SECONDS  fail the run after SECONDS of wall time\n"
+             "  --ssh-config FILE  ssh -F FILE for every ssh host (default: ssh's own,\n"
+             "                     ~/.ssh/config)\n"
+             "  --push-binary      copy the node binary to every ssh host first, into\n"
+             "                     ~/.cache/treefarm/treefarm-node-HASH (skipped when\n"
+             "                     there); without it the node must be at the same path\n"
+             "                     or on the remote PATH\n"
              "  -h, --help         show this help\n"
              "\n"
              "environment:\n"
@@ -259,9 +268,12 @@ usage (FILE *out)
              "  TREEFARM_NODE_WRAPPER  words put before every node's command line,\n"
              "                         e.g. \"valgrind --error-exitcode=99 -q\"\n"
              "\n"
+             "Before anything starts, every ssh host is reached (ssh -o BatchMode=yes)\n"
+             "and must run the node, and every namespace must exist.\n"
+             "\n"
              "exit status: 0 complete, 1 the run failed or a command failed after its\n"
-             "last attempt, 2 bad usage, config or tasks file, 130 interrupted. No\n"
-             "node process outlives the command.\n");
+             "last attempt, 2 bad usage, config, tasks file or a host that cannot be\n"
+             "used, 130 interrupted. No node process outlives the command.\n");
 }
 
 
@@ -283,6 +295,8 @@ run_main (int argc, char **argv)
         {"inputs", CLI_STRING, &bo.inputs, NULL},
         {"retries", CLI_NONNEGATIVE, &bo.retries, "a number of tries"},
         {"resume", CLI_FLAG, &bo.resume, NULL},
+        {"ssh-config", CLI_STRING, &opt.ssh_config, NULL},
+        {"push-binary", CLI_FLAG, &opt.push_binary, NULL},
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);

@@ -11,6 +11,7 @@
  */
 #include "controller/session.h"
 
+#include <assert.h>
 #include <czmq.h>
 #include <errno.h>
 #include <limits.h>
@@ -36,6 +37,8 @@
 #define DRAIN_MAX 256
 /*  A send to a node that does not read within this is an error. */
 #define SEND_TIMEOUT_MS 1000
+/*  Words after the node program: --name N --controller EP [--bind A]. */
+#define NODE_OPTION_WORDS 6
 
 typedef enum {
     PEER_SPAWNED = 0,        /* process started, no HELLO yet */
@@ -71,6 +74,8 @@ typedef struct {
     int slot;                /* deploy slot, -1 before spawn */
     int exited;              /* its process has been reaped */
     char *endpoint;          /* from BOUND */
+    const char *control;     /* the controller's endpoint it connects to,
+                                borrowed from session.controls */
     uint64_t malformed;      /* its messages the controller refused */
 } peer_t;
 
@@ -85,6 +90,7 @@ struct session {
     char *dir;               /* results directory */
     deploy_t *deploy;
     zsock_t *control;
+    zhashx_t *controls;      /* control bind -> endpoint bound there */
     zpoller_t *poller;
     progress_t *progress;    /* borrowed, may be NULL */
     results_t *results;
@@ -499,11 +505,11 @@ check_deadlines (session_t *self, double now)
     }
 }
 
-/*  Bind, spawn every node. Returns 0, or -1 after session_fail. */
+/*  The control ROUTER, not bound yet. Returns 0, or -1 after
+ *  session_fail. */
 static int
-launch (session_t *self)
+make_control (session_t *self)
 {
-    char err[TF_ERRLEN];
     self->control = zsock_new (ZMQ_ROUTER);
     if (!self->control) {
         session_fail (self, RESULTS_FAILED, "cannot create the control socket: %s",
@@ -514,47 +520,94 @@ launch (session_t *self)
     zsock_set_sndtimeo (self->control, SEND_TIMEOUT_MS);
     zsock_set_maxmsgsize (self->control, PROTO_MAX_BODY);
     zsock_set_linger (self->control, 0);
-    const char *bind = deploy_control_bind (self->deploy);
-    if (zsock_bind (self->control, "%s", bind) < 0) {
-        session_fail (self, RESULTS_FAILED, "cannot bind %s: %s", bind, zmq_strerror (errno));
-        return -1;
-    }
     self->poller = zpoller_new (self->control, NULL);
     /*  Ctrl-C is ours to handle: the poller must not give up on it. */
     zpoller_set_nonstop (self->poller, true);
-    char *endpoint = zsock_last_endpoint (self->control);
-    if (!endpoint) {
-        session_fail (self, RESULTS_FAILED, "cannot tell where %s was bound", bind);
-        return -1;
-    }
+    self->controls = zhashx_new ();
+    zhashx_set_destructor (self->controls, (zhashx_destructor_fn *) zstr_free);
+    return 0;
+}
 
-    /*  wrapper... node-bin --name NAME --controller ENDPOINT */
+/*  Bind the control socket on every endpoint a node needs to reach it
+ *  (deploy_control_bind: loopback, the local address that routes to an
+ *  ssh host, the ipc endpoint of netns nodes), each once, and note the
+ *  endpoint each node connects to. Returns 0, or -1 after session_fail. */
+static int
+bind_control (session_t *self)
+{
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        const char *bind = deploy_control_bind (self->deploy, i);
+        char *endpoint = zhashx_lookup (self->controls, bind);
+        if (!endpoint) {
+            if (strchr (bind, '['))
+                zsock_set_ipv6 (self->control, 1);
+            if (zsock_bind (self->control, "%s", bind) < 0) {
+                session_fail (self, RESULTS_FAILED, "cannot bind %s: %s", bind,
+                              zmq_strerror (errno));
+                return -1;
+            }
+            endpoint = zsock_last_endpoint (self->control);
+            if (!endpoint) {
+                session_fail (self, RESULTS_FAILED, "cannot tell where %s was bound",
+                              bind);
+                return -1;
+            }
+            zhashx_insert (self->controls, bind, endpoint);
+        }
+        self->peers[i].control = endpoint;
+    }
+    return 0;
+}
+
+/*  Start every node: wrapper... NODE --name NAME --controller ENDPOINT
+ *  [--bind ADDRESS], NODE as the node's host knows it. Returns 0, or -1
+ *  after session_fail. */
+static int
+spawn_all (session_t *self)
+{
+    char err[TF_ERRLEN];
     int argc = self->node_argc;
-    char **argv = xcalloc (argc + 5, sizeof *argv);
+    char **argv = xcalloc (argc + NODE_OPTION_WORDS + 1, sizeof *argv);
     memcpy (argv, self->node_argv, argc * sizeof *argv);
-    argv[argc] = "--name";
-    argv[argc + 2] = "--controller";
-    argv[argc + 3] = endpoint;
-    self->t_launch = self->t_handshake = tf_now ();
     int rc = 0;
     for (int i = 0; i < self->cfg->nnodes && rc == 0; i++) {
         peer_t *peer = &self->peers[i];
-        argv[argc + 1] = peer->node->name;
-        peer->slot = deploy_spawn (self->deploy, peer->node->name, peer->node->host, argv,
-                                   err, sizeof err);
-        if (peer->slot < 0) {
+        const char *bind = deploy_bind_address (self->deploy, i);
+        int k = argc;
+        argv[argc - 1] = (char *) deploy_program (self->deploy, i,
+                                                  self->node_argv[argc - 1]);
+        argv[k++] = "--name";
+        argv[k++] = peer->node->name;
+        argv[k++] = "--controller";
+        argv[k++] = (char *) peer->control;
+        if (bind) {
+            argv[k++] = "--bind";
+            argv[k++] = (char *) bind;
+        }
+        argv[k] = NULL;
+        if (deploy_start (self->deploy, i, argv, err, sizeof err) != 0) {
             session_fail (self, RESULTS_FAILED, "cannot start node %s: %s", peer->node->name,
                       err);
             rc = -1;
         }
-        else
-            results_set_pid (self->results, i, deploy_pid (self->deploy, peer->slot));
+        else {
+            peer->slot = i;
+            results_set_pid (self->results, i, deploy_pid (self->deploy, i));
+        }
     }
     free (argv);
-    zstr_free (&endpoint);
     return rc;
 }
 
+/*  Bind, spawn every node. Returns 0, or -1 after session_fail. */
+static int
+launch (session_t *self)
+{
+    if (make_control (self) != 0 || bind_control (self) != 0)
+        return -1;
+    self->t_launch = self->t_handshake = tf_now ();
+    return spawn_all (self);
+}
 
 /*  The handshake and the run proper, until the driver is done or a
  *  failure. */
@@ -727,25 +780,30 @@ session_load_config (const char *path)
     return cfg;
 }
 
-/*  Every host can be deployed to and the node binary runs there. */
+/*  Every node can be placed on its host and its program runs there, the
+ *  checks of docs/deploy.md, before anything starts: slot i is node i. */
 static int
 check_deployable (session_t *self, char *err, size_t errlen)
 {
+    char why[TF_ERRLEN];
+    build_node_argv (self, find_node_bin (self->opt.node_bin));
     for (int i = 0; i < self->cfg->nnodes; i++) {
         const config_node_t *node = &self->cfg->nodes[i];
-        char why[TF_ERRLEN];
-        if (deploy_check_host (self->deploy, node->host, why, sizeof why) != 0)
+        int slot = deploy_add (self->deploy, node->name, node->host, why, sizeof why);
+        assert (slot < 0 || slot == i);
+        if (slot < 0
+            || deploy_check (self->deploy, slot, self->node_argv, self->node_argc, why,
+                             sizeof why) != 0)
             return tf_error (err, errlen, "%s: tree[%d] (node \"%s\"): %s",
                              self->opt.config_path, i, node->name, why);
     }
-    build_node_argv (self, find_node_bin (self->opt.node_bin));
-    const char *host = self->cfg->nodes[self->cfg->root].host;
-    char why[TF_ERRLEN];
-    if (deploy_check_program (self->deploy, host, self->node_argv[0], why, sizeof why)
-        || deploy_check_program (self->deploy, host, self->node_argv[self->node_argc - 1],
-                                 why, sizeof why))
-        return tf_error (err, errlen, "cannot run the node: %s (see --node-bin, "
-                         "TREEFARM_NODE, TREEFARM_NODE_WRAPPER)", why);
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        const config_node_t *node = &self->cfg->nodes[i];
+        if (deploy_route (self->deploy, i, node->children, node->nchildren, why,
+                          sizeof why) != 0)
+            return tf_error (err, errlen, "%s: tree[%d] (node \"%s\"): %s",
+                             self->opt.config_path, i, node->name, why);
+    }
     return 0;
 }
 
@@ -766,8 +824,10 @@ session_new (const session_opts_t *opt, config_t **cfg_p)
                      opt->config_path);
         goto out_fail;
     }
-    self->deploy = deploy_new ("local", err, sizeof err);
-    if (!self->deploy || check_deployable (self, err, sizeof err) != 0) {
+    deploy_opts_t dopts = {.ssh_config = opt->ssh_config,
+                           .push_binary = opt->push_binary};
+    self->deploy = deploy_new (&dopts);
+    if (check_deployable (self, err, sizeof err) != 0) {
         session_log (NULL, "%s", err);
         goto out_fail;
     }
@@ -798,6 +858,7 @@ session_destroy (session_t **self_p)
     deploy_destroy (&self->deploy);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->control);
+    zhashx_destroy (&self->controls);
     results_destroy (&self->results);
     if (self->peers)
         for (int i = 0; i < self->cfg->nnodes; i++)

@@ -49,6 +49,8 @@ typedef struct {
     const char *out_dir;     /* results directory; NULL: results/NAME-TIME */
     const char *node_bin;    /* NULL: $TREEFARM_NODE, next to treefarm, PATH */
     double timeout;          /* fail after this many wall seconds; 0: never */
+    const char *ssh_config;  /* --ssh-config: ssh -F FILE; NULL: ssh's own */
+    int push_binary;         /* --push-binary: copy the node to ssh hosts */
 } session_opts_t;
 
 /*  What a command does with a session. Every callback is optional. */
@@ -73,8 +75,10 @@ config_t *session_load_config (const char *path);
 
 /*  Prepare a session of *cfg_p, which it takes (nulling the caller's
  *  pointer): check that every host can be deployed to and the node binary
- *  runs, create the results directory and the results. Nothing is started.
- *  Returns NULL after printing why (a usage error: exit 2). */
+ *  runs there (deploy_check: ssh hosts are reached, --push-binary copies
+ *  the node, namespaces exist), create the results directory and the
+ *  results. No node is started. Returns NULL after printing why, naming
+ *  the node (a usage error: exit 2). */
 session_t *session_new (const session_opts_t *opt, config_t **cfg_p);
 
 /*  Destroy a session (after session_execute, every process is gone) and

@@ -10,16 +10,22 @@ static void
 usage (FILE *out)
 {
     fprintf (out,
-             "usage: treefarm-node --name NAME --controller ENDPOINT [--verbose]\n"
+             "usage: treefarm-node --name NAME --controller ENDPOINT [--bind ADDRESS]\n"
+             "                     [--verbose]\n"
              "\n"
              "One node of a treefarm tree. The controller (`treefarm run`) starts one\n"
              "per tree node; you do not usually run it by hand. It connects to the\n"
-             "controller at ENDPOINT (tcp://HOST:PORT), receives the experiment, binds\n"
-             "an endpoint for its children, connects to its parent, computes tasks and\n"
-             "forwards tasks to children that ask, until the controller stops it.\n"
+             "controller at ENDPOINT (tcp://HOST:PORT or ipc://PATH), receives the\n"
+             "experiment, binds an endpoint for its children, connects to its parent,\n"
+             "computes tasks and forwards tasks to children that ask, until the\n"
+             "controller stops it.\n"
              "\n"
              "  --name NAME          this node's name in the experiment's tree\n"
              "  --controller EP      the controller's endpoint\n"
+             "  --bind ADDRESS       the address to bind for the children (default:\n"
+             "                       what the node's host in the experiment says:\n"
+             "                       127.0.0.1 for local, the address given, an ssh\n"
+             "                       host's name)\n"
              "  --verbose            log the steps of the run (bind, connect, stop)\n"
              "  -h, --help           this help\n"
              "\n"
@@ -32,6 +38,7 @@ main (int argc, char **argv)
     static const struct option longopts[] = {
         {"name", required_argument, NULL, 'n'},
         {"controller", required_argument, NULL, 'c'},
+        {"bind", required_argument, NULL, 'b'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -45,6 +52,9 @@ main (int argc, char **argv)
             break;
         case 'c':
             opts.controller = optarg;
+            break;
+        case 'b':
+            opts.bind = optarg;
             break;
         case 'v':
             opts.verbose = 1;

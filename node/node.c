@@ -27,6 +27,7 @@
 #include "overlay/bound.h"
 #include "overlay/config.h"
 #include "overlay/journal.h"
+#include "overlay/host.h"
 #include "overlay/proto.h"
 #include "overlay/proto_stats.h"
 #include "overlay/ratelog.h"
@@ -258,6 +259,22 @@ numeric_host (const char *host, char *buf, size_t len, int *ipv6, char *err,
     return 0;
 }
 
+/*  What to bind for the children: --bind, else what the config's host
+ *  says (a local address, an ssh host's name resolved here), borrowed
+ *  from *spec. */
+static const char *
+bind_name (node_t *self, host_t *spec, char *err, size_t errlen)
+{
+    if (self->opts->bind)
+        return self->opts->bind;
+    const char *name = host_parse (self->me->host, spec, err, errlen) == 0
+                     ? host_bind_name (spec) : NULL;
+    if (!name && !*err)
+        tf_error (err, errlen, "host %s: the controller must say what to bind (--bind)",
+                  self->me->host);
+    return name;
+}
+
 static int
 bind_children (node_t *self, char *err, size_t errlen)
 {
@@ -267,7 +284,10 @@ bind_children (node_t *self, char *err, size_t errlen)
     }
     char host[NI_MAXHOST + 2];
     int ipv6 = 0;
-    if (numeric_host (self->me->host, host, sizeof host, &ipv6, err, errlen) != 0)
+    host_t spec;
+    err[0] = '\0';
+    const char *name = bind_name (self, &spec, err, errlen);
+    if (!name || numeric_host (name, host, sizeof host, &ipv6, err, errlen) != 0)
         return -1;
     self->router = zsock_new (ZMQ_ROUTER);
     zsock_set_router_mandatory (self->router, 1);
@@ -1347,6 +1367,7 @@ handshake (node_t *self, char *err, size_t errlen)
     proto_msg_t m = {0};
     self->ctl = zsock_new (ZMQ_DEALER);
     zsock_set_identity (self->ctl, self->opts->name);
+    zsock_set_ipv6 (self->ctl, 1);   /* the controller may be on [::1] (ssh) */
     zsock_set_maxmsgsize (self->ctl, PROTO_MAX_FRAME_CONTROL);
     zsock_set_linger (self->ctl, NODE_LINGER_MS);
     if (zsock_connect (self->ctl, "%s", self->opts->controller) < 0) {

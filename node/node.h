@@ -13,7 +13,12 @@
 
 typedef struct {
     const char *name;        /* this node's name in the experiment */
-    const char *controller;  /* the controller's endpoint, tcp://host:port */
+    const char *controller;  /* the controller's endpoint: tcp://host:port,
+                                or ipc://path for a node in a network
+                                namespace */
+    const char *bind;        /* address to bind for the children; NULL:
+                                what the config's host says
+                                (host_bind_name, overlay/host.h) */
     int verbose;             /* log the steps of the run on stderr */
 } node_opts_t;
 

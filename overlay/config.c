@@ -7,6 +7,7 @@
  *  suggestion, and the first error found is the one reported.
  */
 #include "overlay/config.h"
+#include "overlay/host.h"
 #include "overlay/util.h"
 
 #include <errno.h>
@@ -102,27 +103,12 @@ fail (loader_t *ld, const char *where, const char *fmt, ...)
     return tf_error (ld->err, ld->errlen, "%s: %s", ld->origin, msg);
 }
 
-/*  Quote text from the document for a message: escape quotes, backslashes
- *  and control bytes, and cut it short, so a message stays on one line. */
+/*  Quote text from the document for a message (tf_quote), so a message
+ *  stays on one line. */
 static const char *
 quote (char *buf, size_t size, const char *text)
 {
-    size_t n = 0;
-    buf[n++] = '"';
-    for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
-        if (n + 8 >= size) {
-            n += snprintf (buf + n, size - n, "...");
-            break;
-        }
-        if (*p == '"' || *p == '\\')
-            n += snprintf (buf + n, size - n, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f)
-            n += snprintf (buf + n, size - n, "\\x%02x", *p);
-        else
-            buf[n++] = (char) *p;
-    }
-    snprintf (buf + n, size - n, "\"");
-    return buf;
+    return tf_quote (buf, size, text);
 }
 
 /*  Name a JSON value's type the way messages say "got string". */
@@ -436,6 +422,17 @@ parse_platform (config_t *self, section_t *top)
     return 0;
 }
 
+/*  A node's host says where and how it runs (overlay/host.h). */
+static int
+check_host (section_t *s, const char *host)
+{
+    host_t parsed;
+    char why[TF_ERRLEN - LABEL_LEN];
+    if (host_parse (host, &parsed, why, sizeof why) != 0)
+        return fail (s->ld, s->label, "host: %s", why);
+    return 0;
+}
+
 /*  Read tree[i] into node. Its own keys only: parents, roots and cycles
  *  are checked once every node is known. */
 static int
@@ -461,9 +458,9 @@ parse_node (loader_t *ld, json_t *entry, int i, config_node_t *node)
     node->index = i;
     node->parent = -1;
 
-    const char *parent = NULL, *host = "127.0.0.1";
+    const char *parent = NULL, *host = CONFIG_DEFAULT_HOST;
     if (get_string (&s, "parent", 0, &parent) < 0
-        || get_string (&s, "host", 0, &host) < 0
+        || get_string (&s, "host", 0, &host) < 0 || check_host (&s, host) < 0
         || get_number (&s, "compute", 1, RULE_POSITIVE, &node->compute_rate) < 0)
         return -1;
     node->parent_name = parent ? xstrdup (parent) : NULL;

@@ -68,6 +68,9 @@
 #define CONFIG_MAX_MATRIX_N 16384    /* the kernel's N x N int32: 1 GiB */
 #define CONFIG_MAX_SAMPLE_MS 60000   /* one sample a minute */
 
+/*  A node's host when the config gives none: this machine. */
+#define CONFIG_DEFAULT_HOST "local"
+
 typedef enum {
     PLATFORM_EMULATED = 0,   /* compute sleeps w/C; rates as configured */
     PLATFORM_REAL,           /* compute runs the diagonal kernel */
@@ -78,7 +81,10 @@ const char *platform_mode_str (platform_mode_t mode);
 typedef struct {
     char *name;              /* unique, [A-Za-z0-9_.-]+, at most 63 chars */
     char *parent_name;       /* NULL for the root */
-    char *host;              /* address the node binds; default "127.0.0.1" */
+    char *host;              /* where and how the node runs (overlay/host.h):
+                                local, an address of this machine,
+                                ssh://[user@]host[:port] or netns:NAME;
+                                default CONFIG_DEFAULT_HOST */
     int index;               /* position in config_t.nodes (= tree[] order) */
     int parent;              /* index of the parent, -1 for the root */
     int depth;               /* 0 for the root */

@@ -66,6 +66,27 @@ tf_error (char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
+const char *
+tf_quote (char *buf, size_t size, const char *text)
+{
+    size_t n = 0;
+    buf[n++] = '"';
+    for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
+        if (n + 8 >= size) {
+            n += snprintf (buf + n, size - n, "...");
+            break;
+        }
+        if (*p == '"' || *p == '\\')
+            n += snprintf (buf + n, size - n, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            n += snprintf (buf + n, size - n, "\\x%02x", *p);
+        else
+            buf[n++] = (char) *p;
+    }
+    snprintf (buf + n, size - n, "\"");
+    return buf;
+}
+
 double
 tf_now (void)
 {

@@ -27,6 +27,12 @@ char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 int tf_error (char *err, size_t errlen, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
+/*  Write text into buf (size bytes, at least 16) between double quotes,
+ *  with quotes, backslashes and control bytes escaped (\x0a) and cut
+ *  short with "..." when it does not fit, so text from a file or a peer
+ *  keeps a message on one line. Returns buf. */
+const char *tf_quote (char *buf, size_t size, const char *text);
+
 /*  Seconds on the monotonic clock. Only runtimes call this: the node's
  *  decision core and the policies are given time, they never read it. */
 double tf_now (void);

@@ -3,10 +3,12 @@
 # missing. Idempotent; prints nothing when everything is already there.
 set -euo pipefail
 
+# openssh-client and openssh-server: ssh hosts (docs/deploy.md) and
+# tests/it_ssh.sh, which starts its own sshd; iproute2: netns hosts.
 PACKAGES=(build-essential pkg-config libzmq3-dev libczmq-dev libjansson-dev
           libcmocka-dev libglpk-dev gnuplot-nox iproute2 procps valgrind python3
           iperf3 iputils-ping
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev openssh-client openssh-server)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -22,5 +24,14 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Installing a package must not start a service: openssh-server would
+# otherwise leave a system sshd listening on port 22 (the tests start
+# their own on loopback). policy-rc.d says no to every start while apt
+# runs, unless the machine has a policy of its own.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy"
+    trap 'rm -f "$policy"' EXIT
+fi
 apt-get update -qq >&2
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

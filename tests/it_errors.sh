@@ -16,9 +16,10 @@ rc=$?
 expect "IR leaves no compute: exit 2 (got $rc)" test "$rc" = 2
 expect "IR leaves no compute: names node and key" grep -q 'node "Lab3"): ir_recv 50 x link_mbps 10' "$WORK/e"
 
-# Hosts: the local deployment runs every node here, so a host that is not
-# an address of this machine is refused, naming node and host, before any
-# process starts; a local address other than 127.0.0.1 runs.
+# Hosts: a host the syntax refuses (docs/config.md) is a config error
+# naming the node; a local host that is not an address of this machine is
+# refused, naming node and host, before any process starts; a local
+# address other than 127.0.0.1 runs. (ssh and netns hosts: it_ssh, it_netns.)
 hosts_config () {
     printf '{"tasks": {"count": 20, "input_mb": 0.1, "units": 1}, "platform": {"time_scale": 100},
  "tree": [{"name": "A", "compute": 50, "host": "%s"},
@@ -27,14 +28,20 @@ hosts_config () {
 hosts_config 127.0.0.1 "no such host!" >"$WORK/host1.json"
 "$TREEFARM" run "$WORK/host1.json" --out "$WORK/h1" >"$WORK/o" 2>"$WORK/e"
 rc=$?
+expect "malformed host: exit 2 (got $rc)" test "$rc" = 2
+expect "malformed host: names node and host" grep -q 'node "B"): host: "no such host!" is not one of' "$WORK/e"
+expect "malformed host: nothing started" test ! -e "$WORK/h1/results.json"
+hosts_config 127.0.0.1 "no-such-host.invalid" >"$WORK/host1b.json"
+"$TREEFARM" run "$WORK/host1b.json" --out "$WORK/h1b" >"$WORK/o" 2>"$WORK/e"
+rc=$?
 expect "unresolvable host: exit 2 (got $rc)" test "$rc" = 2
-expect "unresolvable host: names node and host" grep -q 'node "B"): host "no such host!"' "$WORK/e"
-expect "unresolvable host: nothing started" test ! -e "$WORK/h1/results.json"
-hosts_config 198.18.0.1 127.0.0.1 >"$WORK/host2.json"
+expect "unresolvable host: names node and host" grep -q 'node "B"): host "no-such-host.invalid" cannot be resolved' "$WORK/e"
+# TEST-NET-3 (RFC 5737): an address no machine here has.
+hosts_config 203.0.113.1 127.0.0.1 >"$WORK/host2.json"
 "$TREEFARM" measure "$WORK/host2.json" --out "$WORK/h2.json" >"$WORK/o" 2>"$WORK/e"
 rc=$?
 expect "non-local host (measure): exit 2 (got $rc)" test "$rc" = 2
-expect "non-local host: names node and host" grep -q 'node "A"): host "198.18.0.1" is not an address of this machine' "$WORK/e"
+expect "non-local host: names node and host" grep -q 'node "A"): host "203.0.113.1" is not an address of this machine' "$WORK/e"
 "$TREEFARM" run "$WORK/host2.json" --out "$WORK/h2" >"$WORK/o" 2>"$WORK/e"
 rc=$?
 expect "non-local host (run): exit 2 (got $rc)" test "$rc" = 2

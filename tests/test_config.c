@@ -151,7 +151,7 @@ check_fork7_tree (const config_t *config)
         assert_int_equal (child->depth, 1);
         assert_int_equal (child->nchildren, 0);
         assert_null (child->children);
-        assert_string_equal (child->host, "127.0.0.1");
+        assert_string_equal (child->host, "local");
         assert_true (child->send_limit_mbps == 0);
     }
     const config_node_t *lab3 = node_named (config, "Lab3");
@@ -189,7 +189,7 @@ test_defaults (void **state)
     assert_int_equal (config->platform.ir_measured, 0);
     assert_int_equal (config->nnodes, 1);
     assert_int_equal (config->root, 0);
-    assert_string_equal (config->nodes[0].host, "127.0.0.1");
+    assert_string_equal (config->nodes[0].host, "local");
     assert_true (config->nodes[0].send_limit_mbps == 0);
     assert_int_equal (config->nodes[0].nchildren, 0);
     assert_true (config_task_bytes (config) == 0);
@@ -250,6 +250,32 @@ test_every_key (void **state)
     assert_true (w1->delay_ms == 2.5);
     assert_true (node_named (config, "w-2")->delay_ms == 0);
     assert_true (config_task_bytes (config) == 11010048);
+    config_destroy (&config);
+}
+
+/*  Every form of host loads as written (the default is "local"), and a
+ *  node reads it back from the canonical form the controller ships. */
+static void
+test_hosts (void **state)
+{
+    (void) state;
+    config_t *config = load ("tests/configs/good/hosts.json");
+    const char *expect[][2] = {
+        {"root", "local"}, {"default", "local"}, {"local", "local"},
+        {"address", "127.0.0.2"}, {"v6", "::1"}, {"ssh", "ssh://node-1.example.org"},
+        {"ssh-full", "ssh://alice@198.18.0.7:2222"},
+        {"ssh-v6", "ssh://bob@[2001:db8::7]:22"}, {"ns", "netns:tb-a"},
+    };
+    for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++)
+        assert_string_equal (node_named (config, expect[i][0])->host, expect[i][1]);
+    char *text = config_to_json (config);
+    char err[TF_ERRLEN] = "";
+    config_t *again = config_load_string (text, "<controller>", err, sizeof err);
+    if (!again)
+        fail_msg ("%s", err);
+    assert_configs_equal (config, again);
+    config_destroy (&again);
+    free (text);
     config_destroy (&config);
 }
 
@@ -570,6 +596,7 @@ main (void)
         cmocka_unit_test (test_fork7_values),
         cmocka_unit_test (test_defaults),
         cmocka_unit_test (test_every_key),
+        cmocka_unit_test (test_hosts),
         cmocka_unit_test (test_tree_shape),
         cmocka_unit_test (test_any_order),
         cmocka_unit_test (test_round_trip),
