@@ -100,6 +100,7 @@ struct session {
     double t_launch;         /* processes spawned */
     double t_handshake;      /* last HELLO or BOUND */
     double t_start;          /* START sent, 0 before */
+    double t_ping;           /* the last PINGs went out */
     double t_end;            /* finished, or the failure */
     uint64_t malformed;      /* messages refused, all peers */
     ratelog_t refusals;      /* how often refusals are said */
@@ -609,6 +610,19 @@ launch (session_t *self)
     return spawn_all (self);
 }
 
+/*  Tell every node that said HELLO and runs that we are alive: a node
+ *  that hears nothing for PROTO_CONTROL_SILENCE exits on its own. */
+static void
+ping_all (session_t *self, double now)
+{
+    self->t_ping = now;
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        peer_t *peer = &self->peers[i];
+        if (peer->state != PEER_SPAWNED && !peer->exited && peer->state != PEER_STOPPED)
+            send_to (self, peer, proto_empty (PROTO_PING), 1);
+    }
+}
+
 /*  The handshake and the run proper, until the driver is done or a
  *  failure. */
 static void
@@ -621,6 +635,8 @@ run_until_stopping (session_t *self)
             break;
         if (self->phase == PHASE_RUNNING && self->driver->tick)
             self->driver->tick (self, self->driver->arg, now);
+        if (now - self->t_ping >= PROTO_PING_EVERY)
+            ping_all (self, now);
         uint64_t held = ratelog_overdue (&self->refusals, now);
         if (held)
             session_log (self, "%llu more refused messages not shown",

@@ -84,6 +84,7 @@ typedef struct {
     json_t *run;             /* CONFIG's run object: commands, and on the
                                 root the tasks file, OUT and the journal */
     cargo_t *cargo;          /* command tasks' files (node/cargo.h) */
+    double ctl_heard;        /* when the controller last said anything */
     cmdrun_t *cmdrun;        /* their worker */
 } node_t;
 
@@ -182,6 +183,10 @@ wait_control (node_t *self, proto_command_t want, int timeout_ms, proto_msg_t *o
             proto_msg_clear (out);
             tf_error (err, errlen, "stopped by the controller before the run");
             break;
+        }
+        if (out->command == PROTO_PING) {
+            proto_msg_clear (out);
+            continue;
         }
         logmsg (self, "ignored %s while waiting for %s",
                 proto_command_str (out->command), proto_command_str (want));
@@ -1096,9 +1101,12 @@ on_control (node_t *self)
         refused (self, "the controller", why);
         return 0;
     }
+    self->ctl_heard = tf_now ();
     int rc = 0;
     if (m.command == PROTO_STOP)
         rc = 1;
+    else if (m.command == PROTO_PING)
+        rc = 0;
     else if (m.command == PROTO_MEASURE)
         rc = on_measure (self, &m);
     else
@@ -1226,6 +1234,10 @@ journal_due (node_t *self, double now, double *wait)
 static double
 clock_work (node_t *self, double now, double *next_stats)
 {
+    if (now - self->ctl_heard > PROTO_CONTROL_SILENCE) {
+        fail (self, "the controller fell silent: exiting");
+        return -1;
+    }
     if (now - emul_updated_at (self->emul) >= NODE_SPEED_EVERY)
         update_speed (self, now);
     uint64_t held = ratelog_overdue (&self->refusals, now);
@@ -1316,6 +1328,7 @@ serve (node_t *self)
         zpoller_add (poller, self->router);
     int rc = begin (self);
     double next_stats = tf_now ();
+    self->ctl_heard = next_stats;
     while (rc == 0) {
         double now = tf_now ();
         double wait = clock_work (self, now, &next_stats);

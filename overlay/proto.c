@@ -18,7 +18,7 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_MEASURE] = "MEASURE",   [PROTO_MEASURED] = "MEASURED",
     [PROTO_BYE] = "BYE",
     [PROTO_RECORDED] = "RECORDED", [PROTO_RESULT] = "RESULT",
-    [PROTO_RESULT_ACK] = "RESULT_ACK",
+    [PROTO_RESULT_ACK] = "RESULT_ACK", [PROTO_PING] = "PING",
 };
 
 const char *
@@ -470,6 +470,7 @@ static const struct {
     [PROTO_RECORDED] = {{"done", "info"}, decode_done},
     [PROTO_RESULT] = {{"task", "node", "failed", "bytes", "index", "count"}, decode_result},
     [PROTO_RESULT_ACK] = {{"task", "index"}, decode_ack},
+    [PROTO_PING] = {{NULL}, decode_nothing},
 };
 
 /*  Check and extract the fields of the message's command. */

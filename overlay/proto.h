@@ -54,6 +54,14 @@
 /*  Nodes a retried command avoids (CHUNK "avoid"). */
 #define PROTO_MAX_AVOID 8
 
+/*  The controller pings every node this often (wall seconds); a node that
+ *  hears nothing from its controller for PROTO_CONTROL_SILENCE seconds
+ *  exits on its own (docs/protocol.md, "Liveness"): ten pings missed, so
+ *  a controller busy for a few seconds is not taken for dead, and a dead
+ *  one leaves no node behind for long. */
+#define PROTO_PING_EVERY 1.0
+#define PROTO_CONTROL_SILENCE 10.0
+
 typedef enum {
     PROTO_HELLO = 1,    /* node -> ctl  {name, pid, version}              */
     PROTO_CONFIG,       /* ctl -> node  {config: <experiment object>,
@@ -85,6 +93,8 @@ typedef enum {
                                             index, count} + payload frame:
                                             a command's result stream     */
     PROTO_RESULT_ACK,   /* parent -> child {task, index}                  */
+    PROTO_PING,         /* ctl -> node  {}   every PROTO_PING_EVERY s: the
+                                        controller is alive           */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -194,7 +204,7 @@ zmsg_t *proto_measure (uint32_t phase, double seconds, double warmup,
  *  -> MB/s) is taken and the caller's pointer nulled. */
 zmsg_t *proto_measured (uint32_t phase, double seconds, double units_per_s,
                         double recv_mbps, json_t **send_mbps_p);
-zmsg_t *proto_empty (proto_command_t command);   /* FINISHED, STOP, BYE */
+zmsg_t *proto_empty (proto_command_t command);   /* FINISHED, STOP, BYE, PING */
 
 /*  A message as raw frames, unchecked: header {version, command}, then the
  *  body text and the payload (len bytes) when not NULL. For tests, fuzzers

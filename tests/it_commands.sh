@@ -134,6 +134,28 @@ sys.exit(0 if ok else 1)
 PY
 expect "resume: said how many were done" grep -q "resuming: .* tasks are done already" "$WORK/r2.err"
 
+# --- a controller that falls silent (stopped, as if cut off) --------------
+"$TREEFARM" run "$CFG" --quiet --out "$WORK/silent" --command 'sleep 0.05' \
+    --inputs "$WORK/data/*.txt" >/dev/null 2>"$WORK/silent.err" &
+ctl=$!
+sleep 1.5
+nodes=$(children_of "$ctl")
+kill -STOP "$ctl"
+t0=$(date +%s.%N)
+gone=0
+for _ in $(seq 150); do
+    alive=0
+    for p in $nodes; do
+        kill -0 "$p" 2>/dev/null && [ "$(ps -o stat= -p "$p" | cut -c1)" != Z ] && alive=$((alive + 1))
+    done
+    [ "$alive" = 0 ] && { gone=1; break; }
+    sleep 0.1
+done
+took=$(python3 -c "import sys,time; print('%.1f' % (time.time() - float(sys.argv[1])))" "$t0")
+kill -9 "$ctl"; kill -CONT "$ctl" 2>/dev/null; wait "$ctl" 2>/dev/null
+expect "silence: every node exits on its own within 15 s of its controller stopping (${took} s)" \
+    test "$gone" = 1
+
 # --- a bad tasks file -------------------------------------------------------
 printf '{"id": "a", "sh": "true"}\n{"id": "b", "argv": "true"}\n' >"$WORK/bad.jsonl"
 "$TREEFARM" run "$CFG" --quiet --out "$WORK/bad" --tasks "$WORK/bad.jsonl" \
