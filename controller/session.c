@@ -791,6 +791,13 @@ session_load_config (const char *path)
     config_t *cfg = config_load_file (path, err, sizeof err);
     if (cfg && config_check_emulation (cfg, err, sizeof err) != 0)
         config_destroy (&cfg);
+    if (cfg && config_kernel_shaped (cfg)
+        && (cfg->platform.time_scale != 1 || cfg->platform.payload_scale != 1)) {
+        snprintf (err, sizeof err, "%s: every host is netns: (the kernel testbed, which "
+                  "shapes links at platform rates): time_scale and payload_scale must "
+                  "be 1", path);
+        config_destroy (&cfg);
+    }
     if (!cfg)
         session_log (NULL, "%s", err);
     return cfg;

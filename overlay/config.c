@@ -968,3 +968,16 @@ config_chunk_bytes (const config_t *self)
     double chunk = self->platform.chunk_kib * 1024.0 * self->platform.payload_scale;
     return chunk < 1 ? 1 : (uint32_t) (chunk + 0.5);
 }
+
+int
+config_kernel_shaped (const config_t *self)
+{
+    for (int i = 0; i < self->nnodes; i++) {
+        host_t host;
+        char err[TF_ERRLEN];
+        if (host_parse (self->nodes[i].host, &host, err, sizeof err) != 0
+            || host.kind != HOST_NETNS)
+            return 0;
+    }
+    return self->nnodes > 0;
+}

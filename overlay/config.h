@@ -177,6 +177,11 @@ void config_set_policy (config_t *self, const char *policy);
  *  explicit; loading it gives an equal config. The caller frees. */
 char *config_to_json (const config_t *self);
 
+/*  1 if every node's host is `netns:`: the kernel testbed
+ *  (scripts/testbed.sh) shapes every link with tc at its platform rate,
+ *  so treefarm paces nothing, and time and payload scale must be 1. */
+int config_kernel_shaped (const config_t *self);
+
 /*  Tasks in the bag: commands and synthetic tasks. */
 uint64_t config_bag_size (const config_t *self);
 

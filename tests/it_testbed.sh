@@ -204,6 +204,39 @@ for i in 1 2 3; do
     unset 'SERVERS[-1]'
 done
 
+# --- a treefarm run on the testbed: links shaped by the kernel, unpaced
+# by treefarm; each link's rate while sending within 10% of its config
+python3 - "$WORK/netns.json" "$WORK/run.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["tasks"] = {"count": 40, "input_mb": 0.5, "units": 0.01}
+for n in c["tree"]:   # a slow root: the children get most tasks
+    n["compute"] = 0.02 if "parent" not in n else 1
+json.dump(c, open(sys.argv[2], "w"))
+PY
+"$TREEFARM" run "$WORK/run.json" --quiet --out "$WORK/tfrun" >"$WORK/tfrun.out" 2>"$WORK/tfrun.err"
+rc=$?
+expect "treefarm on the testbed: exit 0 (got $rc)" test "$rc" = 0
+[ "$rc" = 0 ] || tail -5 "$WORK/tfrun.err"
+expect "treefarm on the testbed: every task once" tasks_exactly_once "$WORK/tfrun" 40
+expect "treefarm on the testbed: each used link ran within 10% of its rate (kernel-shaped)" \
+    python3 - "$WORK/tfrun/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+bad, seen = [], 0
+for n in r["nodes"]:
+    for c in n.get("children", []):
+        if c["tasks"] < 3 or not c.get("rate_mbps"):
+            continue
+        seen += 1
+        rate = c["rate_mbps"]
+        ratio = rate / c["link_mbps"]
+        print("  link %-4s %5.2f MB/s of %5.2f configured: %.3f" % (c["name"], rate, c["link_mbps"], ratio))
+        if abs(ratio - 1) > 0.10:
+            bad.append(c["name"])
+sys.exit(1 if bad or seen == 0 else 0)
+PY
+
 # --- down
 "$TB" down "$WORK/tb.json" >/dev/null 2>"$WORK/err"
 expect "down: exit 0" test "$?" = 0
