@@ -288,6 +288,10 @@ child_exec (const launch_t *l, pid_t parent)
  *  Waiting, in the parent.
  */
 
+/*  The longest single poll, ms: an int, and RUNNER_MAX_TIMEOUT in ms is
+ *  not one. A longer wait polls again. */
+#define RUNNER_MAX_POLL_MS 1000000000
+
 /*  Milliseconds to poll until deadline (-1: none), rounded up. */
 static int
 poll_ms (double deadline, double now)
@@ -295,7 +299,7 @@ poll_ms (double deadline, double now)
     if (isinf (deadline))
         return -1;
     double ms = ceil ((deadline - now) * 1000);
-    return ms < 0 ? 0 : ms > 1e9 ? 1000000000 : (int) ms;
+    return ms < 0 ? 0 : ms > RUNNER_MAX_POLL_MS ? RUNNER_MAX_POLL_MS : (int) ms;
 }
 
 /*  Wait for the child to exit, stopping it on a timeout or cancel, then
@@ -565,15 +569,19 @@ outputs_listed (int wfd, const char *const *staged, size_t nstaged, char ***name
 {
     listing_t *ls = xcalloc (1, sizeof *ls);
     ls->staged = xcalloc (nstaged ? nstaged : 1, sizeof *ls->staged);
-    memcpy (ls->staged, staged, nstaged * sizeof *ls->staged);
+    if (nstaged) {
+        memcpy (ls->staged, staged, nstaged * sizeof *ls->staged);
+        qsort (ls->staged, nstaged, sizeof *ls->staged, str_cmp);
+    }
     ls->nstaged = nstaged;
-    qsort (ls->staged, nstaged, sizeof *ls->staged, str_cmp);
     int fd = fcntl (wfd, F_DUPFD_CLOEXEC, 0);
     int rc = fd < 0 ? tf_error (err, errlen, "outputs: %s", strerror (errno))
                     : listing_dir (ls, fd, 0, 0, err, errlen);
     if (rc == 0) {
+        if (!ls->names)
+            ls->names = xcalloc (1, sizeof *ls->names);
         qsort (ls->names, ls->n, sizeof *ls->names, str_cmp);
-        *names_out = ls->names ? ls->names : xcalloc (1, sizeof **names_out);
+        *names_out = ls->names;
         *n_out = ls->n;
     } else {
         runner_names_free (&ls->names, ls->n);

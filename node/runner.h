@@ -12,7 +12,9 @@
  *  whatever reason, whatever is left of its group is SIGKILLed: a task
  *  leaves no process behind (one that left the group with setsid or
  *  setpgid escapes; a cgroup would catch it, this does not). The child is
- *  always reaped.
+ *  always reaped. It also gets SIGKILL if the thread that called
+ *  runner_run dies (PR_SET_PDEATHSIG), so a node that dies takes its
+ *  running command with it.
  *
  *  The command's failure is a result, not an error: a non-zero exit, a
  *  signal, a timeout, a cancel, and an exec failure, which comes out like

@@ -285,6 +285,27 @@ test_many_files (void **state)
     free (specs);
 }
 
+/*  A bundle of no files carries its meta alone. */
+static void
+test_meta_only (void **state)
+{
+    fixture_t *f = *state;
+    json_t *meta = json_pack ("{s:i, s:{s:b}}", "exit", 3, "x", "y", 1);
+    char err[TF_ERRLEN] = "";
+    bundle_src_t *src = bundle_src_new (meta, NULL, NULL, 0, err, sizeof err);
+    assert_non_null (src);
+    bundle_sink_t *sink = bundle_sink_new (f->out, bundle_src_size (src), err, sizeof err);
+    pump (src, sink, 3);
+    json_t *got = NULL;
+    assert_int_equal (bundle_sink_finish (sink, &got, err, sizeof err), 0);
+    assert_true (json_equal (got, meta));
+    json_decref (got);
+    bundle_sink_destroy (&sink);
+    bundle_src_destroy (&src);
+    assert_int_equal (count_tree (f->out), 0);
+    json_decref (meta);
+}
+
 /* ------------------------------------------------------------------------
  *  The source's reads.
  */
@@ -856,6 +877,7 @@ main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown (test_round_trip_any_chunk_size, setup, teardown),
         cmocka_unit_test_setup_teardown (test_many_files, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_meta_only, setup, teardown),
         cmocka_unit_test_setup_teardown (test_read_any_range, setup, teardown),
         cmocka_unit_test_setup_teardown (test_spooled_bundle, setup, teardown),
         cmocka_unit_test_setup_teardown (test_source_errors, setup, teardown),

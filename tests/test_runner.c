@@ -203,15 +203,24 @@ test_timeout_kills_the_group (void **state)
     expect_killed (read_pid (f, "gpid"));
 }
 
-/*  A group that ignores SIGTERM is SIGKILLed after the grace. */
+/*  SIGTERM goes to the whole group at once: a grandchild that traps it
+ *  cleans up while its leader ignores it. A leader that ignores SIGTERM
+ *  is SIGKILLed after the grace, with what is left of its group. */
 static void
 test_timeout_escalates_to_sigkill (void **state)
 {
     fixture_t *f = *state;
     runner_result_t res;
-    runner_spec_t spec = spec_sh (f, "trap '' TERM; sleep 30 & echo $! > gpid; sleep 30",
+    runner_spec_t spec = spec_sh (f, "sh -c 'trap \"echo term > gotterm; exit\" TERM;"
+                                     " sleep 30 & wait' &"
+                                     " trap '' TERM; sleep 30 & echo $! > gpid; sleep 30",
                                   0.2);
     run (&spec, -1, &res);
+    char *got = xasprintf ("%s/gotterm", f->work);
+    char *text = slurp (got);
+    assert_string_equal (text, "term\n");
+    free (text);
+    free (got);
     assert_true (res.timed_out);
     assert_int_equal (res.signal, SIGKILL);
     assert_true (res.wall_s >= 0.2 + RUNNER_KILL_GRACE);
@@ -275,7 +284,8 @@ test_exit_kills_leftovers (void **state)
 
 /*  Additions are in the environment, replace the node's variable of the
  *  same key (a later addition an earlier one), and the rest of the node's
- *  environment is there. */
+ *  environment is there. env itself prints the environment as given, so a
+ *  duplicate would show. */
 static void
 test_environment (void **state)
 {
@@ -284,14 +294,21 @@ test_environment (void **state)
     setenv ("TF_RUNNER_KEPT", "kept", 1);
     const char *const env[] = {"TF_RUNNER_NEW=hello world", "TF_RUNNER_OLD=first",
                                "TF_RUNNER_OLD=new", NULL};
-    runner_spec_t spec = spec_sh (f, "env | grep '^TF_RUNNER_' | sort", 0);
-    spec.env = env;
+    const char *const argv[] = {"env", NULL};
+    runner_spec_t spec = {.argv = argv, .env = env, .workdir = f->work,
+                          .stdout_path = f->out, .stderr_path = f->errp};
     runner_result_t res;
     run (&spec, -1, &res);
     char *out = slurp (f->out);
-    assert_string_equal (out, "TF_RUNNER_KEPT=kept\nTF_RUNNER_NEW=hello world\n"
-                              "TF_RUNNER_OLD=new\n");
+    char mine[256] = "";
+    for (char *line = strtok (out, "\n"); line; line = strtok (NULL, "\n"))
+        if (strncmp (line, "TF_RUNNER_", 10) == 0 && strlen (mine) + strlen (line) < 250)
+            strcat (strcat (mine, line), ";");
+    assert_string_equal (mine, "TF_RUNNER_KEPT=kept;TF_RUNNER_NEW=hello world;"
+                               "TF_RUNNER_OLD=new;");
     free (out);
+    unsetenv ("TF_RUNNER_OLD");
+    unsetenv ("TF_RUNNER_KEPT");
 }
 
 /*  argv entries keep their spaces; sh runs pipes; the cwd is the work
@@ -309,8 +326,17 @@ test_arguments_and_shell (void **state)
     assert_string_equal (out, "a b|c  d||");
     free (out);
 
+    /*  Make this process's stdin a pipe (at end of file), so an inherited
+     *  stdin would show. */
+    int p[2], saved = dup (STDIN_FILENO);
+    assert_int_equal (pipe (p), 0);
+    close (p[1]);
+    assert_int_equal (dup2 (p[0], STDIN_FILENO), STDIN_FILENO);
+    close (p[0]);
     run_sh (f, "printf 'x\\ny\\nz\\n' | wc -l | tr -d ' '; pwd; cat; readlink /proc/self/fd/0",
             &res);
+    dup2 (saved, STDIN_FILENO);
+    close (saved);
     out = slurp (f->out);
     char *want = xasprintf ("3\n%s\n/dev/null\n", f->work);
     assert_string_equal (out, want);
@@ -411,9 +437,17 @@ test_bad_specs (void **state)
     const char *const bad_env[] = {"NOEQUALS", NULL}, *const bad_env2[] = {"=x", NULL};
     runner_spec_t base = {.argv = argv, .workdir = f->work, .stdout_path = f->out,
                           .stderr_path = f->errp};
-    runner_spec_t specs[9];
-    const char *expect[9];
-    for (int i = 0; i < 9; i++)
+    /*  One entry over each limit. */
+    const char **many_args = xcalloc (RUNNER_MAX_ARGS + 2, sizeof *many_args);
+    const char **many_env = xcalloc (RUNNER_MAX_ENV + 2, sizeof *many_env);
+    for (int i = 0; i <= RUNNER_MAX_ARGS; i++)
+        many_args[i] = "true";
+    for (int i = 0; i <= RUNNER_MAX_ENV; i++)
+        many_env[i] = "K=V";
+    enum { NSPECS = 12 };
+    runner_spec_t specs[NSPECS];
+    const char *expect[NSPECS];
+    for (int i = 0; i < NSPECS; i++)
         specs[i] = base;
     specs[0].sh = "true", expect[0] = "exactly one of argv and sh";
     specs[1].argv = NULL, expect[1] = "exactly one of argv and sh";
@@ -424,13 +458,18 @@ test_bad_specs (void **state)
     specs[6].timeout_s = NAN, expect[6] = "timeout nan s";
     specs[7].workdir = "/nonexistent", expect[7] = "workdir /nonexistent: No such file";
     specs[8].stdout_path = "/nonexistent/out", expect[8] = "/nonexistent/out: No such";
-    for (int i = 0; i < 9; i++) {
+    specs[9].timeout_s = RUNNER_MAX_TIMEOUT * 2, expect[9] = "must be 0 to 2.592e+06";
+    specs[10].argv = many_args, expect[10] = "more than 4096 arguments";
+    specs[11].env = many_env, expect[11] = "more than 1024 environment additions";
+    for (int i = 0; i < NSPECS; i++) {
         char err[TF_ERRLEN] = "";
         runner_result_t res;
         assert_int_equal (runner_run (&specs[i], -1, &res, err, sizeof err), -1);
         if (!strstr (err, expect[i]))
             fail_msg ("spec %d: \"%s\" lacks \"%s\"", i, err, expect[i]);
     }
+    free (many_args);
+    free (many_env);
     char err[TF_ERRLEN] = "";
     runner_result_t res;
     assert_int_equal (runner_run (&base, 999, &res, err, sizeof err), -1);
