@@ -35,9 +35,10 @@
 
 /*  The largest stream of a command a node accepts: an input bundle from
  *  the parent, or a result stream (outputs, stdout and stderr) from a
- *  child. Both go through disk, never memory. 64 GiB, so that a chunk
- *  count fits 32 bits at the smallest chunk (1 KiB). */
-#define CORE_MAX_STREAM_BYTES (64ull << 30)
+ *  child. Both go through disk, never memory. 16 GiB, a bundle's largest
+ *  (node/bundle.h; node.c checks they agree); a chunk count fits 32 bits
+ *  even at the smallest chunk (1 KiB). */
+#define CORE_MAX_STREAM_BYTES (16ull << 30)
 
 typedef struct {
     uint64_t id;

@@ -14,6 +14,7 @@
 #include <netdb.h>
 #include <unistd.h>
 
+#include "node/bundle.h"
 #include "node/calphase.h"
 #include "node/cargo.h"
 #include "node/cmdrun.h"
@@ -32,6 +33,9 @@
 #include "overlay/proto_stats.h"
 #include "overlay/ratelog.h"
 #include "overlay/util.h"
+
+_Static_assert (PROTO_MAX_STREAM_BYTES == BUNDLE_MAX_BYTES,
+                "the wire carries any bundle, and no more");
 
 #define NODE_HANDSHAKE_MS 30000   /* wait for CONFIG, then START */
 #define NODE_STATS_EVERY 0.25     /* seconds between STATS */

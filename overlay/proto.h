@@ -49,8 +49,9 @@
  *  65536) at payload scale 1. */
 #define PROTO_MAX_CHUNK_BYTES (64u << 20)
 /*  The largest stream a command task may claim, input bundle (CHUNK) or
- *  result (RESULT): 64 GiB; such streams go through disk, not memory. */
-#define PROTO_MAX_STREAM_BYTES (64ull << 30)
+ *  result (RESULT): a bundle's largest (node/bundle.h, BUNDLE_MAX_BYTES,
+ *  16 GiB); such streams go through disk, not memory. */
+#define PROTO_MAX_STREAM_BYTES (16ull << 30)
 /*  Nodes a retried command avoids (CHUNK "avoid"). */
 #define PROTO_MAX_AVOID 8
 
