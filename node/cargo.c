@@ -494,6 +494,8 @@ cargo_recorded (cargo_t *self, const core_done_t *d, const char *node_name, doub
                 char *err, size_t errlen)
 {
     json_t *rec = record_of (self, d, node_name);
+    if (!self->tasks || d->task >= tasks_count (self->tasks))
+        return rec;   /* synthetic: measurements, not work to keep */
     if (self->journal && journal_append (self->journal, rec, now, err, errlen) != 0) {
         json_decref (rec);
         return NULL;

@@ -111,8 +111,8 @@ void cargo_result_release (cargo_t *self, uint64_t task);
 /*  Root: the core recorded task d (computed at node `node_name`, failed
  *  or not, after d->attempts): its outputs move to OUT/tasks/ID, its
  *  record goes to the journal, and the record is returned (a new
- *  reference) for RECORDED's info. Synthetic tasks are journaled too,
- *  by index. NULL only when the journal cannot be written (said in err). */
+ *  reference) for RECORDED's info. A synthetic task (of a mixed run) is
+ *  not journaled. NULL only when the journal cannot be written (in err). */
 json_t *cargo_recorded (cargo_t *self, const core_done_t *d, const char *node_name,
                         double now, char *err, size_t errlen);
 

@@ -366,13 +366,14 @@ resume (node_t *self, char *err, size_t errlen)
     return 0;
 }
 
-/*  The decision core (node/setup.h) and, for a run with command tasks or
- *  a journal, their files and worker. */
+/*  The decision core (node/setup.h) and, for a run with command tasks,
+ *  their files and worker (a run of synthetic tasks alone has neither:
+ *  no journal, no thread). */
 static int
 make_cargo_and_core (node_t *self, char *err, size_t errlen)
 {
     int root = self->me->parent < 0;
-    if (self->cfg->commands.count > 0 || (root && run_str (self, "journal"))) {
+    if (self->cfg->commands.count > 0) {
         self->cargo = cargo_new (run_str (self, "scratch"), self->opts->name, err, errlen);
         if (!self->cargo)
             return -1;

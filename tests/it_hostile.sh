@@ -30,7 +30,7 @@ expect "hostile parent: every one of its 14 messages logged refused (got $n)" te
 expect "hostile parent: the node's REPORT counts 14 malformed" \
     grep -q "malformed 14" "$WORK/p.out"
 expect "hostile parent: the INT64_MAX claim refused before use" \
-    grep -q 'kiosk: refused .*"bytes" must be an integer in \[0, 1073741824\]' "$WORK/p.err"
+    grep -q 'kiosk: refused .*"bytes" must be an integer in \[0, 17179869184\]' "$WORK/p.err"
 
 # --- 2. strangers and impostors during a real run -----------------------
 N=800   # about 6 s of wall time at time scale 20
