@@ -55,7 +55,8 @@ typedef struct {
 
 struct bundle_sink {
     char *dir;               /* for messages */
-    int dirfd;
+    int dirfd;               /* -1 until a lazy sink's directory exists */
+    int made_dir;            /* a lazy sink created its directory */
     uint64_t total;          /* announced */
     uint64_t received;
     unsigned char prefix[BUNDLE_PREFIX];
@@ -463,6 +464,15 @@ static int
 sink_create (bundle_sink_t *self, size_t i, char *err, size_t errlen)
 {
     const char *name = self->files[i].name;
+    if (self->dirfd < 0) {   /* lazy: the first file makes the directory */
+        if (mkdir (self->dir, 0755) == 0)
+            self->made_dir = 1;
+        else if (errno != EEXIST)
+            return tf_error (err, errlen, "%s: %s", self->dir, strerror (errno));
+        self->dirfd = open (self->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (self->dirfd < 0)
+            return tf_error (err, errlen, "%s: %s", self->dir, strerror (errno));
+    }
     char last[BUNDLE_MAX_COMPONENT + 1];
     int parent = sink_walk (self, name, strlen (name), 1, i, last, err, errlen);
     if (parent < 0)
@@ -506,6 +516,8 @@ sink_undo (bundle_sink_t *self)
         sink_remove (self, self->files[i].name, strlen (self->files[i].name), 0);
     for (size_t i = self->ndirs; i-- > 0;)
         sink_remove (self, self->files[self->dirs[i].file].name, self->dirs[i].len, 1);
+    if (self->made_dir)
+        rmdir (self->dir);
 }
 
 /* ------------------------------------------------------------------------
@@ -533,6 +545,22 @@ bundle_sink_new (const char *dir, uint64_t total_bytes, char *err, size_t errlen
     return self;
 }
 
+bundle_sink_t *
+bundle_sink_new_lazy (const char *dir, uint64_t total_bytes, char *err, size_t errlen)
+{
+    if (total_bytes <= BUNDLE_PREFIX || total_bytes > BUNDLE_MAX_BYTES) {
+        tf_error (err, errlen, "bundle of %" PRIu64 " bytes: must be %d to %" PRIu64,
+                  total_bytes, BUNDLE_PREFIX + 1, BUNDLE_MAX_BYTES);
+        return NULL;
+    }
+    bundle_sink_t *self = xcalloc (1, sizeof *self);
+    self->dir = xstrdup (dir);
+    self->dirfd = -1;
+    self->total = total_bytes;
+    self->fd = -1;
+    return self;
+}
+
 void
 bundle_sink_destroy (bundle_sink_t **self_p)
 {
@@ -543,7 +571,8 @@ bundle_sink_destroy (bundle_sink_t **self_p)
         sink_undo (self);
     if (self->fd >= 0)
         close (self->fd);
-    close (self->dirfd);
+    if (self->dirfd >= 0)
+        close (self->dirfd);
     free (self->dirs);
     free (self->files);
     json_decref (self->header);

@@ -128,6 +128,12 @@ typedef struct bundle_sink bundle_sink_t;
 bundle_sink_t *bundle_sink_new (const char *dir, uint64_t total_bytes, char *err,
                                 size_t errlen);
 
+/*  The same, but dir need not exist: the first file creates it (mode
+ *  0755, its parent must exist), so a bundle of no files creates nothing.
+ *  Undoing removes it again when the sink created it. */
+bundle_sink_t *bundle_sink_new_lazy (const char *dir, uint64_t total_bytes, char *err,
+                                     size_t errlen);
+
 /*  Consume the next len bytes of the stream, in any split (the header may
  *  arrive a byte at a time). As soon as the header is complete it is
  *  parsed and checked: the magic, H, the JSON's shape, every name

@@ -30,7 +30,7 @@ typedef struct {
     uint64_t bytes, got;
 } spool_t;
 
-/*  Root: a result stream being unpacked into the task's partial
+/*  Root: a result stream being unpacked into the task's
  *  directory, and what is known of the task's last attempt. */
 typedef struct {
     bundle_sink_t *sink;
@@ -214,13 +214,8 @@ cargo_root (cargo_t *self, const char *tasks_path, const char *out_dir,
     if (n < 0)
         return -1;
     self->out_tasks = xasprintf ("%s/tasks", out_dir);
-    char *partial = xasprintf ("%s/.partial", self->out_tasks);
-    mkdir (self->out_tasks, 0755);
-    remove_tree (partial);   /* a crashed run's leftovers */
-    int rc = mkdir (partial, 0755);
-    free (partial);
-    if (rc != 0)
-        return tf_error (err, errlen, "cannot create %s/.partial: %s", self->out_tasks,
+    if (mkdir (self->out_tasks, 0755) != 0 && errno != EEXIST)
+        return tf_error (err, errlen, "cannot create %s: %s", self->out_tasks,
                          strerror (errno));
     self->journal = journal_open (journal_path, CARGO_JOURNAL_BATCH, CARGO_JOURNAL_DELAY,
                                   err, errlen);
@@ -231,6 +226,12 @@ int64_t
 cargo_find (const cargo_t *self, const char *id)
 {
     return self->tasks ? (int64_t) tasks_find (self->tasks, id) : -1;
+}
+
+const char *
+cargo_scratch (const cargo_t *self)
+{
+    return self->scratch;
 }
 
 core_task_info_t
@@ -320,11 +321,14 @@ cargo_input_release (cargo_t *self, uint64_t task)
     zhashx_delete (self->ins, k.text);
 }
 
-/*  Root: where command i's outputs are unpacked until it is recorded. */
+/*  Root: where command i's outputs land, OUT/tasks/ID, created by its
+ *  first file (a task that leaves nothing has none). What an earlier
+ *  attempt, or a crashed run, left there is removed first: a directory
+ *  only counts once its task is in the journal. */
 static char *
-partial_dir (const cargo_t *self, uint64_t i)
+task_dir (const cargo_t *self, uint64_t i)
 {
-    return xasprintf ("%s/.partial/%s", self->out_tasks, tasks_get (self->tasks, i)->id);
+    return xasprintf ("%s/%s", self->out_tasks, tasks_get (self->tasks, i)->id);
 }
 
 /*  Root: the job's inputs are the user's files, its spec the task's. */
@@ -338,7 +342,7 @@ root_job (cargo_t *self, uint64_t task, json_t *job)
                                                   "name", t->inputs[k].name));
     json_object_set_new (job, "inputs", inputs);
     json_object_set_new (job, "spec", tasks_spec_json (self->tasks, task));
-    char *dir = partial_dir (self, task);
+    char *dir = task_dir (self, task);
     remove_tree (dir);
     json_object_set_new (job, "deliver", json_string (dir));
     free (dir);
@@ -348,11 +352,9 @@ json_t *
 cargo_job (cargo_t *self, uint64_t task, uint32_t node, char *err, size_t errlen)
 {
     taskkey_t k = key (task);
-    char *work = xasprintf ("%s/work/%s", self->scratch, k.text);
     char *result = xasprintf ("%s/res/%s", self->scratch, k.text);
-    json_t *job = json_pack ("{s:I, s:I, s:s, s:s}", "task", (json_int_t) task, "node",
-                             (json_int_t) node, "work", work, "result", result);
-    free (work);
+    json_t *job = json_pack ("{s:I, s:I, s:s}", "task", (json_int_t) task, "node",
+                             (json_int_t) node, "result", result);
     free (result);
     if (self->is_root) {
         root_job (self, task, job);
@@ -388,7 +390,7 @@ cargo_computed (cargo_t *self, uint64_t task, uint64_t bytes, json_t **info_p)
     zhashx_update (self->results, k.text, s);
 }
 
-/*  Root: a chunk of a child's result stream into the task's partial
+/*  Root: a chunk of a child's result stream into the task's
  *  directory. */
 static int
 deliver (cargo_t *self, uint64_t task, uint64_t bytes, uint32_t index, uint32_t count,
@@ -399,12 +401,9 @@ deliver (cargo_t *self, uint64_t task, uint64_t bytes, uint32_t index, uint32_t 
     if (index == 0) {
         d = xcalloc (1, sizeof *d);
         zhashx_update (self->deliveries, k.text, d);
-        char *dir = partial_dir (self, task);
+        char *dir = task_dir (self, task);
         remove_tree (dir);
-        if (mkdir (dir, 0755) == 0)
-            d->sink = bundle_sink_new (dir, bytes, err, errlen);
-        else
-            tf_error (err, errlen, "cannot create %s: %s", dir, strerror (errno));
+        d->sink = bundle_sink_new_lazy (dir, bytes, err, errlen);
         free (dir);
     }
     if (!d || !d->sink || bundle_sink_write (d->sink, data, len, err, errlen) != 0) {
@@ -453,21 +452,6 @@ cargo_result_release (cargo_t *self, uint64_t task)
     zhashx_delete (self->results, k.text);
 }
 
-/*  Root: move command i's partial outputs to OUT/tasks/ID, replacing
- *  what an earlier, unjournaled run left there. */
-static void
-publish (cargo_t *self, uint64_t i)
-{
-    char *from = partial_dir (self, i);
-    char *to = xasprintf ("%s/%s", self->out_tasks, tasks_get (self->tasks, i)->id);
-    remove_tree (to);
-    if (rename (from, to) != 0 && errno != ENOENT)
-        fprintf (stderr, "treefarm-node: cannot move %s to %s: %s\n", from, to,
-                 strerror (errno));
-    free (from);
-    free (to);
-}
-
 /*  The journal's record of a recorded task. */
 static json_t *
 record_of (cargo_t *self, const core_done_t *d, const char *node_name)
@@ -485,7 +469,6 @@ record_of (cargo_t *self, const core_done_t *d, const char *node_name)
     json_object_set_new (rec, "attempts", json_integer (d->attempts));
     json_object_set_new (rec, "bytes_in", json_integer ((json_int_t) self->sizes[d->task]));
     zhashx_delete (self->deliveries, k.text);
-    publish (self, d->task);
     return rec;
 }
 
@@ -508,7 +491,7 @@ cargo_retried (cargo_t *self, uint64_t task)
 {
     taskkey_t k = key (task);
     zhashx_delete (self->deliveries, k.text);
-    char *dir = partial_dir (self, task);
+    char *dir = task_dir (self, task);
     remove_tree (dir);
     free (dir);
 }

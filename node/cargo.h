@@ -15,11 +15,12 @@
  *    writes the result stream to SCRATCH/res/TASK;
  *  - a result stream from a child is spooled to SCRATCH/res/TASK too, and
  *    served up by offset;
- *  - the root unpacks each result stream as it arrives into
- *    OUT/tasks/.partial/ID, and once the core records the task, renames it
- *    to OUT/tasks/ID and appends the task to the run's journal
- *    (overlay/journal.h); a failed attempt that will be tried again is
- *    removed instead.
+ *  - the root unpacks each result stream as it arrives into OUT/tasks/ID
+ *    (created by the stream's first file: a task that leaves nothing has
+ *    no directory), and once the core records the task appends it to the
+ *    run's journal (overlay/journal.h); a failed attempt that will be
+ *    tried again is removed instead, and so is whatever a crashed run
+ *    left for a task it had not journaled.
  *
  *  Limits: a stream is at most BUNDLE_MAX_BYTES; a node holds at most one
  *  input spool per task held or in transit (the core's buffer and
@@ -59,6 +60,10 @@ void cargo_destroy (cargo_t **self_p);
 int64_t cargo_root (cargo_t *self, const char *tasks_path, const char *out_dir,
                     const char *journal_path, char *err, size_t errlen);
 
+/*  The scratch directory (the command workers' work directories go in
+ *  SCRATCH/work). Borrowed. */
+const char *cargo_scratch (const cargo_t *self);
+
 /*  Root: the index of the command with this id, or -1. */
 int64_t cargo_find (const cargo_t *self, const char *id);
 
@@ -93,7 +98,7 @@ json_t *cargo_job (cargo_t *self, uint64_t task, uint32_t node, char *err,
 void cargo_computed (cargo_t *self, uint64_t task, uint64_t bytes, json_t **info_p);
 
 /*  A chunk of a child's result stream for task. Not root: appended to
- *  the spool (index 0 opens it). Root: unpacked into the task's partial
+ *  the spool (index 0 opens it). Root: unpacked into the task's
  *  output directory; the last chunk completes it and keeps its meta as
  *  the task's info. Returns 0, or -1 with a message (the stream is then
  *  dropped: the task will be recorded as failed with that message). */
@@ -116,7 +121,7 @@ void cargo_result_release (cargo_t *self, uint64_t task);
 json_t *cargo_recorded (cargo_t *self, const core_done_t *d, const char *node_name,
                         double now, char *err, size_t errlen);
 
-/*  Root: task failed at node and will be tried again: drop its partial
+/*  Root: task failed at node and will be tried again: drop its
  *  outputs and its info. */
 void cargo_retried (cargo_t *self, uint64_t task);
 

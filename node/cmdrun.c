@@ -21,6 +21,7 @@
 
 struct cmdrun {
     zactor_t *actor;
+    char *work;              /* the jobs' work directory */
     int cancel[2];           /* a byte in cancel[1] stops a running command */
     int busy;
 };
@@ -33,6 +34,8 @@ typedef struct {
     char *out_path, *err_path;
     runner_result_t run;
     char error[TF_ERRLEN];   /* staging or collecting went wrong */
+    int nstreams;            /* stdout and stderr in the result: those not
+                                empty */
 } job_t;
 
 static int
@@ -191,8 +194,9 @@ run_command (job_t *j, int cancel_fd, char *err, size_t errlen)
     return rc;
 }
 
-/*  The result stream's files: stdout, stderr, then the outputs. Returns
- *  the count, with paths and names (the caller's), or -1 (j->error). */
+/*  The result stream's files: stdout and stderr unless empty, then the
+ *  outputs. Returns the count, with paths and names (the caller's), or -1
+ *  (j->error; the streams are still first, j->nstreams of them). */
 static int
 result_files (job_t *j, char ***paths, char ***names)
 {
@@ -218,17 +222,22 @@ result_files (job_t *j, char ***paths, char ***names)
         n = 0;
     *paths = xcalloc (n + 3, sizeof **paths);
     *names = xcalloc (n + 3, sizeof **names);
-    (*paths)[0] = xstrdup (j->out_path), (*names)[0] = xstrdup ("stdout");
-    (*paths)[1] = xstrdup (j->err_path), (*names)[1] = xstrdup ("stderr");
-    for (i = 0; i < n; i++) {
-        (*paths)[i + 2] = xasprintf ("%s/%s", j->work, outs[i]);
-        (*names)[i + 2] = outs[i];
+    size_t k = 0;
+    struct stat st;
+    if (stat (j->out_path, &st) == 0 && st.st_size > 0)
+        (*paths)[k] = xstrdup (j->out_path), (*names)[k++] = xstrdup ("stdout");
+    if (stat (j->err_path, &st) == 0 && st.st_size > 0)
+        (*paths)[k] = xstrdup (j->err_path), (*names)[k++] = xstrdup ("stderr");
+    j->nstreams = (int) k;
+    for (i = 0; i < n; i++, k++) {
+        (*paths)[k] = xasprintf ("%s/%s", j->work, outs[i]);
+        (*names)[k] = outs[i];
         if (strcmp (outs[i], "stdout") == 0 || strcmp (outs[i], "stderr") == 0)
             snprintf (j->error, sizeof j->error, "the command created \"%s\", a name kept "
                       "for its captured output", outs[i]);
     }
     free (outs);
-    return j->error[0] ? -1 : (int) n + 2;
+    return j->error[0] ? -1 : (int) k;
 }
 
 /*  The meta of the result stream: how the run went. */
@@ -260,10 +269,8 @@ write_result (job_t *j, bundle_src_t *src, char *buf, char *err, size_t errlen)
     uint64_t size = bundle_src_size (src);
     bundle_sink_t *sink = NULL;
     int fd = -1;
-    if (deliver) {
-        if (mkdir (deliver, 0755) == 0 || errno == EEXIST)
-            sink = bundle_sink_new (deliver, size, err, errlen);
-    }
+    if (deliver)
+        sink = bundle_sink_new_lazy (deliver, size, err, errlen);
     else
         fd = open (job_str (j->job, "result"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                    0600);
@@ -294,7 +301,7 @@ pack_result (job_t *j, json_t **meta_p, char *buf, char *err, size_t errlen)
     char **paths, **names;
     int n = result_files (j, &paths, &names);
     if (n < 0)
-        n = 2;   /* stdout and stderr still go up */
+        n = j->nstreams;   /* the streams still go up */
     struct stat st;
     uint64_t out = 0;
     for (int i = 0; i < n; i++)
@@ -330,17 +337,27 @@ pack_error (job_t *j, json_t **meta_p, char *buf, const char *why)
     return size;
 }
 
-/*  Do one job; the outcome goes to the pipe as {task, bytes, failed,
- *  info}. */
+/*  Remove what is in the work directory, not the directory. */
+static int
+remove_below (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    if (ftw->level > 0)
+        remove_entry (path, st, flag, ftw);
+    return 0;
+}
+
+/*  Do one job in work; the outcome goes to the pipe as {task, bytes,
+ *  failed, info}. */
 static json_t *
-do_job (const json_t *job, int cancel_fd, char *buf)
+do_job (const json_t *job, const char *work, int cancel_fd, char *buf)
 {
     char err[TF_ERRLEN] = "";
-    job_t j = {.job = job, .work = job_str (job, "work")};
+    job_t j = {.job = job, .work = work};
     j.out_path = xasprintf ("%s.stdout", j.work);
     j.err_path = xasprintf ("%s.stderr", j.work);
-    int rc = mkdir (j.work, 0700) == 0 ? 0 : tf_error (err, sizeof err, "cannot create "
-                                                         "%s: %s", j.work, strerror (errno));
+    struct stat st;
+    int rc = stat (j.work, &st) == 0 || mkdir (j.work, 0700) == 0
+           ? 0 : tf_error (err, sizeof err, "cannot create %s: %s", j.work, strerror (errno));
     if (rc == 0)
         rc = json_object_get (job, "spool") ? stage_spool (&j, buf, err, sizeof err)
                                             : stage_inputs (&j, buf, err, sizeof err);
@@ -358,9 +375,7 @@ do_job (const json_t *job, int cancel_fd, char *buf)
     if (bytes == 0)
         bytes = pack_error (&j, &meta, buf, err);
     int failed = j.error[0] || !j.run.exited || j.run.exit_code != 0;
-    nftw (j.work, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    unlink (j.out_path);
-    unlink (j.err_path);
+    nftw (j.work, remove_below, 16, FTW_DEPTH | FTW_PHYS);
     free (j.out_path);
     free (j.err_path);
     json_decref (j.spec);
@@ -372,7 +387,8 @@ do_job (const json_t *job, int cancel_fd, char *buf)
 static void
 worker (zsock_t *pipe, void *arg)
 {
-    int cancel_fd = *(int *) arg;
+    cmdrun_t *self = arg;
+    int cancel_fd = self->cancel[0];
     char *buf = xmalloc (CMDRUN_BLOCK);
     zsock_signal (pipe, 0);
     for (;;) {
@@ -385,7 +401,7 @@ worker (zsock_t *pipe, void *arg)
         zstr_free (&text);
         if (stop)
             break;
-        json_t *outcome = job ? do_job (job, cancel_fd, buf)
+        json_t *outcome = job ? do_job (job, self->work, cancel_fd, buf)
                               : json_pack ("{s:s}", "error", "a job that is not JSON");
         char *out = json_dumps (outcome, JSON_COMPACT);
         zstr_sendx (pipe, "DONE", out, NULL);
@@ -397,14 +413,15 @@ worker (zsock_t *pipe, void *arg)
 }
 
 cmdrun_t *
-cmdrun_new (void)
+cmdrun_new (const char *work)
 {
     cmdrun_t *self = xcalloc (1, sizeof *self);
+    self->work = xstrdup (work);
     if (pipe2 (self->cancel, O_CLOEXEC | O_NONBLOCK) != 0) {
         fprintf (stderr, "treefarm-node: cannot create a pipe: %s\n", strerror (errno));
         abort ();
     }
-    self->actor = zactor_new (worker, &self->cancel[0]);
+    self->actor = zactor_new (worker, self);
     return self;
 }
 
@@ -419,6 +436,7 @@ cmdrun_destroy (cmdrun_t **self_p)
     zactor_destroy (&self->actor);
     close (self->cancel[0]);
     close (self->cancel[1]);
+    free (self->work);
     free (self);
     *self_p = NULL;
 }

@@ -14,7 +14,7 @@
  *      outputs under their names, whose meta says how the run went: to
  *      the result spool, or on the root unpacked straight into the
  *      task's delivery directory;
- *   4. removes the work directory.
+ *   4. empties the work directory.
  *  A command that exits non-zero, dies of a signal, times out, or whose
  *  inputs or outputs cannot be staged or collected is a failed task, not
  *  an error of the worker: its result stream says why (meta "error", and
@@ -38,8 +38,11 @@
 
 typedef struct cmdrun cmdrun_t;
 
-/*  Start the worker thread. */
-cmdrun_t *cmdrun_new (void);
+/*  Start a worker thread whose jobs run in the directory work (created,
+ *  mode 0700, and emptied after each job: reused, as are its stdout and
+ *  stderr files work.stdout and work.stderr, since creating and deleting
+ *  files by the thousand is what costs most on a busy file system). */
+cmdrun_t *cmdrun_new (const char *work);
 
 /*  Cancel a running job, stop the thread, null the pointer. Safe on NULL. */
 void cmdrun_destroy (cmdrun_t **self_p);

@@ -113,8 +113,10 @@ struct core {
     meter_t *recv_meter;     /* bytes received from the parent, by time */
     double total_free;       /* the send limit's pacer, likewise */
 
-    int computing;
-    task_t computing_task;   /* the task the engine runs */
+    task_t *running;         /* the tasks computing here, nrunning of them,
+                                at most slots */
+    uint32_t nrunning, slots;
+    int engine_busy;         /* a synthetic task has the engine */
     task_t *retrying;        /* root: commands handed out again, with the
                                 nodes they failed on, until their result */
     uint32_t nretrying, retrying_cap;
@@ -169,6 +171,9 @@ check_commands (const core_cfg_t *cfg, char *err, size_t errlen)
                          (unsigned long long) cfg->task_count);
     if (cfg->is_root && cfg->command_tasks > 0 && !cfg->task_info)
         return tf_error (err, errlen, "core: command tasks need task_info");
+    if (cfg->slots > CORE_MAX_SLOTS)
+        return tf_error (err, errlen, "core: %u slots, more than %u", cfg->slots,
+                         CORE_MAX_SLOTS);
     if (cfg->max_attempts > CORE_MAX_ATTEMPTS)
         return tf_error (err, errlen, "core: %u attempts, more than %u",
                          cfg->max_attempts, CORE_MAX_ATTEMPTS);
@@ -240,6 +245,8 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
         self->children[i].sent = meter_new (cfg->meter_window);
     }
     self->recv_meter = meter_new (cfg->meter_window);
+    self->slots = cfg->slots ? cfg->slots : 1;
+    self->running = xcalloc (self->slots, sizeof *self->running);
     if (cfg->is_root) {
         self->done_bits = xcalloc (cfg->task_count / 8 + 1, 1);
         self->attempts = xcalloc (cfg->command_tasks + 1, 1);
@@ -270,6 +277,7 @@ core_destroy (core_t **self_p)
     free (self->subtree_size);
     free (self->ups);
     free (self->retrying);
+    free (self->running);
     free (self->batch);
     free (self->acts);
     free (self);
@@ -358,11 +366,14 @@ in_subtree (const core_t *self, uint32_t x, uint32_t top)
     return 0;
 }
 
-/*  May t go to dest: this node's engine (dest < 0) or child slot dest,
- *  whose subtree must hold a node t has not failed on? */
+/*  May t go to dest: this node's engine (dest < 0: a free slot, and for a
+ *  synthetic task the engine free; not a node t failed on) or child slot
+ *  dest, whose subtree must hold a node t has not failed on? */
 static int
 eligible (const core_t *self, const task_t *t, int dest)
 {
+    if (dest < 0 && t->kind == CORE_KIND_SYNTHETIC && self->engine_busy)
+        return 0;
     if (t->navoid == 0)
         return 1;
     if (dest < 0)
@@ -384,7 +395,8 @@ find_task (const core_t *self, int dest)
     for (uint32_t i = 0; i < self->q_len; i++)
         if (eligible (self, &self->queue[(self->q_head + i) % self->q_cap], dest))
             return (int) i;
-    if (self->cfg.is_root && self->next_task < self->cfg.task_count)
+    if (self->cfg.is_root && self->next_task < self->cfg.task_count
+        && !(dest < 0 && self->engine_busy && self->next_task >= self->cfg.command_tasks))
         return (int) self->q_len;
     return -1;
 }
@@ -826,11 +838,11 @@ dispatch (core_t *self, double now)
         pump_all (self, now);
         return;
     }
-    int pos = self->computing ? -1 : find_task (self, -1);
-    if (pos >= 0) {
+    int pos;
+    while (self->nrunning < self->slots && (pos = find_task (self, -1)) >= 0) {
         task_t t = hand_out (self, pos);
-        self->computing = 1;
-        self->computing_task = t;
+        self->running[self->nrunning++] = t;
+        self->engine_busy |= t.kind == CORE_KIND_SYNTHETIC;
         core_action_t *a = emit (self, CORE_ACT_COMPUTE);
         a->task = t.id;
         a->units = t.units;
@@ -839,8 +851,9 @@ dispatch (core_t *self, double now)
     serve_children (self, now);
     pump_all (self, now);
     pump_up (self);
-    if (!self->cfg.is_root && self->q_len + self->pending < self->cfg.buffer) {
-        uint32_t n = self->cfg.buffer - (self->q_len + self->pending);
+    uint32_t want = self->cfg.buffer + self->slots - 1;
+    if (!self->cfg.is_root && self->q_len + self->pending < want) {
+        uint32_t n = want - (self->q_len + self->pending);
         self->pending += n;
         self->stats.requested += n;
         emit (self, CORE_ACT_REQUEST)->n = n;
@@ -1092,10 +1105,14 @@ on_done (core_t *self, const core_event_t *ev, char *err, size_t errlen)
 static int
 on_computed (core_t *self, const core_event_t *ev, char *err, size_t errlen)
 {
-    if (!self->computing || ev->task != self->computing_task.id)
+    uint32_t k = 0;
+    while (k < self->nrunning && self->running[k].id != ev->task)
+        k++;
+    if (k == self->nrunning)
         return tf_error (err, errlen, "engine finished task %llu, which it was not "
                          "computing", (unsigned long long) ev->task);
-    int command = self->computing_task.kind == CORE_KIND_COMMAND;
+    task_t ran = self->running[k];
+    int command = ran.kind == CORE_KIND_COMMAND;
     if (!command && (ev->bytes > 0 || ev->failed))
         return tf_error (err, errlen, "synthetic task %llu has no result stream",
                          (unsigned long long) ev->task);
@@ -1103,14 +1120,15 @@ on_computed (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         && (ev->bytes == 0 || ev->bytes > CORE_MAX_STREAM_BYTES))
         return tf_error (err, errlen, "task %llu: a result of %llu bytes",
                          (unsigned long long) ev->task, (unsigned long long) ev->bytes);
-    self->computing = 0;
+    self->running[k] = self->running[--self->nrunning];
+    self->engine_busy &= command;
     self->stats.computed++;
     emit (self, CORE_ACT_RELEASE)->task = ev->task;
     core_done_t d = {.task = ev->task, .node = self->cfg.self, .failed = ev->failed != 0};
     if (command && !self->cfg.is_root)
         push_up (self, d, ev->bytes);
     else
-        complete (self, d, &self->computing_task, ev->now);
+        complete (self, d, &ran, ev->now);
     return 0;
 }
 
@@ -1271,7 +1289,7 @@ core_stats (const core_t *self)
 {
     core_stats_t s = self->stats;
     s.held = self->q_len;
-    s.computing = self->computing;
+    s.computing = (int) self->nrunning;
     return s;
 }
 

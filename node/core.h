@@ -91,6 +91,8 @@ typedef struct {
 #define CORE_MAX_AVOID 8
 /*  The largest attempt count a run may ask for. */
 #define CORE_MAX_ATTEMPTS 100
+/*  The most tasks one node computes at once. */
+#define CORE_MAX_SLOTS 256
 
 typedef enum {
     CORE_KIND_SYNTHETIC = 0, /* the experiment's payload and units */
@@ -125,6 +127,11 @@ typedef struct {
     int nchildren;
     const core_child_info_t *children;   /* nchildren entries, copied */
     uint64_t command_tasks;  /* tasks 0 .. command_tasks-1 are commands */
+    uint32_t slots;          /* tasks this node computes at once, 1 ..
+                                CORE_MAX_SLOTS (0 means 1): commands run
+                                side by side, a synthetic task has the one
+                                engine; the node asks for slots - 1 tasks
+                                beyond its buffer */
     uint32_t max_attempts;   /* root: tries of a failing command, 1 ..
                                 CORE_MAX_ATTEMPTS (0 means 1) */
     /*  Root: a command task's bytes and units (required when
@@ -262,7 +269,7 @@ typedef struct {
     uint64_t result_bytes_out;   /* result stream bytes acknowledged by
                                     the parent */
     uint32_t held;           /* tasks held now, not computing */
-    int computing;           /* a local task is running */
+    int computing;           /* local tasks running */
 } core_stats_t;
 
 /*  Create a core. The configuration is copied; the policy must outlive the

@@ -89,7 +89,8 @@ typedef struct {
                                 root the tasks file, OUT and the journal */
     cargo_t *cargo;          /* command tasks' files (node/cargo.h) */
     double ctl_heard;        /* when the controller last said anything */
-    cmdrun_t *cmdrun;        /* their worker */
+    cmdrun_t **cmdrun;       /* their workers, one a slot */
+    uint32_t nworkers;
 } node_t;
 
 static void
@@ -377,7 +378,19 @@ make_cargo_and_core (node_t *self, char *err, size_t errlen)
         self->cargo = cargo_new (run_str (self, "scratch"), self->opts->name, err, errlen);
         if (!self->cargo)
             return -1;
-        self->cmdrun = cmdrun_new ();
+        config_node_t *me = &self->cfg->nodes[self->me->index];
+        if (me->slots == 0) {   /* as many as this machine has CPUs */
+            long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+            me->slots = cpus < 1 ? 1 : cpus > CONFIG_MAX_SLOTS ? CONFIG_MAX_SLOTS
+                                                               : (uint32_t) cpus;
+        }
+        self->nworkers = me->slots;
+        self->cmdrun = xcalloc (self->nworkers, sizeof *self->cmdrun);
+        for (uint32_t i = 0; i < self->nworkers; i++) {
+            char *work = xasprintf ("%s/work/%u", cargo_scratch (self->cargo), i);
+            self->cmdrun[i] = cmdrun_new (work);
+            free (work);
+        }
     }
     if (root && self->cargo && root_cargo (self, err, errlen) != 0)
         return -1;
@@ -665,7 +678,10 @@ compute_command (node_t *self, uint64_t task)
         return -1;
     }
     json_object_set_new (job, "node_name", json_string (self->opts->name));
-    int rc = cmdrun_start (self->cmdrun, job);
+    int rc = -1;   /* the core never runs more than slots at once */
+    for (uint32_t i = 0; i < self->nworkers && rc != 0; i++)
+        if (!cmdrun_busy (self->cmdrun[i]))
+            rc = cmdrun_start (self->cmdrun[i], job);
     json_decref (job);
     return rc;
 }
@@ -1143,14 +1159,14 @@ on_engine (node_t *self)
     return r;
 }
 
-/*  The command worker finished a task. */
+/*  A command worker finished a task. */
 static int
-on_cmdrun (node_t *self)
+on_cmdrun (node_t *self, cmdrun_t *worker)
 {
     uint64_t task, bytes;
     int failed;
     json_t *info;
-    if (cmdrun_recv (self->cmdrun, &task, &bytes, &failed, &info) != 0)
+    if (cmdrun_recv (worker, &task, &bytes, &failed, &info) != 0)
         return fail (self, "the command worker sent something unexpected"), -1;
     double seconds = json_number_value (json_object_get (info, "seconds"));
     self->compute_seconds += seconds;
@@ -1310,8 +1326,9 @@ handle (node_t *self, void *which)
     }
     if (which == engine_sock (self->engine))
         return on_engine (self);
-    if (self->cmdrun && which == cmdrun_sock (self->cmdrun))
-        return on_cmdrun (self);
+    for (uint32_t i = 0; i < self->nworkers; i++)
+        if (which == cmdrun_sock (self->cmdrun[i]))
+            return on_cmdrun (self, self->cmdrun[i]);
     if (self->parent && which == self->parent)
         return on_parent (self);
     if (self->router && which == self->router)
@@ -1325,8 +1342,8 @@ static int
 serve (node_t *self)
 {
     zpoller_t *poller = zpoller_new (self->ctl, engine_sock (self->engine), NULL);
-    if (self->cmdrun)
-        zpoller_add (poller, cmdrun_sock (self->cmdrun));
+    for (uint32_t i = 0; i < self->nworkers; i++)
+        zpoller_add (poller, cmdrun_sock (self->cmdrun[i]));
     if (self->parent)
         zpoller_add (poller, self->parent);
     if (self->router)
@@ -1427,7 +1444,9 @@ node_run (const node_opts_t *opts)
     else
         status = serve (self);
     engine_destroy (&self->engine);
-    cmdrun_destroy (&self->cmdrun);
+    for (uint32_t i = 0; i < self->nworkers; i++)
+        cmdrun_destroy (&self->cmdrun[i]);
+    free (self->cmdrun);
     cargo_destroy (&self->cargo);
     json_decref (self->run);
     core_destroy (&self->core);

@@ -65,7 +65,7 @@ static const char *const platform_keys[] = {
 };
 static const char *const node_keys[] = {
     "name", "parent", "host", "compute", "link_mbps", "link_idle_mbps",
-    "send_limit_mbps", "ir_send", "ir_recv", "delay_ms", NULL
+    "send_limit_mbps", "ir_send", "ir_recv", "delay_ms", "slots", NULL
 };
 /*  Keys that describe the link from the parent: an error on the root. */
 static const char *const link_keys[] = {
@@ -489,8 +489,11 @@ parse_node (loader_t *ld, json_t *entry, int i, config_node_t *node)
                          node->delay_ms);
         }
     }
-    if (get_number (&s, "send_limit_mbps", 0, RULE_POSITIVE, &node->send_limit_mbps) < 0)
+    long long slots = 0;
+    if (get_number (&s, "send_limit_mbps", 0, RULE_POSITIVE, &node->send_limit_mbps) < 0
+        || get_integer (&s, "slots", 0, 1, CONFIG_MAX_SLOTS, &slots) < 0)
         return -1;
+    node->slots = (uint32_t) slots;
     return 0;
 }
 
@@ -899,6 +902,8 @@ config_to_json (const config_t *self)
             json_object_set_new (entry, "parent", json_string (node->parent_name));
         json_object_set_new (entry, "host", json_string (node->host));
         json_object_set_new (entry, "compute", json_real (node->compute_rate));
+        if (node->slots)
+            json_object_set_new (entry, "slots", json_integer (node->slots));
         /* 0 (unlimited) is the absence of the key: the loader wants > 0. */
         if (node->send_limit_mbps > 0)
             json_object_set_new (entry, "send_limit_mbps",

@@ -53,6 +53,10 @@
  *  the clock can emulate, so anything larger measures nothing. */
 #define CONFIG_MAX_TIME_SCALE 1e6
 
+/*  The most command tasks one node runs at once (slots): a big machine's
+ *  cores, not more. */
+#define CONFIG_MAX_SLOTS 256
+
 /*  The longest one-way delay of a link, ms (delay_ms). Only the kernel
  *  testbed (scripts/testbed.sh, docs/testbed.md) applies it, with netem,
  *  which holds rate x delay bytes per direction in kernel memory; a
@@ -103,6 +107,10 @@ typedef struct {
     double delay_ms;         /* one-way delay of the link from the parent,
                                 ms, 0..CONFIG_MAX_DELAY_MS, default 0; only
                                 the kernel testbed applies it */
+    uint32_t slots;          /* command tasks it runs at once, 1 ..
+                                CONFIG_MAX_SLOTS; 0 (absent): as many as its
+                                machine has CPUs. Synthetic tasks run one at
+                                a time whatever it says */
 } config_node_t;
 
 typedef struct {

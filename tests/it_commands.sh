@@ -44,7 +44,7 @@ expect "gzip: computed at least once below the root" python3 -c '
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1] + "/tasks.csv")))
 sys.exit(0 if any(r["node"] in ("w1a", "w1b") for r in rows) else 1)' "$out"
-expect "gzip: stdout and stderr kept per task" test -f "$out/tasks/1/stdout" -a -f "$out/tasks/1/stderr"
+expect "gzip: empty stdout and stderr are not kept" test ! -e "$out/tasks/1/stdout" -a ! -e "$out/tasks/1/stderr"
 expect "gzip: no node process outlives the run" no_node_alive "$out"
 
 # --- failures, a timeout, a retry on another node ------------------------
@@ -75,7 +75,8 @@ ok = (rows["ok1"]["status"] == "ok" and rows["exit3"]["status"] == "failed"
       and "broken" in fails["exit3"]["stderr_tail"] and r["failed"] == 3
       and rows["ok2"]["status"] == "ok"
       and open(out + "/tasks/ok2/g.txt").read() == "hello there"
-      and open(out + "/tasks/ok1/note.txt").read() == "fine\n")
+      and open(out + "/tasks/ok1/note.txt").read() == "fine\n"
+      and open(out + "/tasks/exit3/stderr").read() == "broken\n")
 if not ok: print("  rows", rows, "failures", list(fails))
 sys.exit(0 if ok else 1)
 PY

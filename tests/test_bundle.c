@@ -306,6 +306,48 @@ test_meta_only (void **state)
     json_decref (meta);
 }
 
+/*  A lazy sink makes its directory with its first file: none for a
+ *  bundle of no files; and an unfinished one removes the directory it
+ *  made. */
+static void
+test_lazy_sink (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN] = "", dir[128];
+    snprintf (dir, sizeof dir, "%s/lazy", f->out);
+    bundle_src_t *src = bundle_src_new (NULL, NULL, NULL, 0, err, sizeof err);
+    bundle_sink_t *sink = bundle_sink_new_lazy (dir, bundle_src_size (src), err, sizeof err);
+    pump (src, sink, 7);
+    json_t *meta = NULL;
+    assert_int_equal (bundle_sink_finish (sink, &meta, err, sizeof err), 0);
+    json_decref (meta);
+    bundle_sink_destroy (&sink);
+    bundle_src_destroy (&src);
+    struct stat st;
+    assert_int_equal (stat (dir, &st), -1);   /* nothing to hold: no directory */
+
+    const spec_t one[] = {{"a/b.txt", 5000, 7}};
+    src = make_src (f, one, 1, NULL);
+    sink = bundle_sink_new_lazy (dir, bundle_src_size (src), err, sizeof err);
+    pump (src, sink, 4096);
+    assert_int_equal (bundle_sink_finish (sink, &meta, err, sizeof err), 0);
+    json_decref (meta);
+    bundle_sink_destroy (&sink);
+    char path[192];
+    snprintf (path, sizeof path, "%s/a/b.txt", dir);
+    check_file (path, 5000, 7);
+
+    rm_tree (dir);
+    sink = bundle_sink_new_lazy (dir, bundle_src_size (src), err, sizeof err);
+    unsigned char buf[2048];
+    assert_int_equal (bundle_src_read (src, 0, buf, sizeof buf, err, sizeof err), 0);
+    assert_int_equal (bundle_sink_write (sink, buf, sizeof buf, err, sizeof err), 0);
+    assert_int_equal (stat (dir, &st), 0);    /* the first file made it */
+    bundle_sink_destroy (&sink);              /* unfinished: undone */
+    assert_int_equal (stat (dir, &st), -1);
+    bundle_src_destroy (&src);
+}
+
 /* ------------------------------------------------------------------------
  *  The source's reads.
  */
@@ -878,6 +920,7 @@ main (void)
         cmocka_unit_test_setup_teardown (test_round_trip_any_chunk_size, setup, teardown),
         cmocka_unit_test_setup_teardown (test_many_files, setup, teardown),
         cmocka_unit_test_setup_teardown (test_meta_only, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_lazy_sink, setup, teardown),
         cmocka_unit_test_setup_teardown (test_read_any_range, setup, teardown),
         cmocka_unit_test_setup_teardown (test_spooled_bundle, setup, teardown),
         cmocka_unit_test_setup_teardown (test_source_errors, setup, teardown),
