@@ -578,7 +578,8 @@ measured_config (const results_t *self)
     for (int i = 0; c && i < c->nnodes; i++) {
         double s = self->node_commands[i] ? self->node_seconds[i] : seconds / (double) n;
         uint64_t k = self->node_commands[i] ? self->node_commands[i] : 1;
-        c->nodes[i].compute_rate = (double) k / fmax (s, RESULTS_MIN_TASK_SECONDS);
+        uint64_t slots = self->nodes[i].stats.slots ? self->nodes[i].stats.slots : 1;
+        c->nodes[i].compute_rate = (double) (k * slots) / fmax (s, RESULTS_MIN_TASK_SECONDS);
     }
     return c;
 }

@@ -581,6 +581,7 @@ send_stats (node_t *self, proto_command_t command)
         .duplicates = c.duplicates, .compute_seconds = self->compute_seconds,
         .speed_mean = emul_speed_mean (self->emul), .held = c.held,
         .computing = c.computing,
+        .slots = self->cfg->commands.count && self->me->slots ? self->me->slots : 1,
     };
     const double *that = subtree_bounds (self->subtree);
     if (that && self->me->parent < 0) {

@@ -17,6 +17,7 @@ const proto_counter_t proto_counters[PROTO_NCOUNTERS] = {
     {"malformed", offsetof (proto_stats_t, malformed), 1},
     {"completed", offsetof (proto_stats_t, completed), 0},
     {"duplicates", offsetof (proto_stats_t, duplicates), 0},
+    {"slots", offsetof (proto_stats_t, slots), 1},
 };
 
 static uint64_t *
@@ -174,7 +175,7 @@ get_scalars (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
         || get_lag (stats, out, err, errlen) || get_bound (stats, out, err, errlen))
         return -1;
     out->held = held > UINT32_MAX ? UINT32_MAX : (uint32_t) held;
-    out->computing = computing != 0;
+    out->computing = (int) computing;
     json_t *fit = json_object_get (stats, "fit");
     if (fit && !json_is_object (fit))
         return tf_error (err, errlen, "stats: \"fit\" must be an object");

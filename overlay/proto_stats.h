@@ -38,11 +38,12 @@ typedef struct {
     uint64_t computed, forwarded, received, requested;
     uint64_t bytes_in, bytes_out, malformed;
     uint64_t completed, duplicates;      /* the root's */
+    uint64_t slots;          /* tasks it computes at once (node/core.h) */
     double compute_seconds;  /* wall seconds the engine was busy */
     double speed_mean;       /* emulated: mean interference factor while
                                 computing (1 = none); 1 when absent */
     uint32_t held;           /* tasks held now */
-    int computing;           /* a task is running now */
+    int computing;           /* tasks running now */
     int has_bound;           /* the root's: the tree's bound per model, */
     double bound[BOUND_MODEL_COUNT];     /* tasks/s, as the tree computed it */
     double lag_loop, lag_engine, lag_link;   /* wall seconds the event loop,
@@ -65,7 +66,7 @@ typedef struct {
     int per_node;
 } proto_counter_t;
 
-#define PROTO_NCOUNTERS 9
+#define PROTO_NCOUNTERS 10
 extern const proto_counter_t proto_counters[PROTO_NCOUNTERS];
 
 /*  The value of counter i of s. */
