@@ -56,6 +56,7 @@ typedef struct {
     uint64_t retries, results;   /* RETRY actions, RESULT events */
     uint64_t bad_failures;   /* RETRY actions of commands failed at bad_node */
     int finished, max_sending;
+    int max_computing;       /* the most tasks one node computed at once */
     double now;
 } sim_t;
 
@@ -208,6 +209,8 @@ step (sim_t *s, int at, core_event_t ev)
     carry_out (s, at, a, n);
     if (core_sending (s->cores[at]) > s->max_sending)
         s->max_sending = core_sending (s->cores[at]);
+    if (core_stats (s->cores[at]).computing > s->max_computing)
+        s->max_computing = core_stats (s->cores[at]).computing;
     double due = core_next_deadline (s->cores[at], s->now);
     if (due >= 0 && (s->tick_at[at] < 0 || s->now + due < s->tick_at[at])) {
         s->tick_at[at] = s->now + due;
@@ -419,12 +422,34 @@ test_commands_retry_elsewhere_and_record_once (void **state)
     assert_true (bad_failures > 0);   /* the bad node's path was taken */
 }
 
+/*  Slots: every node runs up to 3 commands at once, never more; synthetic
+ *  tasks keep the one engine. Every task is still recorded once. */
+static void
+test_slots_run_commands_side_by_side (void **state)
+{
+    (void) state;
+    config_t *cfg = load ("tree3.json", 40);
+    config_set_policy (cfg, "fcfs");
+    cfg->commands.count = 200;
+    cfg->commands.attempts = 1;
+    for (int i = 0; i < cfg->nnodes; i++)
+        cfg->nodes[i].slots = 3;
+    sim_t s;
+    sim_init (&s, cfg);
+    simulate (&s);
+    check_exactly_once (&s);
+    assert_int_equal (s.max_computing, 3);
+    sim_free (&s);
+    config_destroy (&cfg);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_every_policy_completes_every_task_once),
         cmocka_unit_test (test_commands_retry_elsewhere_and_record_once),
+        cmocka_unit_test (test_slots_run_commands_side_by_side),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
