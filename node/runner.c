@@ -2,7 +2,7 @@
  *
  *  Everything that allocates is done before vfork: the environment, the
  *  PATH candidates for argv[0], the descriptors. Between vfork and exec
- *  the child runs in a copy of a multi-threaded process (ZeroMQ's I/O
+ *  the child runs in the memory of a multi-threaded process (ZeroMQ's I/O
  *  threads), so it makes async-signal-safe calls only, and reports an
  *  exec failure by writing to its stderr file and exiting 127 or 126.
  *
