@@ -782,6 +782,41 @@ check_command (loader_t *ld, const char *command, const char *const *globs,
     return 0;
 }
 
+/*  The words of a command line that needs no shell, as argv: only bytes
+ *  of SHELL_SAFE and single spaces (no quote, variable, glob, redirection,
+ *  pipe, ...), and a first word that is no shell builtin or keyword. NULL
+ *  when a shell is needed. Saves a shell per task: a tenth of the CPU of
+ *  short tasks. */
+static char **
+plain_words (const char *line)
+{
+    static const char *const builtins[] = {
+        "cd", "exit", "export", "set", "unset", "ulimit", "umask", "exec", "eval",
+        "alias", "read", "wait", "trap", "shift", "return", "break", "continue",
+        "if", "for", "while", "until", "case", "time", "source", "type", "command",
+        "hash", "getopts", "readonly", "local", "times", NULL};
+    size_t n = 0, len = strlen (line);
+    for (size_t i = 0; i < len; i++)
+        if (line[i] == ' ' ? i == 0 || line[i - 1] == ' ' || i + 1 == len
+                           : !strchr (SHELL_SAFE, line[i]))
+            return NULL;
+        else
+            n += line[i] == ' ';
+    size_t first = strcspn (line, " ");
+    for (int k = 0; builtins[k]; k++)
+        if (strlen (builtins[k]) == first && strncmp (line, builtins[k], first) == 0)
+            return NULL;
+    if (len == 0)
+        return NULL;
+    char **argv = xcalloc (n + 2, sizeof *argv);
+    for (size_t at = 0, w = 0; at < len; w++) {
+        size_t l = strcspn (line + at, " ");
+        argv[w] = xasprintf ("%.*s", (int) l, line + at);
+        at += l + 1;
+    }
+    return argv;
+}
+
 /*  Add the task for one file, path, matched by a glob. */
 static int
 add_file_task (tasks_t *self, loader_t *ld, const char *command, const char *path)
@@ -809,6 +844,11 @@ add_file_task (tasks_t *self, loader_t *ld, const char *command, const char *pat
                        TASKS_MAX_STRING);
         task_free (&t);
         return rc;
+    }
+    t.argv = plain_words (t.sh);
+    if (t.argv) {
+        free ((char *) t.sh);
+        t.sh = NULL;
     }
     add_task (self, &t);
     return 0;

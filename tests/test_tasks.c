@@ -669,13 +669,44 @@ command (fixture_t *f, const char *cmd, const char *glob1, const char *glob2)
     return f->tasks;
 }
 
-/*  The sh of task i of a shorthand. */
+/*  The command line of task i of a shorthand: its sh, or its argv joined
+ *  by spaces when it needs no shell. */
 static const char *
 sh_of (fixture_t *f, size_t i)
 {
+    static char line[TASKS_MAX_STRING + 64];
     assert_non_null (f->tasks);
     assert_true (i < tasks_count (f->tasks));
-    return tasks_get (f->tasks, i)->sh;
+    const tasks_task_t *t = tasks_get (f->tasks, i);
+    if (t->sh)
+        return t->sh;
+    line[0] = '\0';
+    for (size_t k = 0; t->argv[k]; k++)
+        snprintf (line + strlen (line), sizeof line - strlen (line), "%s%s", k ? " " : "",
+                  t->argv[k]);
+    return line;
+}
+
+/*  A command line of plain words runs without a shell; one with shell
+ *  syntax, or a builtin first, keeps its shell. */
+static void
+test_plain_commands_need_no_shell (void **state)
+{
+    fixture_t *f = *state;
+    command (f, "gzip -9 {}", "@/a.txt", NULL);
+    const tasks_task_t *t = tasks_get (f->tasks, 0);
+    assert_null (t->sh);
+    assert_string_equal (t->argv[0], "gzip");
+    assert_string_equal (t->argv[1], "-9");
+    assert_string_equal (t->argv[2], "a.txt");
+    assert_null (t->argv[3]);
+    const char *shelly[] = {"wc -l {} > {}.n", "cd . && ls {}", "echo $HOME {}",
+                            "cat  {}", "exit 3 {}", "x=1 env {}", "ls {} *"};
+    for (size_t k = 0; k < sizeof shelly / sizeof *shelly; k++) {
+        command (f, shelly[k], "@/a.txt", NULL);
+        assert_non_null (tasks_get (f->tasks, 0)->sh);
+        assert_null (tasks_get (f->tasks, 0)->argv);
+    }
 }
 
 static void
@@ -818,6 +849,7 @@ main (void)
         WITH_DIR (test_find_gives_the_index_of_an_id),
         WITH_DIR (test_the_spec_has_what_a_node_needs_and_no_paths),
         WITH_DIR (test_replacement_strings),
+        WITH_DIR (test_plain_commands_need_no_shell),
         WITH_DIR (test_substituted_values_are_shell_quoted),
         WITH_DIR (test_a_command_without_replacement_gets_one_appended),
         WITH_DIR (test_glob_order_and_duplicates),
