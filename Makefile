@@ -125,6 +125,10 @@ demo: $(BINS)
 
 bench: $(BINS)
 	@BUILD=$(BUILD) bash scripts/bench.sh
+	@echo
+	@BUILD=$(BUILD) bash scripts/bench-commands.sh
+	@echo
+	@BUILD=$(BUILD) bash scripts/bench-bigfile.sh
 
 install: $(BINS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/treefarm/configs

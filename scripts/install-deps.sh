@@ -7,7 +7,7 @@ set -euo pipefail
 # tests/it_ssh.sh, which starts its own sshd; iproute2: netns hosts.
 PACKAGES=(build-essential pkg-config libzmq3-dev libczmq-dev libjansson-dev
           libcmocka-dev libglpk-dev gnuplot-nox iproute2 procps valgrind python3
-          iperf3 iputils-ping
+          iperf3 iputils-ping parallel
           clang libclang-rt-14-dev openssh-client openssh-server)
 
 missing=()
