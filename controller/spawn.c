@@ -89,16 +89,8 @@ child_exec (const char *path, char *const argv[], const int fds[3], pid_t parent
         _exit (127);
 
     /*  Undo what the controller changed: blocked and ignored signals
-     *  survive exec. Handlers do not, but say it anyway. */
-    sigset_t none;
-    sigemptyset (&none);
-    sigprocmask (SIG_SETMASK, &none, NULL);
-    struct sigaction dfl;
-    memset (&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD, SIGXFSZ};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction (sigs[i], &dfl, NULL);
+     *  survive exec. */
+    tf_child_reset_signals ();
 
     for (int target = 0; target < 3; target++)
         if (child_fd (fds[target], target) != 0)

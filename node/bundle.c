@@ -524,29 +524,9 @@ sink_undo (bundle_sink_t *self)
  *  Sink: the stream.
  */
 
-bundle_sink_t *
-bundle_sink_new (const char *dir, uint64_t total_bytes, char *err, size_t errlen)
-{
-    if (total_bytes <= BUNDLE_PREFIX || total_bytes > BUNDLE_MAX_BYTES) {
-        tf_error (err, errlen, "bundle of %" PRIu64 " bytes: must be %d to %" PRIu64,
-                  total_bytes, BUNDLE_PREFIX + 1, BUNDLE_MAX_BYTES);
-        return NULL;
-    }
-    int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0) {
-        tf_error (err, errlen, "%s: %s", dir, strerror (errno));
-        return NULL;
-    }
-    bundle_sink_t *self = xcalloc (1, sizeof *self);
-    self->dir = xstrdup (dir);
-    self->dirfd = dirfd;
-    self->total = total_bytes;
-    self->fd = -1;
-    return self;
-}
-
-bundle_sink_t *
-bundle_sink_new_lazy (const char *dir, uint64_t total_bytes, char *err, size_t errlen)
+/*  A sink of total_bytes into dir (lazy: not opened yet). */
+static bundle_sink_t *
+sink_alloc (const char *dir, uint64_t total_bytes, char *err, size_t errlen)
 {
     if (total_bytes <= BUNDLE_PREFIX || total_bytes > BUNDLE_MAX_BYTES) {
         tf_error (err, errlen, "bundle of %" PRIu64 " bytes: must be %d to %" PRIu64,
@@ -559,6 +539,23 @@ bundle_sink_new_lazy (const char *dir, uint64_t total_bytes, char *err, size_t e
     self->total = total_bytes;
     self->fd = -1;
     return self;
+}
+
+bundle_sink_t *
+bundle_sink_new (const char *dir, uint64_t total_bytes, char *err, size_t errlen)
+{
+    bundle_sink_t *self = sink_alloc (dir, total_bytes, err, errlen);
+    if (self && (self->dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        tf_error (err, errlen, "%s: %s", dir, strerror (errno));
+        bundle_sink_destroy (&self);
+    }
+    return self;
+}
+
+bundle_sink_t *
+bundle_sink_new_lazy (const char *dir, uint64_t total_bytes, char *err, size_t errlen)
+{
+    return sink_alloc (dir, total_bytes, err, errlen);
 }
 
 void

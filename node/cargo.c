@@ -170,21 +170,6 @@ table (zhashx_destructor_fn *destructor)
     return h;
 }
 
-static int
-remove_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st, (void) flag, (void) ftw;
-    remove (path);
-    return 0;
-}
-
-/*  Remove path and everything below it; no link is followed. */
-static void
-remove_tree (const char *path)
-{
-    nftw (path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 cargo_t *
 cargo_new (const char *scratch_parent, const char *name, char *err, size_t errlen)
 {
@@ -231,7 +216,7 @@ cargo_destroy (cargo_t **self_p)
     zhashx_destroy (&self->jobs);
     while (self->npool > 0)
         free (self->pool[--self->npool]);
-    remove_tree (self->scratch);
+    tf_remove_tree (self->scratch, 0);
     tasks_destroy (&self->tasks);
     free (self->sizes);
     free (self->out_tasks);
@@ -416,7 +401,7 @@ root_job (cargo_t *self, uint64_t task, json_t *job)
     json_object_set_new (job, "inputs", inputs);
     json_object_set_new (job, "spec", tasks_spec_json (self->tasks, task));
     char *dir = task_dir (self, task);
-    remove_tree (dir);
+    tf_remove_tree (dir, 0);
     json_object_set_new (job, "deliver", json_string (dir));
     free (dir);
 }
@@ -478,7 +463,7 @@ deliver (cargo_t *self, uint64_t task, uint64_t bytes, uint32_t index, uint32_t 
         d = xcalloc (1, sizeof *d);
         zhashx_update (self->deliveries, k.text, d);
         char *dir = task_dir (self, task);
-        remove_tree (dir);
+        tf_remove_tree (dir, 0);
         d->sink = bundle_sink_new_lazy (dir, bytes, err, errlen);
         free (dir);
     }
@@ -566,7 +551,7 @@ cargo_retried (cargo_t *self, uint64_t task)
     taskkey_t k = key (task);
     zhashx_delete (self->deliveries, k.text);
     char *dir = task_dir (self, task);
-    remove_tree (dir);
+    tf_remove_tree (dir, 0);
     free (dir);
 }
 

@@ -38,14 +38,6 @@ typedef struct {
                                 empty */
 } job_t;
 
-static int
-remove_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st, (void) flag, (void) ftw;
-    remove (path);
-    return 0;
-}
-
 static const char *
 job_str (const json_t *job, const char *key)
 {
@@ -337,15 +329,6 @@ pack_error (job_t *j, json_t **meta_p, char *buf, const char *why)
     return size;
 }
 
-/*  Remove what is in the work directory, not the directory. */
-static int
-remove_below (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    if (ftw->level > 0)
-        remove_entry (path, st, flag, ftw);
-    return 0;
-}
-
 /*  Do one job in work; the outcome goes to the pipe as {task, bytes,
  *  failed, info}. */
 static json_t *
@@ -375,7 +358,7 @@ do_job (const json_t *job, const char *work, int cancel_fd, char *buf)
     if (bytes == 0)
         bytes = pack_error (&j, &meta, buf, err);
     int failed = j.error[0] || !j.run.exited || j.run.exit_code != 0;
-    nftw (j.work, remove_below, 16, FTW_DEPTH | FTW_PHYS);
+    tf_remove_tree (j.work, 1);
     free (j.out_path);
     free (j.err_path);
     json_decref (j.spec);

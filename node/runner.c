@@ -254,14 +254,7 @@ child_exec (const launch_t *l, pid_t parent)
      *  die before that was set. */
     if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != parent)
         _exit (127);
-    sigset_t none;
-    sigemptyset (&none);
-    sigprocmask (SIG_SETMASK, &none, NULL);
-    struct sigaction dfl;
-    memset (&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; sig++)
-        sigaction (sig, &dfl, NULL);     /* fails harmlessly on KILL, STOP */
+    tf_child_reset_signals ();
     if (fchdir (l->wfd) != 0 || dup2 (l->nullfd, STDIN_FILENO) < 0
         || dup2 (l->outfd, STDOUT_FILENO) < 0 || dup2 (l->errfd, STDERR_FILENO) < 0)
         _exit (127);

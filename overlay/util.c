@@ -1,6 +1,8 @@
 /*  util — see util.h. */
 #include "overlay/util.h"
 
+#include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,4 +103,40 @@ tf_wall (void)
     struct timespec ts;
     clock_gettime (CLOCK_REALTIME, &ts);
     return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void
+tf_child_reset_signals (void)
+{
+    sigset_t none;
+    sigemptyset (&none);
+    sigprocmask (SIG_SETMASK, &none, NULL);
+    struct sigaction dfl;
+    memset (&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction (sig, &dfl, NULL);     /* fails harmlessly on KILL, STOP */
+}
+
+static int
+remove_any (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void) st, (void) flag, (void) ftw;
+    remove (path);
+    return 0;
+}
+
+static int
+remove_below (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void) st, (void) flag;
+    if (ftw->level > 0)
+        remove (path);
+    return 0;
+}
+
+void
+tf_remove_tree (const char *path, int below_only)
+{
+    nftw (path, below_only ? remove_below : remove_any, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -37,6 +37,15 @@ const char *tf_quote (char *buf, size_t size, const char *text);
  *  decision core and the policies are given time, they never read it. */
 double tf_now (void);
 
+/*  Remove path and everything below it (with below_only, only what is
+ *  below it), following no link; best effort, errors ignored. */
+void tf_remove_tree (const char *path, int below_only);
+
+/*  In a child between fork (or vfork) and exec: unblock every signal and
+ *  give every one its default action, since blocked and ignored signals
+ *  survive exec. Async-signal-safe. */
+void tf_child_reset_signals (void);
+
 /*  Seconds since the epoch, wall clock, for timestamps in results. */
 double tf_wall (void);
 

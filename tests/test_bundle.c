@@ -45,17 +45,10 @@ typedef struct {
     unsigned seed;
 } spec_t;
 
-static int
-rm_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st, (void) flag, (void) ftw;
-    return remove (path) != 0 && errno != ENOENT;
-}
-
 static void
 rm_tree (const char *path)
 {
-    nftw (path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tf_remove_tree (path, 0);
 }
 
 static int

@@ -121,6 +121,27 @@ child_at (const sim_t *s, int at, int slot)
     return s->cfg->nodes[at].children[slot];
 }
 
+/*  The actions of command tasks' result streams, and retries. */
+static void
+carry_out_result (sim_t *s, int at, const core_action_t *x)
+{
+    if (x->type == CORE_ACT_SEND_RESULT) {
+        s->results++;
+        core_event_t up = {.type = CORE_EV_RESULT, .child = s->slot[at], .task = x->task,
+                           .node = x->node, .failed = x->failed, .bytes = x->bytes,
+                           .index = x->index, .count = x->count, .len = x->len};
+        send (s, s->cfg->nodes[at].parent, up, NULL, 0);
+    }
+    else if (x->type == CORE_ACT_ACK_RESULT)
+        send (s, child_at (s, at, x->child),
+              (core_event_t){.type = CORE_EV_RESULT_ACK, .task = x->task,
+                             .index = x->index}, NULL, 0);
+    else {
+        s->retries++;
+        s->bad_failures += (int) x->node == s->bad_node;
+    }
+}
+
 /*  Carry out node at's actions: the driver's whole job. */
 static void
 carry_out (sim_t *s, int at, const core_action_t *a, int n)
@@ -157,21 +178,9 @@ carry_out (sim_t *s, int at, const core_action_t *a, int n)
             break;
         }
         case CORE_ACT_SEND_RESULT:
-            s->results++;
-            up = (core_event_t){.type = CORE_EV_RESULT, .child = s->slot[at],
-                                .task = x->task, .node = x->node, .failed = x->failed,
-                                .bytes = x->bytes, .index = x->index, .count = x->count,
-                                .len = x->len};
-            send (s, me->parent, up, NULL, 0);
-            break;
         case CORE_ACT_ACK_RESULT:
-            send (s, child_at (s, at, x->child),
-                  (core_event_t){.type = CORE_EV_RESULT_ACK, .task = x->task,
-                                 .index = x->index}, NULL, 0);
-            break;
         case CORE_ACT_RETRY:
-            s->retries++;
-            s->bad_failures += (int) x->node == s->bad_node;
+            carry_out_result (s, at, x);
             break;
         case CORE_ACT_REPORT:
             up.type = CORE_EV_DONE, up.ndone = x->ndone;

@@ -383,9 +383,15 @@ test_command_messages_round_trip (void **state)
     json_decref (config);
     json_decref (run);
 
-    /*  Refusals: a synthetic chunk over 1 GiB, a bad kind, too many nodes
-     *  to avoid, a long DONE entry, info beside DONE, RESULT without its
-     *  payload, a failed flag of 2. */
+}
+
+/*  Refusals: a synthetic chunk over 1 GiB, a bad kind, too many nodes to
+ *  avoid, a long DONE entry, info beside DONE, RESULT without its payload,
+ *  a failed flag of 2. */
+static void
+test_malformed_command_messages_are_refused (void **state)
+{
+    (void) state;
     zmsg_t *raw = proto_raw (PROTO_VERSION, PROTO_CHUNK,
                              "{\"task\":1,\"units\":1,\"bytes\":2147483648,"
                              "\"index\":0,\"count\":4096}", "abcd", 4);
@@ -429,6 +435,7 @@ main (void)
         cmocka_unit_test (test_sizes_beyond_the_limits_are_refused),
         cmocka_unit_test (test_command_names),
         cmocka_unit_test (test_command_messages_round_trip),
+        cmocka_unit_test (test_malformed_command_messages_are_refused),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

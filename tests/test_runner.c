@@ -45,13 +45,6 @@ typedef struct {
 } fixture_t;
 
 static int
-rm_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st, (void) flag, (void) ftw;
-    return remove (path) != 0 && errno != ENOENT;
-}
-
-static int
 setup (void **state)
 {
     fixture_t *f = xcalloc (1, sizeof *f);
@@ -70,7 +63,7 @@ static int
 teardown (void **state)
 {
     fixture_t *f = *state;
-    nftw (f->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tf_remove_tree (f->root, 0);
     free (f);
     return 0;
 }
