@@ -104,8 +104,12 @@ stage_inputs (job_t *j, char *buf, char *err, size_t errlen)
         int dst = open (to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         int rc = src >= 0 && dst >= 0 ? 0 : -1;
         ssize_t n = 0;
-        while (rc == 0 && (n = read (src, buf, CMDRUN_BLOCK)) > 0)
-            rc = write_all (dst, buf, (size_t) n);
+        /*  In the kernel when it can (no copy through us), else by hand. */
+        while (rc == 0 && (n = copy_file_range (src, NULL, dst, NULL, CMDRUN_BLOCK, 0)) > 0)
+            ;
+        if (rc == 0 && n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS))
+            while (rc == 0 && (n = read (src, buf, CMDRUN_BLOCK)) > 0)
+                rc = write_all (dst, buf, (size_t) n);
         if (rc != 0 || n < 0)
             tf_error (err, errlen, "cannot stage %s: %s", from, strerror (errno));
         if (src >= 0)

@@ -98,6 +98,28 @@ if not ok: print("  picky:", p, where)
 sys.exit(0 if ok else 1)
 PY
 
+# --- synthetic and command tasks in one run ---------------------------------
+python3 - "$CFG" "$WORK/mixedbag.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["tasks"] = {"count": 30, "input_mb": 0.1, "units": 2}
+json.dump(c, open(sys.argv[2], "w"))
+PY
+out=$WORK/both
+"$TREEFARM" run "$WORK/mixedbag.json" --quiet --out "$out" --command 'wc -c {}' \
+    --inputs "$WORK/data/f0*.txt" >"$WORK/both.out" 2>"$WORK/both.err"
+rc=$?
+expect "synthetic and commands together: exit 0 (got $rc)" test "$rc" = 0
+expect "synthetic and commands together: all 130 tasks once" tasks_exactly_once "$out" 130 commands
+expect "synthetic and commands together: 100 command rows with ids, 30 synthetic" python3 - "$out" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1] + "/tasks.csv")))
+cmd = [r for r in rows if r["id"]]
+syn = [r for r in rows if not r["id"]]
+ok = len(cmd) == 100 and len(syn) == 30 and all(int(r["task"]) >= 100 for r in syn)
+sys.exit(0 if ok else 1)
+PY
+
 # --- kill -9 of the controller, then --resume ----------------------------
 out=$WORK/resume
 "$TREEFARM" run "$CFG" --quiet --out "$out" --command 'sleep 0.02; wc -c < {} > {/}.n' \
@@ -136,7 +158,7 @@ PY
 expect "resume: said how many were done" grep -q "resuming: .* tasks are done already" "$WORK/r2.err"
 
 # --- a controller that falls silent (stopped, as if cut off) --------------
-"$TREEFARM" run "$CFG" --quiet --out "$WORK/silent" --command 'sleep 0.05' \
+"$TREEFARM" run "$CFG" --quiet --out "$WORK/silent" --command 'sleep 0.2; true' \
     --inputs "$WORK/data/*.txt" >/dev/null 2>"$WORK/silent.err" &
 ctl=$!
 sleep 1.5
