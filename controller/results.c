@@ -56,6 +56,7 @@ struct results {
     uint64_t command_bytes;  /* input bundle bytes of the commands recorded */
     uint64_t commands;       /* commands recorded */
     int measured_bound;      /* offline[] is from measured task times */
+    uint64_t resumed;        /* tasks done by an earlier run (--resume) */
 };
 
 const char *
@@ -80,6 +81,21 @@ results_new (const config_t *cfg)
         bound_tree_destroy (&tree);
     }
     return self;
+}
+
+/*  Tasks completed by this run: the root's count, less those a resumed
+ *  run found done (its throughput and efficiency are this run's). */
+static uint64_t
+ran (const results_t *self)
+{
+    uint64_t done = self->nodes[self->cfg->root].stats.completed;
+    return done > self->resumed ? done - self->resumed : 0;
+}
+
+void
+results_set_resumed (results_t *self, uint64_t tasks)
+{
+    self->resumed = tasks;
 }
 
 /*  The bound a run is judged against: the policy's port model. */
@@ -405,18 +421,19 @@ results_to_json (const results_t *self)
     json_object_set_new (object, "failed", json_integer ((json_int_t) self->failed));
     json_object_set_new (object, "failures", json_incref (self->failures));
     json_object_set_new (object, "completed", json_integer ((json_int_t) root->completed));
+    json_object_set_new (object, "resumed", json_integer ((json_int_t) self->resumed));
     json_object_set_new (object, "duplicates",
                          json_integer ((json_int_t) root->duplicates));
     json_object_set_new (object, "makespan_s", span >= 0 ? json_real (span) : json_null ());
     json_object_set_new (object, "wall_s", json_real (self->wall_s));
     json_object_set_new (object, "throughput",
-                         span > 0 ? json_real ((double) root->completed / span)
-                                  : json_null ());
+                         span > 0 && ran (self) > 0 ? json_real ((double) ran (self) / span)
+                                                    : json_null ());
     json_object_set_new (object, "bound", bound_to_json (self));
     double bound = self->offline[policy_model (cfg)];
     json_object_set_new (object, "efficiency",
-                         span > 0 && bound > 0
-                             ? json_real ((double) root->completed / span / bound)
+                         span > 0 && bound > 0 && ran (self) > 0
+                             ? json_real ((double) ran (self) / span / bound)
                              : json_null ());
     json_object_set_new (object, "efficiency_reliable",
                          json_boolean (reliable (self)));
@@ -769,8 +786,8 @@ print_bound (const results_t *self, double span, FILE *out)
     bound_model_t model = policy_model (cfg);
     double bound = self->offline[model];
     fprintf (out, "\n  bound %.3f tasks/s (%s)", bound, bound_model_title (model));
-    if (span > 0 && bound > 0)
-        fprintf (out, "  efficiency %.1f%%%s", 100.0 * root->completed / span / bound,
+    if (span > 0 && bound > 0 && ran (self) > 0)
+        fprintf (out, "  efficiency %.1f%%%s", 100.0 * ran (self) / span / bound,
                  reliable (self) ? "" : " (UNRELIABLE)");
     if (self->measured_bound)
         fprintf (out, "  [from the commands' measured times and sizes]");
@@ -837,12 +854,15 @@ print_header (const results_t *self, FILE *out)
         fprintf (out, " (%s)", self->error);
     fprintf (out, "\n  %llu/%llu tasks", (unsigned long long) root->completed,
              (unsigned long long) config_bag_size (cfg));
+    if (self->resumed)
+        fprintf (out, " (%llu of them done before: resumed)",
+                 (unsigned long long) self->resumed);
     if (span >= 0)
         fprintf (out, "  makespan %.2f s (platform)", span);
     fprintf (out, "  wall %.2f s", self->wall_s);
-    if (span > 0)
+    if (span > 0 && ran (self) > 0)
         fprintf (out, "  throughput %.3f tasks/s (platform)",
-                 (double) root->completed / span);
+                 (double) ran (self) / span);
     if (root->duplicates)
         fprintf (out, "  %llu duplicates", (unsigned long long) root->duplicates);
     print_bound (self, span, out);

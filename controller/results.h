@@ -144,6 +144,10 @@ int results_open_tasks (results_t *self, const char *dir, char *err, size_t errl
 int results_record (results_t *self, uint64_t task, uint64_t node, const json_t *info,
                     char *err, size_t errlen);
 
+/*  A resumed run found this many tasks done already: its throughput and
+ *  efficiency count only the tasks it completed itself. */
+void results_set_resumed (results_t *self, uint64_t tasks);
+
 /*  Commands recorded as failed after their last attempt. */
 uint64_t results_failed (const results_t *self);
 

@@ -209,6 +209,7 @@ run_prepared (const session_opts_t *opt, const bag_opts_t *bo, const char *polic
         if (bag_resumed (bag))
             session_log (s, "resuming: %llu tasks are done already",
                          (unsigned long long) bag_resumed (bag));
+        results_set_resumed (session_results (s), bag_resumed (bag));
         code = run_execute (s, quiet);
     }
     json_decref (run);

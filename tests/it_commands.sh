@@ -156,6 +156,14 @@ if not ok: print("  journal", len(ids), "distinct", len(set(ids)), "missing outp
 sys.exit(0 if ok else 1)
 PY
 expect "resume: said how many were done" grep -q "resuming: .* tasks are done already" "$WORK/r2.err"
+expect "resume: results.json counts the $done1 resumed tasks, and its efficiency is this run's" \
+    python3 - "$out/results.json" "$done1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = r["resumed"] == int(sys.argv[2]) and (r["efficiency"] is None or r["efficiency"] < 2)
+if not ok: print("  resumed", r["resumed"], "efficiency", r["efficiency"])
+sys.exit(0 if ok else 1)
+PY
 
 # --- a controller that falls silent (stopped, as if cut off) --------------
 "$TREEFARM" run "$CFG" --quiet --out "$WORK/silent" --command 'sleep 0.2; true' \
