@@ -29,6 +29,12 @@
  *  at a few hundred tasks a second). Up to CARGO_POOL emptied files wait
  *  for reuse; more are deleted. */
 #define CARGO_POOL 64
+/*  A recycled spool file keeps its blocks, up to this size, and is
+ *  overwritten from its start (a spool's length is kept beside it, what
+ *  lies beyond is never read): rewriting allocated blocks costs less than
+ *  truncating and allocating again. Larger ones are emptied, so the pool
+ *  holds at most CARGO_POOL x 4 MiB of disk. */
+#define CARGO_POOL_KEEP (4u << 20)
 
 /*  One stream spooled to a file: appended in order, read by offset. */
 typedef struct {
@@ -102,7 +108,10 @@ spool_path (cargo_t *self)
 static void
 path_recycle (cargo_t *self, char *path, int fd)
 {
-    if (path && self->npool < CARGO_POOL && fd >= 0 && ftruncate (fd, 0) == 0)
+    struct stat st;
+    int keep = fd >= 0 && fstat (fd, &st) == 0
+            && (st.st_size <= CARGO_POOL_KEEP || ftruncate (fd, 0) == 0);
+    if (path && self->npool < CARGO_POOL && keep)
         self->pool[self->npool++] = path;
     else if (path) {
         unlink (path);
@@ -342,7 +351,7 @@ spool_append (cargo_t *self, zhashx_t *h, uint64_t task, uint64_t bytes, uint32_
         s = xcalloc (1, sizeof *s);
         s->path = spool_path (self);
         s->bytes = bytes;
-        s->fd = open (s->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        s->fd = open (s->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);   /* overwritten */
         zhashx_insert (h, k.text, s);
         if (s->fd < 0)
             return tf_error (err, errlen, "cannot create %s: %s", s->path,

@@ -268,7 +268,9 @@ write_result (job_t *j, bundle_src_t *src, char *buf, char *err, size_t errlen)
     if (deliver)
         sink = bundle_sink_new_lazy (deliver, size, err, errlen);
     else
-        fd = open (job_str (j->job, "result"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+        /*  Overwritten, not truncated: a recycled spool (node/cargo.c,
+         *  CARGO_POOL_KEEP); its length travels beside it. */
+        fd = open (job_str (j->job, "result"), O_WRONLY | O_CREAT | O_CLOEXEC,
                    0600);
     int rc = sink || fd >= 0 ? 0 : tf_error (err, errlen, "cannot write the result");
     for (uint64_t at = 0; rc == 0 && at < size;) {
