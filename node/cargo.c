@@ -434,6 +434,7 @@ cargo_job (cargo_t *self, uint64_t task, uint32_t node, char *err, size_t errlen
                NULL;
     }
     json_object_set_new (job, "spool", json_string (s->path));
+    json_object_set_new (job, "spool_bytes", json_integer ((json_int_t) s->bytes));
     return job;
 }
 

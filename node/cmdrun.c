@@ -60,24 +60,21 @@ write_all (int fd, const char *buf, size_t len)
     return 0;
 }
 
-/*  Unpack the spooled input bundle into the work directory; its meta is
- *  the task's spec. */
+/*  Unpack the spooled input bundle (its first spool_bytes: a recycled
+ *  spool file may hold stale bytes beyond) into the work directory; its
+ *  meta is the task's spec. */
 static int
 stage_spool (job_t *j, char *buf, char *err, size_t errlen)
 {
     const char *path = job_str (j->job, "spool");
+    uint64_t size = (uint64_t) json_integer_value (json_object_get (j->job, "spool_bytes"));
     int fd = open (path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat (fd, &st) != 0) {
-        if (fd >= 0)
-            close (fd);
+    if (fd < 0)
         return tf_error (err, errlen, "cannot open %s: %s", path, strerror (errno));
-    }
-    bundle_sink_t *sink = bundle_sink_new (j->work, (uint64_t) st.st_size, err, errlen);
+    bundle_sink_t *sink = bundle_sink_new (j->work, size, err, errlen);
     int rc = sink ? 0 : -1;
-    for (uint64_t at = 0; rc == 0 && at < (uint64_t) st.st_size;) {
-        size_t n = (uint64_t) st.st_size - at < CMDRUN_BLOCK ? (size_t) (st.st_size - at)
-                                                             : CMDRUN_BLOCK;
+    for (uint64_t at = 0; rc == 0 && at < size;) {
+        size_t n = size - at < CMDRUN_BLOCK ? (size_t) (size - at) : CMDRUN_BLOCK;
         rc = bundle_file_read (fd, at, buf, n, err, errlen);
         if (rc == 0)
             rc = bundle_sink_write (sink, buf, n, err, errlen);
