@@ -84,6 +84,10 @@ typedef struct {
     meter_t *sent;           /* bytes sent to it, by time */
     int res_active;          /* a result stream is arriving from it */
     stream_t res;
+    uint64_t *given;         /* tasks handed to its subtree whose completion
+                                has not come back: a completion of any other
+                                is refused (it was never given) */
+    uint32_t ngiven, given_cap;
     core_child_stats_t stats;
 } child_t;
 
@@ -265,6 +269,7 @@ core_destroy (core_t **self_p)
         return;
     for (int i = 0; i < self->cfg.nchildren; i++) {
         free (self->children[i].asks);
+        free (self->children[i].given);
         meter_destroy (&self->children[i].sent);
     }
     meter_destroy (&self->recv_meter);
@@ -716,11 +721,45 @@ begin_transfer (core_t *self, int c, task_t task, int probe, double now)
         self->total_free = now;
 }
 
+/*  Task is out in ch's subtree until its completion comes back. */
+static void
+given_add (child_t *ch, uint64_t task)
+{
+    if (ch->ngiven == ch->given_cap) {
+        ch->given_cap = ch->given_cap ? 2 * ch->given_cap : 8;
+        ch->given = xrealloc (ch->given, ch->given_cap * sizeof *ch->given);
+    }
+    ch->given[ch->ngiven++] = task;
+}
+
+/*  Take task off ch's outstanding ones. Returns 0, or -1 if it was not
+ *  there. The set is as large as the subtree's tasks in flight. */
+static int
+given_remove (child_t *ch, uint64_t task)
+{
+    for (uint32_t i = 0; i < ch->ngiven; i++)
+        if (ch->given[i] == task) {
+            ch->given[i] = ch->given[--ch->ngiven];
+            return 0;
+        }
+    return -1;
+}
+
+static int
+given_has (const child_t *ch, uint64_t task)
+{
+    for (uint32_t i = 0; i < ch->ngiven; i++)
+        if (ch->given[i] == task)
+            return 1;
+    return 0;
+}
+
 /*  Serve one of child c's asks with task. */
 static void
 start_transfer (core_t *self, int c, task_t task, double now)
 {
     serve_one_ask (&self->children[c]);
+    given_add (&self->children[c], task.id);
     begin_transfer (self, c, task, 0, now);
 }
 
@@ -1079,6 +1118,23 @@ on_ack (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     return 0;
 }
 
+/*  Every completion of a DONE must be of a task given to that child's
+ *  subtree, once: take them all off its outstanding set, or none. */
+static int
+take_given (child_t *ch, const core_event_t *ev, char *err, size_t errlen)
+{
+    for (uint32_t i = 0; i < ev->ndone; i++)
+        if (given_remove (ch, ev->done[i].task) != 0) {
+            uint64_t bad = ev->done[i].task;
+            while (i-- > 0)
+                given_add (ch, ev->done[i].task);
+            return tf_error (err, errlen, "completion of task %llu, which was never "
+                             "given to that child (or came back already)",
+                             (unsigned long long) bad);
+        }
+    return 0;
+}
+
 static int
 on_done (core_t *self, const core_event_t *ev, char *err, size_t errlen)
 {
@@ -1095,6 +1151,8 @@ on_done (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         else if (ev->done[i].task < self->cfg.command_tasks || ev->done[i].failed)
             return tf_error (err, errlen, "completion of command task %llu without "
                              "its result", (unsigned long long) ev->done[i].task);
+    if (take_given (&self->children[ev->child], ev, err, errlen) != 0)
+        return -1;
     for (uint32_t i = 0; i < ev->ndone; i++) {
         core_done_t d = {.task = ev->done[i].task, .node = ev->done[i].node};
         complete (self, d, NULL, ev->now);
@@ -1152,6 +1210,9 @@ check_result (const core_t *self, const core_event_t *ev, char *err, size_t errl
                          "bytes is malformed", ev->index, ev->count,
                          (unsigned long long) ev->task, (unsigned long long) ev->len,
                          (unsigned long long) ev->bytes);
+    if (!ch->res_active && !given_has (ch, ev->task))
+        return tf_error (err, errlen, "result of task %llu, which was never given to "
+                         "that child (or came back already)", (unsigned long long) ev->task);
     const stream_t *r = &ch->res;
     if (ch->res_active ? (ev->task != r->task || ev->node != r->node
                           || ev->bytes != r->bytes || ev->index != r->next
@@ -1183,6 +1244,7 @@ on_result (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     if (ch->res.next < ch->res.count)
         return 0;
     ch->res_active = 0;
+    given_remove (ch, ev->task);
     core_done_t d = {.task = ev->task, .node = ev->node, .failed = ch->res.failed};
     if (!self->cfg.is_root) {
         push_up (self, d, ev->bytes);
