@@ -41,8 +41,11 @@
  *
  *  Input from the network is never trusted: an event that breaks the
  *  protocol (a chunk out of order, an ack for a chunk never sent, a task id
- *  out of range, ...) is refused with an error message, counted in
- *  stats.malformed, and changes nothing. A chunk's sizes (the task's total
+ *  out of range, a completion or result of a task never given to that
+ *  child or come back already, ...) is refused with an error message,
+ *  counted in stats.malformed, and changes nothing. A parent keeps, per
+ *  child, the tasks it handed to that subtree until their completion
+ *  comes back (as many as the subtree has in flight). A chunk's sizes (the task's total
  *  bytes, its chunk count, this chunk's length, the task's units) must be
  *  exactly those of the task this node expects — today the experiment's
  *  task_bytes in chunks of chunk_bytes, and task_units — so the runtime
