@@ -37,6 +37,13 @@
 #include "node/runner.h"
 #include "overlay/util.h"
 
+/*  Upper bounds on wall time only tell an ending the test wants (SIGTERM
+ *  at once, SIGKILL after the grace) from one it does not (the command's
+ *  own 30 s); which signal ended it is asserted exactly. A machine busy
+ *  with sanitizers and other tests may take seconds to fork and reap, so
+ *  the bound is generous: a unit test must not time anything. */
+#define SLOW_MACHINE_S 15.0
+
 typedef struct {
     char root[64];
     char work[96];
@@ -120,7 +127,7 @@ test_exit_statuses (void **state)
     run (&spec, -1, &res);
     assert_true (res.exited && res.exit_code == 0 && res.signal == 0);
     assert_false (res.timed_out || res.cancelled);
-    assert_true (res.wall_s >= 0 && res.wall_s < 2);
+    assert_true (res.wall_s >= 0 && res.wall_s < SLOW_MACHINE_S);
 
     run_sh (f, "echo oops >&2; exit 3", &res);
     assert_true (res.exited);
@@ -192,7 +199,7 @@ test_timeout_kills_the_group (void **state)
     assert_true (res.timed_out);
     assert_false (res.cancelled || res.exited);
     assert_int_equal (res.signal, SIGTERM);
-    assert_true (res.wall_s >= 0.3 && res.wall_s < 1.5);
+    assert_true (res.wall_s >= 0.3 && res.wall_s < SLOW_MACHINE_S);
     expect_killed (read_pid (f, "gpid"));
 }
 
@@ -217,7 +224,7 @@ test_timeout_escalates_to_sigkill (void **state)
     assert_true (res.timed_out);
     assert_int_equal (res.signal, SIGKILL);
     assert_true (res.wall_s >= 0.2 + RUNNER_KILL_GRACE);
-    assert_true (res.wall_s < 0.2 + RUNNER_KILL_GRACE + 1.0);
+    assert_true (res.wall_s < 0.2 + RUNNER_KILL_GRACE + SLOW_MACHINE_S);
     expect_killed (read_pid (f, "gpid"));
 }
 
@@ -248,7 +255,7 @@ test_cancel_via_pipe (void **state)
     assert_true (res.cancelled);
     assert_false (res.timed_out || res.exited);
     assert_int_equal (res.signal, SIGTERM);
-    assert_true (res.wall_s >= 0.2 && res.wall_s < 1.5);
+    assert_true (res.wall_s >= 0.2 && res.wall_s < SLOW_MACHINE_S);
     expect_killed (read_pid (f, "gpid"));
 
     char byte;
