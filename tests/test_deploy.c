@@ -184,7 +184,8 @@ test_stop_terminates_then_kills (void **state)
 
     double t0 = tf_now ();
     assert_int_equal (deploy_stop (deploy, 0.5), 1);
-    assert_true (tf_now () - t0 < 2.0);
+    assert_true (tf_now () - t0 < 15.0);   /* not the 30 s the stubborn one asks:
+                                              a bound, not a timing goal */
     assert_int_equal (deploy_running (deploy), 0);
     assert_true (gone (pa));
     assert_true (gone (pb));
@@ -209,7 +210,7 @@ test_wait_returns_when_all_exited (void **state)
     spawn (deploy, "A", brief);
     double t0 = tf_now ();
     assert_int_equal (deploy_wait (deploy, 5), 0);
-    assert_true (tf_now () - t0 < 2.0);
+    assert_true (tf_now () - t0 < 4.5);    /* before its 5 s timeout */
     assert_int_equal (deploy_stop (deploy, 1), 0);
 }
 
