@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <glob.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,12 +181,53 @@ table (zhashx_destructor_fn *destructor)
     return h;
 }
 
+/*  Is pid gone: no such process, or a zombie nobody reaps? */
+static int
+pid_gone (long pid)
+{
+    if (kill ((pid_t) pid, 0) != 0)
+        return errno == ESRCH;
+    char path[64], text[512];
+    snprintf (path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen (path, "re");
+    size_t n = f ? fread (text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose (f);
+    text[n] = '\0';
+    const char *paren = strrchr (text, ')');
+    return paren && (paren[1] == ' ') && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+/*  Remove the scratch directories under parent that nodes killed outright
+ *  (SIGKILL: no cleanup) left: "treefarm-NAME-PID.XXXXXX", ours (same
+ *  owner), whose PID no longer runs. */
+static void
+sweep_stale (const char *parent)
+{
+    char *pattern = xasprintf ("%s/treefarm-*-*.??????", parent);
+    glob_t g;
+    if (glob (pattern, GLOB_NOSORT | GLOB_ONLYDIR, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            const char *dot = strrchr (g.gl_pathv[i], '.');
+            const char *dash = strrchr (g.gl_pathv[i], '-');
+            struct stat st;
+            long pid = dash && dot > dash ? strtol (dash + 1, NULL, 10) : 0;
+            if (pid > 0 && stat (g.gl_pathv[i], &st) == 0 && st.st_uid == getuid ()
+                && pid_gone (pid))
+                tf_remove_tree (g.gl_pathv[i], 0);
+        }
+        globfree (&g);
+    }
+    free (pattern);
+}
+
 cargo_t *
 cargo_new (const char *scratch_parent, const char *name, char *err, size_t errlen)
 {
     const char *parent = scratch_parent ? scratch_parent : getenv ("TMPDIR");
-    char *dir = xasprintf ("%s/treefarm-%s.XXXXXX", parent && *parent ? parent : "/tmp",
-                           name);
+    parent = parent && *parent ? parent : "/tmp";
+    sweep_stale (parent);
+    char *dir = xasprintf ("%s/treefarm-%s-%d.XXXXXX", parent, name, (int) getpid ());
     if (!mkdtemp (dir)) {
         tf_error (err, errlen, "cannot create a scratch directory %s: %s", dir,
                   strerror (errno));

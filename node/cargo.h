@@ -43,8 +43,10 @@
 typedef struct cargo cargo_t;
 
 /*  Create the cargo of node `name` under a new private directory
- *  (mode 0700) in scratch_parent (NULL: $TMPDIR or /tmp). Returns NULL
- *  with a message in err. */
+ *  (mode 0700) in scratch_parent (NULL: $TMPDIR or /tmp), named
+ *  treefarm-NAME-PID.XXXXXX. A node killed outright cannot remove its
+ *  own: each new one first removes those of ours whose PID is gone.
+ *  Returns NULL with a message in err. */
 cargo_t *cargo_new (const char *scratch_parent, const char *name, char *err,
                     size_t errlen);
 

@@ -167,6 +167,11 @@ if not ok: print("  journal", len(ids), "distinct", len(set(ids)), "missing outp
 sys.exit(0 if ok else 1)
 PY
 expect "resume: said how many were done" grep -q "resuming: .* tasks are done already" "$WORK/r2.err"
+left=0
+for p in $nodes; do   # the killed nodes' scratch, swept by the next nodes
+    for d in "${TMPDIR:-/tmp}"/treefarm-*-"$p".??????; do [ -e "$d" ] && left=$((left + 1)); done
+done
+expect "resume: no scratch directory of the killed nodes is left ($left)" test "$left" = 0
 expect "resume: results.json counts the $done1 resumed tasks, and its efficiency is this run's" \
     python3 - "$out/results.json" "$done1" <<'PY'
 import json, sys
