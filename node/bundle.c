@@ -179,26 +179,6 @@ pread_full (int fd, uint64_t offset, void *buf, size_t len)
     return (ssize_t) got;
 }
 
-/*  write all of len bytes. Returns 0, or -1 with errno set. */
-static int
-write_full (int fd, const void *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write (fd, buf, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        if (w == 0) {
-            errno = ENOSPC;
-            return -1;
-        }
-        buf = (const char *) buf + w;
-        len -= (size_t) w;
-    }
-    return 0;
-}
-
 int
 bundle_file_read (int fd, uint64_t offset, void *buf, size_t len, char *err,
                   size_t errlen)
@@ -716,7 +696,7 @@ sink_step (bundle_sink_t *self, const unsigned char *data, size_t len, char *err
     } else {
         uint64_t left = self->files[self->cur].size - self->cur_done;
         m = left < len ? (size_t) left : len;
-        if (write_full (self->fd, data, m) != 0)
+        if (tf_write_all (self->fd, data, m) != 0)
             return tf_error (err, errlen, "%s/%s: %s", self->dir,
                              self->files[self->cur].name, strerror (errno));
         self->cur_done += m;

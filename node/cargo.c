@@ -402,16 +402,10 @@ spool_append (cargo_t *self, zhashx_t *h, uint64_t task, uint64_t bytes, uint32_
     }
     if (!s || s->fd < 0 || s->got + len > s->bytes)
         return tf_error (err, errlen, "no spool open for task %" PRIu64, task);
-    for (size_t done = 0; done < len;) {
-        ssize_t w = pwrite (s->fd, (const char *) data + done, len - done,
-                            (off_t) (s->got + done));
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return tf_error (err, errlen, "cannot write %s: %s", s->path,
-                             strerror (errno));
-        done += (size_t) w;
-    }
+    /*  Opened at chunk 0 and only ever appended to here: the file's
+     *  offset is s->got (reads use pread, which does not move it). */
+    if (tf_write_all (s->fd, data, len) != 0)
+        return tf_error (err, errlen, "cannot write %s: %s", s->path, strerror (errno));
     s->got += len;
     return 0;
 }

@@ -44,22 +44,6 @@ job_str (const json_t *job, const char *key)
     return json_string_value (json_object_get (job, key));
 }
 
-/*  Write all of buf to fd. */
-static int
-write_all (int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write (fd, buf, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        buf += w;
-        len -= (size_t) w;
-    }
-    return 0;
-}
-
 /*  Unpack the spooled input bundle (its first spool_bytes: a recycled
  *  spool file may hold stale bytes beyond) into the work directory; its
  *  meta is the task's spec. */
@@ -106,7 +90,7 @@ stage_inputs (job_t *j, char *buf, char *err, size_t errlen)
             ;
         if (rc == 0 && n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS))
             while (rc == 0 && (n = read (src, buf, CMDRUN_BLOCK)) > 0)
-                rc = write_all (dst, buf, (size_t) n);
+                rc = tf_write_all (dst, buf, (size_t) n);
         if (rc != 0 || n < 0)
             tf_error (err, errlen, "cannot stage %s: %s", from, strerror (errno));
         if (src >= 0)
@@ -275,7 +259,7 @@ write_result (job_t *j, bundle_src_t *src, char *buf, char *err, size_t errlen)
         rc = bundle_src_read (src, at, buf, n, err, errlen);
         if (rc == 0)
             rc = sink ? bundle_sink_write (sink, buf, n, err, errlen)
-                      : write_all (fd, buf, n);
+                      : tf_write_all (fd, buf, n);
         at += n;
     }
     json_t *meta = NULL;

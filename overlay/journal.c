@@ -50,22 +50,6 @@ read_at (int fd, char *buf, size_t n, off_t offset)
     return 0;
 }
 
-/*  write(2) all n bytes; return 0 or -1 with errno set. */
-static int
-write_all (int fd, const char *buf, size_t n)
-{
-    while (n > 0) {
-        ssize_t put = write (fd, buf, n);
-        if (put < 0 && errno == EINTR)
-            continue;
-        if (put < 0)
-            return -1;
-        buf += put;
-        n -= (size_t) put;
-    }
-    return 0;
-}
-
 /*  Cut a final line without '\n' (a torn write) off the file of size
  *  bytes; *kept gets the size left. Return 0, or -1 with err filled. */
 static int
@@ -169,7 +153,7 @@ journal_flush (journal_t *self, char *err, size_t errlen)
 {
     if (self->npending == 0)
         return 0;
-    if (write_all (self->fd, self->pending, self->pending_len) < 0) {
+    if (tf_write_all (self->fd, self->pending, self->pending_len) < 0) {
         int write_errno = errno;
         /*  Part of the batch may be in the file: cut it, so the file ends
          *  with a complete record and a retry starts a line of its own. */

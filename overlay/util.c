@@ -1,11 +1,13 @@
 /*  util — see util.h. */
 #include "overlay/util.h"
 
+#include <errno.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 static void *
@@ -139,4 +141,23 @@ void
 tf_remove_tree (const char *path, int below_only)
 {
     nftw (path, below_only ? remove_below : remove_any, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int
+tf_write_all (int fd, const void *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write (fd, buf, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        if (w == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        buf = (const char *) buf + w;
+        len -= (size_t) w;
+    }
+    return 0;
 }

@@ -37,6 +37,10 @@ const char *tf_quote (char *buf, size_t size, const char *text);
  *  decision core and the policies are given time, they never read it. */
 double tf_now (void);
 
+/*  write(2) all len bytes of buf to fd, EINTR retried. Returns 0, or -1
+ *  with errno set (ENOSPC when the file takes no more). */
+int tf_write_all (int fd, const void *buf, size_t len);
+
 /*  Remove path and everything below it (with below_only, only what is
  *  below it), following no link; best effort, errors ignored. */
 void tf_remove_tree (const char *path, int below_only);
