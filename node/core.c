@@ -732,25 +732,26 @@ given_add (child_t *ch, uint64_t task)
     ch->given[ch->ngiven++] = task;
 }
 
-/*  Take task off ch's outstanding ones. Returns 0, or -1 if it was not
- *  there. The set is as large as the subtree's tasks in flight. */
-static int
-given_remove (child_t *ch, uint64_t task)
-{
-    for (uint32_t i = 0; i < ch->ngiven; i++)
-        if (ch->given[i] == task) {
-            ch->given[i] = ch->given[--ch->ngiven];
-            return 0;
-        }
-    return -1;
-}
-
-static int
-given_has (const child_t *ch, uint64_t task)
+/*  Where task is among ch's outstanding ones, or -1. The set is as large
+ *  as the subtree's tasks in flight. */
+static int64_t
+given_find (const child_t *ch, uint64_t task)
 {
     for (uint32_t i = 0; i < ch->ngiven; i++)
         if (ch->given[i] == task)
-            return 1;
+            return i;
+    return -1;
+}
+
+/*  Take task off ch's outstanding ones. Returns 0, or -1 if it was not
+ *  there. */
+static int
+given_remove (child_t *ch, uint64_t task)
+{
+    int64_t i = given_find (ch, task);
+    if (i < 0)
+        return -1;
+    ch->given[i] = ch->given[--ch->ngiven];
     return 0;
 }
 
@@ -1210,7 +1211,7 @@ check_result (const core_t *self, const core_event_t *ev, char *err, size_t errl
                          "bytes is malformed", ev->index, ev->count,
                          (unsigned long long) ev->task, (unsigned long long) ev->len,
                          (unsigned long long) ev->bytes);
-    if (!ch->res_active && !given_has (ch, ev->task))
+    if (!ch->res_active && given_find (ch, ev->task) < 0)
         return tf_error (err, errlen, "result of task %llu, which was never given to "
                          "that child (or came back already)", (unsigned long long) ev->task);
     const stream_t *r = &ch->res;

@@ -957,13 +957,11 @@ on_result (node_t *self, int slot, const proto_msg_t *m, const char *name)
         refused (self, name, "a result stream in a run without commands");
         return 0;
     }
-    /*  A late second result of a task the root has recorded must not touch
-     *  the outputs it landed: the core counts it a duplicate, its bytes
-     *  are dropped. */
-    int late = self->me->parent < 0 && core_is_done (self->core, m->task);
+    /*  A result of a task not out with that child (a late duplicate, say)
+     *  is refused here, before its bytes touch any file. */
     if (!offer (self, &ev, name))
         return 0;
-    if (!late && cargo_result_store (self->cargo, m->task, m->bytes, m->index, m->count,
+    if (cargo_result_store (self->cargo, m->task, m->bytes, m->index, m->count,
                             zframe_data (m->payload), zframe_size (m->payload), err,
                             sizeof err) != 0) {
         logmsg (self, "result of task %" PRIu64 " from %s: %s", m->task, name, err);

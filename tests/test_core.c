@@ -505,6 +505,37 @@ test_root_counts_duplicates_and_finishes_once (void **state)
     core_destroy (&core);
 }
 
+static core_task_info_t
+small_command (void *arg, uint64_t task)
+{
+    (void) arg, (void) task;
+    return (core_task_info_t){.bytes = 1000, .units = 1};
+}
+
+/*  A result stream of a command never given to that child, or whose
+ *  result came back already, is refused at its first chunk. */
+static void
+test_results_only_of_commands_given (void **state)
+{
+    (void) state;
+    core_cfg_t cfg = make_cfg (1, 1, 3);
+    cfg.command_tasks = 3;
+    cfg.task_info = small_command;
+    core_t *core = make_core (cfg);
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);   /* computes 0 */
+    serve_child (core, 1);                                      /* 1 to child 0 */
+    core_event_t r = {.type = CORE_EV_RESULT, .child = 0, .task = 2, .node = 1,
+                      .bytes = 10, .index = 0, .count = 1, .len = 10};
+    refuse (core, r, "never given");
+    r.task = 1;
+    const core_action_t *a = feed (core, r, &n);
+    assert_int_equal (count_type (a, n, CORE_ACT_ACK_RESULT), 1);
+    assert_true (core_is_done (core, 1));
+    refuse (core, r, "never given");   /* it came back already */
+    core_destroy (&core);
+}
+
 static void
 test_bad_configurations_are_refused (void **state)
 {
@@ -1014,6 +1045,7 @@ main (void)
         cmocka_unit_test (test_requests_beyond_the_limit_are_refused),
         cmocka_unit_test (test_completions_are_batched_by_size_and_by_delay),
         cmocka_unit_test (test_root_counts_duplicates_and_finishes_once),
+        cmocka_unit_test (test_results_only_of_commands_given),
         cmocka_unit_test (test_bad_configurations_are_refused),
         cmocka_unit_test (test_ack_wait_is_the_time_from_last_chunk_to_its_ack),
         cmocka_unit_test (test_a_tree_completes_every_task_exactly_once),
