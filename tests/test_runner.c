@@ -255,7 +255,9 @@ test_cancel_via_pipe (void **state)
     assert_true (res.cancelled);
     assert_false (res.timed_out || res.exited);
     assert_int_equal (res.signal, SIGTERM);
-    assert_true (res.wall_s >= 0.2 && res.wall_s < SLOW_MACHINE_S);
+    /*  The thread's 0.2 s started before the runner's clock, so the
+     *  runner may see a little less: only the upper bound means anything. */
+    assert_true (res.wall_s > 0 && res.wall_s < SLOW_MACHINE_S);
     expect_killed (read_pid (f, "gpid"));
 
     char byte;
