@@ -61,7 +61,7 @@ static const char *const task_keys[] = {
 };
 static const char *const platform_keys[] = {
     "mode", "time_scale", "payload_scale", "chunk_kib", "window", "buffer",
-    "matrix_n", "sample_ms", "ir", NULL
+    "matrix_n", "sample_ms", "ir", "heartbeat_ms", "heartbeat_misses", NULL
 };
 static const char *const node_keys[] = {
     "name", "parent", "host", "compute", "link_mbps", "link_idle_mbps",
@@ -371,6 +371,8 @@ parse_platform (config_t *self, section_t *top)
     self->platform.matrix_n = 1024;
     self->platform.sample_ms = 100;
     self->platform.ir_measured = 0;
+    self->platform.heartbeat_ms = 0;
+    self->platform.misses = CONFIG_DEFAULT_MISSES;
 
     section_t s;
     int rc = get_section (top, "platform", 0, &s);
@@ -406,7 +408,11 @@ parse_platform (config_t *self, section_t *top)
         || get_u32 (&s, "matrix_n", CONFIG_MIN_MATRIX_N, CONFIG_MAX_MATRIX_N,
                     &self->platform.matrix_n) < 0
         || get_u32 (&s, "sample_ms", 1, CONFIG_MAX_SAMPLE_MS,
-                    &self->platform.sample_ms) < 0)
+                    &self->platform.sample_ms) < 0
+        || get_u32 (&s, "heartbeat_ms", CONFIG_MIN_HEARTBEAT_MS, CONFIG_MAX_HEARTBEAT_MS,
+                    &self->platform.heartbeat_ms) < 0
+        || get_u32 (&s, "heartbeat_misses", CONFIG_MIN_MISSES, CONFIG_MAX_MISSES,
+                    &self->platform.misses) < 0)
         return -1;
     if (self->platform.time_scale > CONFIG_MAX_TIME_SCALE)
         return fail (s.ld, "platform.time_scale", "must be at most %g, got %g",
@@ -919,7 +925,7 @@ config_to_json (const config_t *self)
         json_array_append_new (tree, entry);
     }
     json_t *json = json_pack (
-        "{s:s, s:s, s:{s:s, s:f, s:f, s:i, s:i, s:i, s:i, s:i, s:s}, s:o}",
+        "{s:s, s:s, s:{s:s, s:f, s:f, s:i, s:i, s:i, s:i, s:i, s:s, s:i}, s:o}",
         "name", self->name,
         "policy", self->policy,
         "platform", "mode", platform_mode_str (self->platform.mode),
@@ -931,7 +937,11 @@ config_to_json (const config_t *self)
         "matrix_n", (int) self->platform.matrix_n,
         "sample_ms", (int) self->platform.sample_ms,
         "ir", self->platform.ir_measured ? "measured" : "configured",
+        "heartbeat_misses", (int) self->platform.misses,
         "tree", tree);
+    if (json && self->platform.heartbeat_ms > 0)
+        json_object_set_new (json_object_get (json, "platform"), "heartbeat_ms",
+                             json_integer (self->platform.heartbeat_ms));
     if (json && self->tasks.count > 0)
         json_object_set_new (json, "tasks",
                              json_pack ("{s:I, s:f, s:f}", "count",
@@ -972,6 +982,25 @@ config_chunk_bytes (const config_t *self)
 {
     double chunk = self->platform.chunk_kib * 1024.0 * self->platform.payload_scale;
     return chunk < 1 ? 1 : (uint32_t) (chunk + 0.5);
+}
+
+double
+config_heartbeat_s (const config_t *self)
+{
+    if (self->platform.heartbeat_ms > 0)
+        return self->platform.heartbeat_ms / 1000.0;
+    double ms = CONFIG_HEARTBEAT_MS_MAX_DEFAULT / self->platform.time_scale;
+    if (ms < CONFIG_HEARTBEAT_MS_MIN_DEFAULT)
+        ms = CONFIG_HEARTBEAT_MS_MIN_DEFAULT;
+    if (ms > CONFIG_HEARTBEAT_MS_MAX_DEFAULT)
+        ms = CONFIG_HEARTBEAT_MS_MAX_DEFAULT;
+    return ms / 1000.0;
+}
+
+double
+config_lost_after_s (const config_t *self)
+{
+    return config_heartbeat_s (self) * self->platform.misses;
 }
 
 int

@@ -71,6 +71,17 @@
 #define CONFIG_MIN_MATRIX_N 2
 #define CONFIG_MAX_MATRIX_N 16384    /* the kernel's N x N int32: 1 GiB */
 #define CONFIG_MAX_SAMPLE_MS 60000   /* one sample a minute */
+#define CONFIG_MIN_HEARTBEAT_MS 10   /* below, beats are load, not signal */
+#define CONFIG_MAX_HEARTBEAT_MS 60000
+#define CONFIG_MIN_MISSES 2          /* one late beat is not a loss */
+#define CONFIG_MAX_MISSES 1000
+/*  Liveness defaults (docs/reliability.md): a beat every second of
+ *  platform time, 1000 / time_scale wall ms, kept within [200, 1000] ms;
+ *  a peer silent for 10 beats is lost: 2 to 10 wall seconds, long enough
+ *  that a node starved by a busy machine is not taken for dead. */
+#define CONFIG_HEARTBEAT_MS_MAX_DEFAULT 1000.0
+#define CONFIG_HEARTBEAT_MS_MIN_DEFAULT 200.0
+#define CONFIG_DEFAULT_MISSES 10
 
 /*  A node's host when the config gives none: this machine. */
 #define CONFIG_DEFAULT_HOST "local"
@@ -147,6 +158,10 @@ typedef struct {
         int ir_measured;          /* "ir": "measured": IA policies order
                                      children by the online estimates of
                                      IR_s; default "configured" */
+        uint32_t heartbeat_ms;    /* wall ms between heartbeats; 0: the
+                                     default (config_heartbeat_s) */
+        uint32_t misses;          /* "heartbeat_misses": silent beats
+                                     before a peer is lost; default 10 */
     } platform;
     config_node_t *nodes;    /* nnodes entries, tree[] order */
     int nnodes;
@@ -197,6 +212,12 @@ uint64_t config_bag_size (const config_t *self);
  *  input_mb * 2^20 * payload_scale, rounded to the nearest byte. The
  *  loader refuses an experiment where this exceeds CONFIG_MAX_TASK_BYTES. */
 uint64_t config_task_bytes (const config_t *self);
+
+/*  Wall seconds between heartbeats (platform.heartbeat_ms, or the
+ *  default above), and the silence after which a peer is lost: that
+ *  times platform.heartbeat_misses. */
+double config_heartbeat_s (const config_t *self);
+double config_lost_after_s (const config_t *self);
 
 /*  Physical bytes of one transfer chunk: chunk_kib * 1024 * payload_scale,
  *  rounded to the nearest byte, at least 1. */

@@ -19,6 +19,7 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_BYE] = "BYE",
     [PROTO_RECORDED] = "RECORDED", [PROTO_RESULT] = "RESULT",
     [PROTO_RESULT_ACK] = "RESULT_ACK", [PROTO_PING] = "PING",
+    [PROTO_BEAT] = "BEAT",         [PROTO_LOST] = "LOST",
 };
 
 const char *
@@ -185,6 +186,13 @@ static int
 decode_fail (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     return decode_text (m, "error", cmd, err, errlen);
+}
+
+static int
+decode_lost (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    return decode_text (m, "peer", cmd, err, errlen)
+        || get_string (m->body, "why", &m->why, cmd, err, errlen);
 }
 
 static int
@@ -471,6 +479,8 @@ static const struct {
     [PROTO_RESULT] = {{"task", "node", "failed", "bytes", "index", "count"}, decode_result},
     [PROTO_RESULT_ACK] = {{"task", "index"}, decode_ack},
     [PROTO_PING] = {{NULL}, decode_nothing},
+    [PROTO_BEAT] = {{NULL}, decode_nothing},
+    [PROTO_LOST] = {{"peer", "why"}, decode_lost},
 };
 
 /*  Check and extract the fields of the message's command. */
@@ -731,6 +741,12 @@ proto_measured (uint32_t phase, double seconds, double units_per_s, double recv_
                                      (json_int_t) phase, "seconds", seconds, "units_per_s",
                                      units_per_s, "recv_mbps", recv_mbps, "send_mbps",
                                      send));
+}
+
+zmsg_t *
+proto_lost (const char *peer, const char *why)
+{
+    return encode_packed (PROTO_LOST, json_pack ("{s:s,s:s}", "peer", peer, "why", why));
 }
 
 zmsg_t *

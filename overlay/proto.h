@@ -96,6 +96,10 @@ typedef enum {
     PROTO_RESULT_ACK,   /* parent -> child {task, index}                  */
     PROTO_PING,         /* ctl -> node  {}   every PROTO_PING_EVERY s: the
                                         controller is alive           */
+    PROTO_BEAT,         /* parent <-> child {}  on the heartbeat
+                                        connection: the peer is alive */
+    PROTO_LOST,         /* node -> ctl  {peer, why}  lost contact with its
+                                        parent or a child (peer's name) */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -122,7 +126,8 @@ typedef struct {
     json_t *body;            /* the whole body */
     zframe_t *payload;       /* CHUNK */
     const char *text;        /* HELLO name, BOUND endpoint, START parent,
-                                FAIL error */
+                                FAIL error, LOST peer */
+    const char *why;         /* LOST: how contact was lost */
     int64_t pid;             /* HELLO */
     int version;             /* HELLO: the node's protocol version */
     int measure;             /* START: mode "measure" (else "run") */
@@ -190,6 +195,7 @@ zmsg_t *proto_result (uint64_t task, uint32_t node, int failed, uint64_t bytes,
                       uint32_t index, uint32_t count, zframe_t **payload_p);
 zmsg_t *proto_result_ack (uint64_t task, uint32_t index);
 zmsg_t *proto_fail (const char *error);
+zmsg_t *proto_lost (const char *peer, const char *why);
 /*  DONE (child -> parent) or RECORDED (root -> controller): n <=
  *  PROTO_MAX_DONE completions. RECORDED may carry info, an array of n
  *  objects or nulls, taken (the caller's pointer nulled); NULL for none. */
@@ -205,7 +211,8 @@ zmsg_t *proto_measure (uint32_t phase, double seconds, double warmup,
  *  -> MB/s) is taken and the caller's pointer nulled. */
 zmsg_t *proto_measured (uint32_t phase, double seconds, double units_per_s,
                         double recv_mbps, json_t **send_mbps_p);
-zmsg_t *proto_empty (proto_command_t command);   /* FINISHED, STOP, BYE, PING */
+zmsg_t *proto_empty (proto_command_t command);   /* FINISHED, STOP, BYE, PING,
+                                                    BEAT */
 
 /*  A message as raw frames, unchecked: header {version, command}, then the
  *  body text and the payload (len bytes) when not NULL. For tests, fuzzers

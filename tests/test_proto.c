@@ -71,6 +71,15 @@ test_every_encoder_round_trips (void **state)
     assert_string_equal (m.text, "no such node");
     proto_msg_clear (&m);
 
+    decode_ok (proto_lost ("Lab3", "silent for 2.0 s"), &m);
+    assert_int_equal (m.command, PROTO_LOST);
+    assert_string_equal (m.text, "Lab3");
+    assert_string_equal (m.why, "silent for 2.0 s");
+    proto_msg_clear (&m);
+    decode_ok (proto_empty (PROTO_BEAT), &m);
+    assert_int_equal (m.command, PROTO_BEAT);
+    proto_msg_clear (&m);
+
     decode_ok (proto_empty (PROTO_STOP), &m);
     assert_int_equal (m.command, PROTO_STOP);
     proto_msg_clear (&m);
@@ -243,6 +252,9 @@ test_malformed_fields_are_refused (void **state)
     refused (raw (1, PROTO_STOP, "{\"now\":1}", NULL), "unexpected field");
     refused (raw (1, PROTO_START, "{\"parent\":\"\"}", NULL), "\"mode\"");
     refused (raw (1, PROTO_START, "{\"parent\":\"\",\"mode\":\"x\"}", NULL), "mode must");
+    refused (raw (1, PROTO_LOST, "{\"peer\":\"a\"}", NULL), "\"why\"");
+    refused (raw (1, PROTO_LOST, "{\"peer\":1,\"why\":\"x\"}", NULL), "\"peer\"");
+    refused (raw (1, PROTO_BEAT, "{\"now\":1}", NULL), "unexpected field");
 }
 
 static void
