@@ -84,10 +84,13 @@ typedef struct {
     meter_t *sent;           /* bytes sent to it, by time */
     int res_active;          /* a result stream is arriving from it */
     stream_t res;
-    uint64_t *given;         /* tasks handed to its subtree whose completion
+    task_t *given;           /* tasks handed to its subtree whose completion
                                 has not come back: a completion of any other
-                                is refused (it was never given) */
+                                is refused (it was never given); if the
+                                child is lost, they are queued again */
     uint32_t ngiven, given_cap;
+    int lost;                /* contact lost (CORE_EV_LOST): never served
+                                again, nothing it sends is accepted */
     core_child_stats_t stats;
 } child_t;
 
@@ -125,6 +128,8 @@ struct core {
                                 nodes they failed on, until their result */
     uint32_t nretrying, retrying_cap;
 
+    task_t *taken;           /* scratch: tasks a DONE takes off a given set */
+    uint32_t taken_cap;
     core_done_t *batch;      /* completions to report upward */
     uint32_t nbatch, batch_cap;
     double batch_since;
@@ -145,12 +150,13 @@ int core_sending (const core_t *self);
 
 static const char *const event_names[CORE_EV_COUNT] = {
     "START", "REQUEST", "CHUNK", "ACK", "DONE", "COMPUTED", "TICK", "STREAM",
-    "RESULT", "RESULT_ACK",
+    "RESULT", "RESULT_ACK", "LOST",
 };
 
 static const char *const action_names[CORE_ACT_COUNT] = {
     "REQUEST", "SEND_CHUNK", "ACK", "COMPUTE", "REPORT", "RELEASE", "FINISHED",
     "RECORDED", "SEND_RESULT", "ACK_RESULT", "RELEASE_RESULT", "RETRY",
+    "DROP_RESULT",
 };
 
 const char *
@@ -282,6 +288,7 @@ core_destroy (core_t **self_p)
     free (self->subtree_size);
     free (self->ups);
     free (self->retrying);
+    free (self->taken);
     free (self->running);
     free (self->batch);
     free (self->acts);
@@ -723,13 +730,13 @@ begin_transfer (core_t *self, int c, task_t task, int probe, double now)
 
 /*  Task is out in ch's subtree until its completion comes back. */
 static void
-given_add (child_t *ch, uint64_t task)
+given_add (child_t *ch, const task_t *task)
 {
     if (ch->ngiven == ch->given_cap) {
         ch->given_cap = ch->given_cap ? 2 * ch->given_cap : 8;
         ch->given = xrealloc (ch->given, ch->given_cap * sizeof *ch->given);
     }
-    ch->given[ch->ngiven++] = task;
+    ch->given[ch->ngiven++] = *task;
 }
 
 /*  Where task is among ch's outstanding ones, or -1. The set is as large
@@ -738,19 +745,21 @@ static int64_t
 given_find (const child_t *ch, uint64_t task)
 {
     for (uint32_t i = 0; i < ch->ngiven; i++)
-        if (ch->given[i] == task)
+        if (ch->given[i].id == task)
             return i;
     return -1;
 }
 
-/*  Take task off ch's outstanding ones. Returns 0, or -1 if it was not
- *  there. */
+/*  Take task off ch's outstanding ones (into *out when not NULL).
+ *  Returns 0, or -1 if it was not there. */
 static int
-given_remove (child_t *ch, uint64_t task)
+given_remove (child_t *ch, uint64_t task, task_t *out)
 {
     int64_t i = given_find (ch, task);
     if (i < 0)
         return -1;
+    if (out)
+        *out = ch->given[i];
     ch->given[i] = ch->given[--ch->ngiven];
     return 0;
 }
@@ -760,7 +769,7 @@ static void
 start_transfer (core_t *self, int c, task_t task, double now)
 {
     serve_one_ask (&self->children[c]);
-    given_add (&self->children[c], task.id);
+    given_add (&self->children[c], &task);
     begin_transfer (self, c, task, 0, now);
 }
 
@@ -908,6 +917,8 @@ check_child (const core_t *self, int c, char *err, size_t errlen)
 {
     if (c < 0 || c >= self->cfg.nchildren)
         return tf_error (err, errlen, "no child in slot %d", c);
+    if (self->children[c].lost)
+        return tf_error (err, errlen, "child %d is lost", c);
     return 0;
 }
 
@@ -1115,20 +1126,27 @@ on_ack (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         ch->stats.ack_wait_seconds += ev->now - ch->delivered;
     ch->stats.tasks_sent++;
     self->stats.forwarded++;
-    emit (self, CORE_ACT_RELEASE)->task = ch->task.id;
+    /*  A command's input bundle stays until its result is back: if the
+     *  child is lost first, the task goes out again from here. */
+    if (ch->task.kind != CORE_KIND_COMMAND || self->cfg.is_root)
+        emit (self, CORE_ACT_RELEASE)->task = ch->task.id;
     return 0;
 }
 
 /*  Every completion of a DONE must be of a task given to that child's
  *  subtree, once: take them all off its outstanding set, or none. */
 static int
-take_given (child_t *ch, const core_event_t *ev, char *err, size_t errlen)
+take_given (core_t *self, child_t *ch, const core_event_t *ev, char *err, size_t errlen)
 {
+    if (self->taken_cap < ev->ndone) {
+        self->taken_cap = ev->ndone;
+        self->taken = xrealloc (self->taken, self->taken_cap * sizeof *self->taken);
+    }
     for (uint32_t i = 0; i < ev->ndone; i++)
-        if (given_remove (ch, ev->done[i].task) != 0) {
+        if (given_remove (ch, ev->done[i].task, &self->taken[i]) != 0) {
             uint64_t bad = ev->done[i].task;
             while (i-- > 0)
-                given_add (ch, ev->done[i].task);
+                given_add (ch, &self->taken[i]);
             return tf_error (err, errlen, "completion of task %llu, which was never "
                              "given to that child (or came back already)",
                              (unsigned long long) bad);
@@ -1152,7 +1170,7 @@ on_done (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         else if (ev->done[i].task < self->cfg.command_tasks || ev->done[i].failed)
             return tf_error (err, errlen, "completion of command task %llu without "
                              "its result", (unsigned long long) ev->done[i].task);
-    if (take_given (&self->children[ev->child], ev, err, errlen) != 0)
+    if (take_given (self, &self->children[ev->child], ev, err, errlen) != 0)
         return -1;
     for (uint32_t i = 0; i < ev->ndone; i++) {
         core_done_t d = {.task = ev->done[i].task, .node = ev->done[i].node};
@@ -1245,9 +1263,10 @@ on_result (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     if (ch->res.next < ch->res.count)
         return 0;
     ch->res_active = 0;
-    given_remove (ch, ev->task);
+    given_remove (ch, ev->task, NULL);
     core_done_t d = {.task = ev->task, .node = ev->node, .failed = ch->res.failed};
     if (!self->cfg.is_root) {
+        emit (self, CORE_ACT_RELEASE)->task = ev->task;   /* its input bundle */
         push_up (self, d, ev->bytes);
         return 0;
     }
@@ -1277,23 +1296,41 @@ on_result_ack (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     return 0;
 }
 
-int
-core_handle (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+/*  Child c is lost: every task its subtree had, the one in flight to it
+ *  included, is queued again here (on the root, ahead of the bag's fresh
+ *  ones), a result stream half arrived from it is dropped, and it is
+ *  never served nor heard again. A task that failed before keeps the
+ *  nodes it failed on. */
+static int
+on_lost (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    if (check_child (self, ev->child, err, errlen))
+        return -1;
+    child_t *ch = &self->children[ev->child];
+    ch->lost = 1;
+    ch->sending = ch->streaming = ch->probe = 0;
+    ch->nasks = ch->wanted = 0;
+    if (ch->res_active)
+        emit (self, CORE_ACT_DROP_RESULT)->task = ch->res.task;
+    ch->res_active = 0;
+    for (uint32_t i = 0; i < ch->ngiven; i++) {
+        task_t t = ch->given[i], had;
+        if (self->cfg.is_root && recall (self, t.id, &had))
+            t = had;   /* handed out again from the queue: remembered anew */
+        queue_push (self, t);
+        self->stats.requeued++;
+    }
+    ch->ngiven = 0;
+    self->stats.children_lost++;
+    return 0;
+}
+
+/*  Check an event and change the state by it. Returns 0, or -1 with a
+ *  message in err and the state unchanged. */
+static int
+apply (core_t *self, const core_event_t *ev, char *err, size_t errlen)
 {
     int rc = 0;
-    self->nacts = 0;
-    if (!self->meters_marked) {
-        /*  The meters measure from the first event on (a run's START, or a
-         *  calibration's first probe). */
-        meter_add (self->recv_meter, ev->now, 0);
-        for (int i = 0; i < self->cfg.nchildren; i++)
-            meter_add (self->children[i].sent, ev->now, 0);
-        self->meters_marked = 1;
-    }
-    if (self->batch_flushed) {
-        self->nbatch = 0;
-        self->batch_flushed = 0;
-    }
     switch (ev->type) {
     case CORE_EV_START:
         self->started = 1;
@@ -1319,6 +1356,9 @@ core_handle (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     case CORE_EV_RESULT_ACK:
         rc = on_result_ack (self, ev, err, errlen);
         break;
+    case CORE_EV_LOST:
+        rc = on_lost (self, ev, err, errlen);
+        break;
     case CORE_EV_TICK:
         break;
     case CORE_EV_STREAM:
@@ -1331,6 +1371,26 @@ core_handle (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     default:
         rc = tf_error (err, errlen, "unknown event %d", (int) ev->type);
     }
+    return rc;
+}
+
+int
+core_handle (core_t *self, const core_event_t *ev, char *err, size_t errlen)
+{
+    self->nacts = 0;
+    if (!self->meters_marked) {
+        /*  The meters measure from the first event on (a run's START, or a
+         *  calibration's first probe). */
+        meter_add (self->recv_meter, ev->now, 0);
+        for (int i = 0; i < self->cfg.nchildren; i++)
+            meter_add (self->children[i].sent, ev->now, 0);
+        self->meters_marked = 1;
+    }
+    if (self->batch_flushed) {
+        self->nbatch = 0;
+        self->batch_flushed = 0;
+    }
+    int rc = apply (self, ev, err, errlen);
     if (rc < 0) {
         self->stats.malformed++;
         self->nacts = 0;

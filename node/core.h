@@ -158,6 +158,8 @@ typedef enum {
                                 n == 1, stop when n == 0 */
     CORE_EV_RESULT,          /* a chunk of a result stream from a child */
     CORE_EV_RESULT_ACK,      /* the parent acknowledged a result chunk */
+    CORE_EV_LOST,            /* contact with child is lost (the runtime's
+                                heartbeats, or a send that failed) */
     CORE_EV_COUNT
 } core_event_type_t;
 
@@ -212,6 +214,9 @@ typedef enum {
                                 received whole: recorded or re-queued) */
     CORE_ACT_RETRY,          /* root: task failed at node and is queued
                                 again (attempts so far in n) */
+    CORE_ACT_DROP_RESULT,    /* the result stream of task that was arriving
+                                from a lost child will not be finished:
+                                discard what came of it */
     CORE_ACT_COUNT
 } core_action_type_t;
 
@@ -271,6 +276,9 @@ typedef struct {
     uint64_t result_bytes_in;    /* result stream bytes from children */
     uint64_t result_bytes_out;   /* result stream bytes acknowledged by
                                     the parent */
+    uint64_t children_lost;  /* children lost (CORE_EV_LOST) */
+    uint64_t requeued;       /* tasks queued again because the child
+                                they were given to was lost */
     uint32_t held;           /* tasks held now, not computing */
     int computing;           /* local tasks running */
 } core_stats_t;

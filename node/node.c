@@ -21,6 +21,7 @@
 #include "node/core.h"
 #include "node/emulate.h"
 #include "node/engine.h"
+#include "node/liveness.h"
 #include "node/meter.h"
 #include "node/observe.h"
 #include "node/setup.h"
@@ -52,6 +53,11 @@ _Static_assert (PROTO_MAX_STREAM_BYTES == BUNDLE_MAX_BYTES,
 /*  serve's loop ends well: STOP came and the final REPORT was heard. Not
  *  0 (go on), not 1 or -1 (what fail and failed actions return). */
 #define NODE_STOPPED 2
+/*  serve's loop ends because the parent is lost. */
+#define NODE_ORPHANED 3
+/*  The identity suffix of a child's heartbeat connection to its parent:
+ *  "NAME/beat" ('/' is not allowed in a node's name). */
+#define NODE_BEAT_SUFFIX "/beat"
 
 typedef struct {
     uint64_t bytes, got;
@@ -91,6 +97,12 @@ typedef struct {
     double ctl_heard;        /* when the controller last said anything */
     cmdrun_t **cmdrun;       /* their workers, one a slot */
     uint32_t nworkers;
+    zsock_t *beat;           /* the heartbeat connection to the parent:
+                                heartbeats never wait behind chunks */
+    liveness_t *live;        /* peers: children 0 .. n-1, the parent n */
+    unsigned char *unreachable;   /* per child: a send to it failed, to be
+                                     declared lost once the actions in
+                                     hand are done */
 } node_t;
 
 static void
@@ -643,27 +655,41 @@ chunk_frame (node_t *self, const core_action_t *a)
             logmsg (self, "task %" PRIu64 ": %s", a->task, err);
         return f;
     }
-    if (self->me->parent < 0) {
-        zframe_t *f = zframe_new (NULL, a->len);
-        memset (zframe_data (f), (int) (a->task & 0xff), a->len);
-        return f;
-    }
     char key[24];
-    payload_t *p = zhashx_lookup (self->payloads, task_key (a->task, key));
-    if (!p || a->offset + a->len > p->got)
-        return NULL;
-    return zframe_new (p->data + a->offset, a->len);
+    payload_t *p = self->payloads ? zhashx_lookup (self->payloads, task_key (a->task, key))
+                                  : NULL;
+    if (p && a->offset + a->len <= p->got)
+        return zframe_new (p->data + a->offset, a->len);
+    /*  The root makes a synthetic payload: its task id's low byte,
+     *  repeated. A node sending one again after a child was lost released
+     *  its copy and makes it the same way. */
+    zframe_t *f = zframe_new (NULL, a->len);
+    memset (zframe_data (f), (int) (a->task & 0xff), a->len);
+    return f;
 }
 
+/*  Send to a child. A child whose connection is gone (the ROUTER is
+ *  mandatory: EHOSTUNREACH) is noted, to be declared lost once the
+ *  actions in hand are carried out (settle_losses); whatever else was
+ *  for it is dropped meanwhile. */
 static int
 send_to_child (node_t *self, int slot, zmsg_t **msg_p)
 {
     const char *name = self->cfg->nodes[self->me->children[slot]].name;
+    if (self->unreachable[slot]) {
+        zmsg_destroy (msg_p);
+        return 0;
+    }
     zmsg_pushstr (*msg_p, name);
     if (zmsg_send (msg_p, self->router) == 0)
         return 0;
+    int error = zmq_errno ();
     zmsg_destroy (msg_p);
-    logmsg (self, "cannot send to child %s: %s", name, zmq_strerror (zmq_errno ()));
+    if (error == EHOSTUNREACH) {
+        self->unreachable[slot] = 1;
+        return 0;
+    }
+    logmsg (self, "cannot send to child %s: %s", name, zmq_strerror (error));
     return -1;
 }
 
@@ -855,11 +881,51 @@ offer (node_t *self, core_event_t *ev, const char *peer)
     return 1;
 }
 
+static int settle_losses (node_t *self);
+
 /*  Offer an event and carry out what it asks for. */
 static int
 feed (node_t *self, core_event_t *ev, const char *peer)
 {
-    return offer (self, ev, peer) ? perform (self) : 0;
+    int rc = offer (self, ev, peer) ? perform (self) : 0;
+    return rc == 0 ? settle_losses (self) : rc;
+}
+
+/*  Child slot is lost (why): tell the controller, and the core, which
+ *  queues again every task its subtree had. In a calibration a lost
+ *  child is fatal: the phases need every link. */
+static int
+lose_child (node_t *self, int slot, const char *why)
+{
+    const char *name = self->cfg->nodes[self->me->children[slot]].name;
+    liveness_forget (self->live, slot);
+    self->unreachable[slot] = 1;
+    uint64_t before = core_stats (self->core).requeued;
+    core_event_t ev = {.type = CORE_EV_LOST, .now = tf_now (), .child = slot};
+    char err[TF_ERRLEN];
+    if (core_handle (self->core, &ev, err, sizeof err) < 0)
+        return 0;   /* lost already */
+    logmsg (self, "lost child %s (%s): %" PRIu64 " of its tasks queued again", name,
+            why, core_stats (self->core).requeued - before);
+    zmsg_t *msg = proto_lost (name, why);
+    zmsg_send (&msg, self->ctl);
+    if (self->measure)
+        return fail (self, "a child was lost during the calibration");
+    int rc = perform (self);
+    return rc == 0 ? settle_losses (self) : rc;
+}
+
+/*  Declare lost every child a send failed to. */
+static int
+settle_losses (node_t *self)
+{
+    for (int i = 0; i < self->me->nchildren; i++)
+        if (self->unreachable[i] && !liveness_lost (self->live, i)) {
+            int rc = lose_child (self, i, "its connection is gone");
+            if (rc != 0)
+                return rc;
+        }
+    return 0;
 }
 
 /*  --- incoming ----------------------------------------------------------- */
@@ -917,6 +983,7 @@ on_parent (node_t *self)
     char why[TF_ERRLEN];
     if (!msg)
         return 0;
+    liveness_heard (self->live, self->me->nchildren, tf_now ());   /* any traffic */
     if (proto_decode (&msg, &m, why, sizeof why) < 0) {
         refused (self, "the parent", why);
         return 0;
@@ -971,27 +1038,49 @@ on_result (node_t *self, int slot, const proto_msg_t *m, const char *name)
     return perform (self);
 }
 
-static int
-on_child (node_t *self)
+/*  The child slot an identity speaks for, and whether it is the child's
+ *  heartbeat connection ("NAME/beat"); -1 for a stranger. */
+static intptr_t
+child_slot (node_t *self, char *identity, int *beat)
 {
-    zmsg_t *msg = zmsg_recv (self->router);
-    if (!msg)
-        return 0;
-    char *name = zmsg_popstr (msg);
-    intptr_t slot = name ? (intptr_t) zhashx_lookup (self->slots, name) - 1 : -1;
+    if (!identity)
+        return -1;
+    size_t len = strlen (identity), suffix = strlen (NODE_BEAT_SUFFIX);
+    *beat = len > suffix && strcmp (identity + len - suffix, NODE_BEAT_SUFFIX) == 0;
+    if (*beat)
+        identity[len - suffix] = '\0';
+    intptr_t slot = (intptr_t) zhashx_lookup (self->slots, identity) - 1;
+    if (*beat)
+        identity[len - suffix] = '/';
+    return slot;
+}
+
+/*  A message on a heartbeat connection: a BEAT, nothing else. */
+static void
+on_beat_message (node_t *self, zmsg_t **msg_p, const char *name)
+{
+    proto_msg_t m;
+    char why[TF_ERRLEN];
+    if (proto_decode (msg_p, &m, why, sizeof why) < 0)
+        refused (self, name, why);
+    else if (m.command != PROTO_BEAT)
+        refused (self, name, proto_command_str (m.command));
+    proto_msg_clear (&m);
+}
+
+/*  A message on a child's connection: the core's events, results and
+ *  subtree bounds. */
+static int
+on_child_message (node_t *self, int slot, zmsg_t **msg_p, const char *name)
+{
     proto_msg_t m;
     char why[TF_ERRLEN];
     int rc = 0;
-    if (slot < 0) {
-        refused (self, name ? name : "?", "not one of our children");
-        zmsg_destroy (&msg);
-        goto out;
-    }
-    if (proto_decode (&msg, &m, why, sizeof why) < 0) {
+    if (proto_decode (msg_p, &m, why, sizeof why) < 0) {
         refused (self, name, why);
-        goto out;
+        return 0;
     }
-    core_event_t ev = {.now = tf_now (), .child = (int) slot};
+    core_event_t ev = {.now = tf_now (), .child = slot};
     core_done_t *done = NULL;
     switch (m.command) {
     case PROTO_REQUEST:
@@ -1013,11 +1102,11 @@ on_child (node_t *self)
         break;
     }
     case PROTO_RESULT:
-        rc = on_result (self, (int) slot, &m, name);
+        rc = on_result (self, slot, &m, name);
         proto_msg_clear (&m);
         goto out;
     case PROTO_SUBTREE:
-        if (on_subtree (self, (int) slot, &m, name) < 0)
+        if (on_subtree (self, slot, &m, name) < 0)
             rc = fail (self, "cannot send SUBTREE to the parent");
         proto_msg_clear (&m);
         goto out;
@@ -1030,6 +1119,31 @@ on_child (node_t *self)
     free (done);
     proto_msg_clear (&m);
 out:
+    return rc;
+}
+
+static int
+on_child (node_t *self)
+{
+    zmsg_t *msg = zmsg_recv (self->router);
+    if (!msg)
+        return 0;
+    char *name = zmsg_popstr (msg);
+    int beat = 0;
+    intptr_t slot = child_slot (self, name, &beat);
+    int rc = 0;
+    if (slot < 0 || liveness_lost (self->live, (int) slot)) {
+        refused (self, name ? name : "?",
+                 slot < 0 ? "not one of our children" : "a child lost already");
+        zmsg_destroy (&msg);
+    }
+    else {
+        liveness_heard (self->live, (int) slot, tf_now ());   /* any traffic */
+        if (beat)
+            on_beat_message (self, &msg, name);
+        else
+            rc = on_child_message (self, (int) slot, &msg, name);
+    }
     free (name);
     return rc;
 }
@@ -1235,6 +1349,77 @@ begin (node_t *self)
     return rc;
 }
 
+/*  --- liveness (docs/reliability.md) ------------------------------------ */
+
+/*  Our heartbeats: to the parent on the heartbeat connection, to each
+ *  child not lost on its own. Never blocking (send timeouts of 0), and a
+ *  beat that cannot go is not an error: silence is what counts. */
+static void
+send_beats (node_t *self)
+{
+    zmsg_t *msg;
+    if (self->beat) {
+        msg = proto_empty (PROTO_BEAT);
+        if (zmsg_send (&msg, self->beat) != 0)
+            zmsg_destroy (&msg);
+    }
+    for (int i = 0; i < self->me->nchildren; i++) {
+        if (liveness_lost (self->live, i))
+            continue;
+        msg = proto_empty (PROTO_BEAT);
+        zmsg_pushstrf (msg, "%s%s", self->cfg->nodes[self->me->children[i]].name,
+                       NODE_BEAT_SUFFIX);
+        if (zmsg_send (&msg, self->router) != 0)
+            zmsg_destroy (&msg);
+    }
+}
+
+/*  The parent is lost: tell the controller, then stop. */
+static int
+orphaned (node_t *self, const char *why)
+{
+    const char *parent = self->cfg->nodes[self->me->parent].name;
+    logmsg (self, "lost the parent %s (%s): stopping", parent, why);
+    zmsg_t *msg = proto_lost (parent, why);
+    zmsg_send (&msg, self->ctl);
+    return NODE_ORPHANED;
+}
+
+/*  Send our heartbeats when due, and find who fell silent; lower *wait
+ *  to the next deadline. Returns 0, NODE_ORPHANED when the parent is
+ *  lost, or another non-zero status after a fatal error. */
+static int
+keep_alive (node_t *self, double now, double *wait)
+{
+    if (liveness_beat_due (self->live, now))
+        send_beats (self);
+    double silent;
+    int peer;
+    while ((peer = liveness_overdue (self->live, now, &silent)) >= 0) {
+        char why[64];
+        snprintf (why, sizeof why, "silent for %.2f s", silent);
+        int rc = peer == self->me->nchildren ? orphaned (self, why)
+                                              : lose_child (self, peer, why);
+        if (rc != 0)
+            return rc;
+    }
+    double due = liveness_next_deadline (self->live, now);
+    if (due < *wait)
+        *wait = due;
+    return 0;
+}
+
+/*  A message on our heartbeat connection: the parent is alive. */
+static void
+on_parent_beat (node_t *self)
+{
+    zmsg_t *msg = zmsg_recv (self->beat);
+    if (!msg)
+        return;
+    liveness_heard (self->live, self->me->nchildren, tf_now ());
+    on_beat_message (self, &msg, "the parent");
+}
+
 /*  Root: write the journal's batch when due; lower *wait to its next
  *  deadline. */
 static int
@@ -1334,6 +1519,10 @@ handle (node_t *self, void *which)
             return on_cmdrun (self, self->cmdrun[i]);
     if (self->parent && which == self->parent)
         return on_parent (self);
+    if (self->beat && which == self->beat) {
+        on_parent_beat (self);
+        return 0;
+    }
     if (self->router && which == self->router)
         return on_child (self);
     core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
@@ -1349,11 +1538,17 @@ serve (node_t *self)
         zpoller_add (poller, cmdrun_sock (self->cmdrun[i]));
     if (self->parent)
         zpoller_add (poller, self->parent);
+    if (self->beat)
+        zpoller_add (poller, self->beat);
     if (self->router)
         zpoller_add (poller, self->router);
-    int rc = begin (self);
     double next_stats = tf_now ();
     self->ctl_heard = next_stats;
+    self->live = liveness_new (self->me->nchildren + (self->parent != NULL),
+                               config_heartbeat_s (self->cfg),
+                               config_lost_after_s (self->cfg), next_stats);
+    self->unreachable = xcalloc ((size_t) self->me->nchildren + 1, 1);
+    int rc = begin (self);
     while (rc == 0) {
         double now = tf_now ();
         double wait = clock_work (self, now, &next_stats);
@@ -1361,6 +1556,8 @@ serve (node_t *self)
             rc = -1;
             break;
         }
+        if ((rc = keep_alive (self, now, &wait)) != 0)
+            break;
         void *which = wait_for (self, poller, now, wait);
         if (zpoller_terminated (poller)) {
             rc = fail (self, "interrupted");
@@ -1369,7 +1566,7 @@ serve (node_t *self)
         rc = handle (self, which);
     }
     zpoller_destroy (&poller);
-    return rc == NODE_STOPPED ? 0 : 1;
+    return rc == NODE_STOPPED ? 0 : rc == NODE_ORPHANED ? NODE_EXIT_ORPHANED : 1;
 }
 
 /*  START: connect to the parent it names (none for the root), and note the
@@ -1390,6 +1587,16 @@ take_start (node_t *self, const proto_msg_t *m, char *err, size_t errlen)
     zsock_set_maxmsgsize (self->parent,
                           PROTO_MAX_FRAME_PARENT (config_chunk_bytes (self->cfg)));
     if (zsock_connect (self->parent, "%s", m->text) < 0)
+        return tf_error (err, errlen, "cannot connect to the parent at %s", m->text);
+    self->beat = zsock_new (ZMQ_DEALER);
+    char identity[256];   /* a name is at most 63 characters */
+    snprintf (identity, sizeof identity, "%s%s", self->opts->name, NODE_BEAT_SUFFIX);
+    zsock_set_identity (self->beat, identity);
+    zsock_set_ipv6 (self->beat, 1);
+    zsock_set_maxmsgsize (self->beat, PROTO_MAX_FRAME_CHILDREN);
+    zsock_set_sndtimeo (self->beat, 0);
+    zsock_set_linger (self->beat, 0);
+    if (zsock_connect (self->beat, "%s", m->text) < 0)
         return tf_error (err, errlen, "cannot connect to the parent at %s", m->text);
     verbose (self, "connected to the parent at %s", m->text);
     self->payloads = zhashx_new ();
@@ -1457,7 +1664,10 @@ node_run (const node_opts_t *opts)
     zhashx_destroy (&self->slots);
     zsock_destroy (&self->router);
     zsock_destroy (&self->parent);
+    zsock_destroy (&self->beat);
     zsock_destroy (&self->ctl);
+    liveness_destroy (&self->live);
+    free (self->unreachable);
     emul_destroy (&self->emul);
     subtree_destroy (&self->subtree);
     calphase_destroy (&self->cal);

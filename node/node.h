@@ -22,9 +22,14 @@ typedef struct {
     int verbose;             /* log the steps of the run on stderr */
 } node_opts_t;
 
+/*  The exit status of a node that lost its parent (docs/reliability.md):
+ *  it told the controller (LOST) and stopped. */
+#define NODE_EXIT_ORPHANED 3
+
 /*  Run a node until the controller stops it. Returns the process exit
- *  status: 0 after a clean STOP, 1 on a failure (reported to the
- *  controller with FAIL when it can be, and printed to stderr). */
+ *  status: 0 after a clean STOP, NODE_EXIT_ORPHANED when it lost its
+ *  parent, 1 on a failure (reported to the controller with FAIL when it
+ *  can be, and printed to stderr). */
 int node_run (const node_opts_t *opts);
 
 #endif

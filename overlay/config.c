@@ -359,6 +359,27 @@ get_u32 (section_t *s, const char *key, long long min, long long max, uint32_t *
     return rc;
 }
 
+/*  The platform's numbers, each within its stated range. */
+static int
+get_platform_numbers (config_t *self, section_t *s)
+{
+    return get_number (s, "time_scale", 0, RULE_POSITIVE, &self->platform.time_scale) < 0
+        || get_number (s, "payload_scale", 0, RULE_FRACTION,
+                       &self->platform.payload_scale) < 0
+        || get_u32 (s, "chunk_kib", 1, CONFIG_MAX_CHUNK_KIB, &self->platform.chunk_kib) < 0
+        || get_u32 (s, "window", 1, CONFIG_MAX_WINDOW, &self->platform.window) < 0
+        || get_u32 (s, "buffer", 1, CONFIG_MAX_BUFFER, &self->platform.buffer) < 0
+        || get_u32 (s, "matrix_n", CONFIG_MIN_MATRIX_N, CONFIG_MAX_MATRIX_N,
+                    &self->platform.matrix_n) < 0
+        || get_u32 (s, "sample_ms", 1, CONFIG_MAX_SAMPLE_MS, &self->platform.sample_ms) < 0
+        || get_u32 (s, "heartbeat_ms", CONFIG_MIN_HEARTBEAT_MS, CONFIG_MAX_HEARTBEAT_MS,
+                    &self->platform.heartbeat_ms) < 0
+        || get_u32 (s, "heartbeat_misses", CONFIG_MIN_MISSES, CONFIG_MAX_MISSES,
+                    &self->platform.misses) < 0
+               ? -1
+               : 0;
+}
+
 static int
 parse_platform (config_t *self, section_t *top)
 {
@@ -398,21 +419,7 @@ parse_platform (config_t *self, section_t *top)
                      "unknown mode %s (expected \"emulated\" or \"real\")",
                      quote (q, sizeof q, mode));
     }
-    if (get_number (&s, "time_scale", 0, RULE_POSITIVE, &self->platform.time_scale) < 0
-        || get_number (&s, "payload_scale", 0, RULE_FRACTION,
-                       &self->platform.payload_scale) < 0
-        || get_u32 (&s, "chunk_kib", 1, CONFIG_MAX_CHUNK_KIB,
-                    &self->platform.chunk_kib) < 0
-        || get_u32 (&s, "window", 1, CONFIG_MAX_WINDOW, &self->platform.window) < 0
-        || get_u32 (&s, "buffer", 1, CONFIG_MAX_BUFFER, &self->platform.buffer) < 0
-        || get_u32 (&s, "matrix_n", CONFIG_MIN_MATRIX_N, CONFIG_MAX_MATRIX_N,
-                    &self->platform.matrix_n) < 0
-        || get_u32 (&s, "sample_ms", 1, CONFIG_MAX_SAMPLE_MS,
-                    &self->platform.sample_ms) < 0
-        || get_u32 (&s, "heartbeat_ms", CONFIG_MIN_HEARTBEAT_MS, CONFIG_MAX_HEARTBEAT_MS,
-                    &self->platform.heartbeat_ms) < 0
-        || get_u32 (&s, "heartbeat_misses", CONFIG_MIN_MISSES, CONFIG_MAX_MISSES,
-                    &self->platform.misses) < 0)
+    if (get_platform_numbers (self, &s) < 0)
         return -1;
     if (self->platform.time_scale > CONFIG_MAX_TIME_SCALE)
         return fail (s.ld, "platform.time_scale", "must be at most %g, got %g",

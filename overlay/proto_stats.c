@@ -18,6 +18,7 @@ const proto_counter_t proto_counters[PROTO_NCOUNTERS] = {
     {"completed", offsetof (proto_stats_t, completed), 0},
     {"duplicates", offsetof (proto_stats_t, duplicates), 0},
     {"slots", offsetof (proto_stats_t, slots), 1},
+    {"requeued", offsetof (proto_stats_t, requeued), 1},
 };
 
 static uint64_t *

@@ -39,6 +39,8 @@ typedef struct {
     uint64_t bytes_in, bytes_out, malformed;
     uint64_t completed, duplicates;      /* the root's */
     uint64_t slots;          /* tasks it computes at once (node/core.h) */
+    uint64_t requeued;       /* tasks queued again: given to a child that
+                                was lost */
     double compute_seconds;  /* wall seconds the engine was busy */
     double speed_mean;       /* emulated: mean interference factor while
                                 computing (1 = none); 1 when absent */
@@ -66,7 +68,7 @@ typedef struct {
     int per_node;
 } proto_counter_t;
 
-#define PROTO_NCOUNTERS 10
+#define PROTO_NCOUNTERS 11
 extern const proto_counter_t proto_counters[PROTO_NCOUNTERS];
 
 /*  The value of counter i of s. */

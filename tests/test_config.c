@@ -187,6 +187,15 @@ test_defaults (void **state)
     assert_int_equal (config->platform.matrix_n, 1024);
     assert_int_equal (config->platform.sample_ms, 100);
     assert_int_equal (config->platform.ir_measured, 0);
+    /*  Liveness at time scale 1: a beat a second, lost after ten. */
+    assert_true (config_heartbeat_s (config) == 1.0);
+    assert_true (config_lost_after_s (config) == 10.0);
+    config->platform.time_scale = 20;     /* 50 ms, kept at the floor */
+    assert_true (config_heartbeat_s (config) == 0.2);
+    config->platform.time_scale = 0.5;    /* 2 s, kept at the ceiling */
+    assert_true (config_heartbeat_s (config) == 1.0);
+    config->platform.time_scale = 4;
+    assert_true (config_heartbeat_s (config) == 0.25);
     assert_int_equal (config->nnodes, 1);
     assert_int_equal (config->root, 0);
     assert_string_equal (config->nodes[0].host, "local");
@@ -239,6 +248,10 @@ test_every_key (void **state)
     assert_int_equal (config->platform.matrix_n, 512);
     assert_int_equal (config->platform.sample_ms, 50);
     assert_int_equal (config->platform.ir_measured, 1);
+    assert_int_equal (config->platform.heartbeat_ms, 300);
+    assert_int_equal (config->platform.misses, 7);
+    assert_true (config_heartbeat_s (config) == 0.3);
+    assert_true (fabs (config_lost_after_s (config) - 2.1) < 1e-9);
     const config_node_t *w1 = node_named (config, "w-1");
     assert_string_equal (w1->host, "198.18.0.2");
     assert_true (w1->compute_rate == 1e-3);

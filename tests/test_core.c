@@ -536,6 +536,80 @@ test_results_only_of_commands_given (void **state)
     core_destroy (&core);
 }
 
+/*  A lost child's tasks, the one in flight included, go out again, to
+ *  another child; nothing it sends after is accepted, and it is lost
+ *  once. */
+static void
+test_a_lost_child_s_tasks_go_out_again (void **state)
+{
+    (void) state;
+    core_t *core = make_core (make_cfg (1, 2, 20));
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);   /* computes 0 */
+    serve_child (core, 2);                                      /* 1, 2 to child 0 */
+    /*  Task 3 is on its way to child 0 when it is lost. */
+    const core_action_t *a =
+        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->task, 3);
+    a = feed (core, (core_event_t){.type = CORE_EV_LOST, .child = 0}, &n);
+    assert_int_equal (core_stats (core).requeued, 3);
+    assert_int_equal (core_stats (core).children_lost, 1);
+    assert_int_equal (count_type (a, n, CORE_ACT_SEND_CHUNK), 0);
+    core_done_t late = {.task = 1, .node = 1};
+    refuse (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = &late,
+                                 .ndone = 1}, "lost");
+    refuse (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, "lost");
+    refuse (core, (core_event_t){.type = CORE_EV_LOST, .child = 0}, "lost");
+    /*  Child 1 asks: it gets the lost tasks first, before the bag's next. */
+    a = feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 4}, &n);
+    const core_action_t *c = find_type (a, n, CORE_ACT_SEND_CHUNK);
+    assert_non_null (c);
+    assert_int_equal (c->child, 1);
+    assert_true (c->task >= 1 && c->task <= 3);
+    core_destroy (&core);
+}
+
+/*  An interior node keeps a command's input until its result is back, so
+ *  that it can send it again; a result stream half arrived from a child
+ *  that is lost is dropped. */
+static void
+test_a_lost_child_s_commands_keep_their_inputs (void **state)
+{
+    (void) state;
+    core_cfg_t cfg = make_cfg (0, 2, 4);
+    cfg.command_tasks = 4;
+    core_t *core = make_core (cfg);
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    core_event_t ch = {.type = CORE_EV_CHUNK, .task = 2, .units = 1, .bytes = 300,
+                       .index = 0, .count = 1, .len = 300, .kind = CORE_KIND_COMMAND};
+    feed (core, ch, &n);                                        /* 2: computed here */
+    ch.task = 3;
+    feed (core, ch, &n);                                        /* 3: held */
+    const core_action_t *a =
+        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->task, 3);
+    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 3}, &n);
+    assert_null (find_type (a, n, CORE_ACT_RELEASE));           /* kept */
+    core_event_t r = {.type = CORE_EV_RESULT, .child = 0, .task = 3, .node = 1,
+                      .bytes = 800, .index = 0, .count = 2, .len = 400};
+    feed (core, r, &n);
+    a = feed (core, (core_event_t){.type = CORE_EV_LOST, .child = 0}, &n);
+    const core_action_t *drop = find_type (a, n, CORE_ACT_DROP_RESULT);
+    assert_non_null (drop);
+    assert_int_equal (drop->task, 3);
+    /*  Child 1 gets task 3 again; its result releases the input. */
+    a = feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1}, &n);
+    const core_action_t *c = find_type (a, n, CORE_ACT_SEND_CHUNK);
+    assert_true (c && c->task == 3 && c->child == 1 && c->kind == CORE_KIND_COMMAND);
+    feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 1, .task = 3}, &n);
+    r.child = 1;
+    r.bytes = 10, r.count = 1, r.len = 10;
+    a = feed (core, r, &n);
+    assert_int_equal (find_type (a, n, CORE_ACT_RELEASE)->task, 3);
+    core_destroy (&core);
+}
+
 static void
 test_bad_configurations_are_refused (void **state)
 {
@@ -595,6 +669,7 @@ typedef struct {
     int *by;                 /* RECORDED per task */
     int per_node[SIM_NODES];
     int finished;
+    int dead[SIM_NODES];     /* killed, or below a node killed */
 } sim_t;
 
 /*  Child `slot` of node at. */
@@ -614,6 +689,9 @@ sim_route (sim_t *sim, int at, const core_action_t *x)
 {
     sim_queue_t *up = at > 0 ? &sim->qs[sim_parent[at]] : NULL;
     core_event_t ev = {.child = sim_slot[at]};
+    if ((x->type == CORE_ACT_SEND_CHUNK && sim->dead[sim_child (at, x->child)])
+        || (up && sim->dead[sim_parent[at]]))
+        return;   /* to a dead node: the network drops it */
     switch (x->type) {
     case CORE_ACT_REQUEST:
         ev.type = CORE_EV_REQUEST, ev.n = x->n;
@@ -664,9 +742,9 @@ sim_next (sim_t *sim, unsigned seed, int steps, int *at, sim_msg_t *m)
 {
     int ready[2 * SIM_NODES], k = 0;
     for (int i = 0; i < SIM_NODES; i++) {
-        if (sim->qs[i].len)
+        if (sim->qs[i].len && !sim->dead[i])
             ready[k++] = i;
-        if (sim->engine[i] >= 0)
+        if (sim->engine[i] >= 0 && !sim->dead[i])
             ready[k++] = SIM_NODES + i;
     }
     if (k == 0)
@@ -708,8 +786,41 @@ sim_check (sim_t *sim, unsigned seed)
     assert_int_equal (core_stats (sim->cores[0]).completed, sim->tasks);
 }
 
+/*  Kill node k and everything below it; its parent learns it after what
+ *  k sent before dying (the messages in the parent's inbox) arrives. */
 static void
-run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
+sim_kill (sim_t *sim, int k)
+{
+    for (int i = 1; i < SIM_NODES; i++)
+        for (int up = i; up > 0; up = sim_parent[up])
+            if (up == k)
+                sim->dead[i] = 1;
+    sim_push (&sim->qs[sim_parent[k]],
+              (core_event_t){.type = CORE_EV_LOST, .child = sim_slot[k]}, NULL);
+}
+
+/*  After a loss: every task recorded exactly once all the same; the
+ *  nodes alive recorded what they computed. */
+static void
+sim_check_loss (sim_t *sim, unsigned seed)
+{
+    for (uint64_t t = 0; t < sim->tasks; t++)
+        if (sim->by[t] != 1)
+            fail_msg ("seed %u: task %llu recorded %d times", seed,
+                      (unsigned long long) t, sim->by[t]);
+    for (int i = 0; i < SIM_NODES; i++)
+        if (!sim->dead[i]) {
+            assert_int_equal (core_stats (sim->cores[i]).malformed, 0);
+            assert_int_equal (sim->per_node[i], core_stats (sim->cores[i]).computed);
+        }
+    assert_int_equal (core_stats (sim->cores[0]).duplicates, 0);
+}
+
+/*  Run the in-memory tree; with kill > 0, kill that node at step
+ *  kill_step. */
+static void
+run_sim_killing (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes, int kill,
+                 int kill_step)
 {
     static const int nkids[SIM_NODES] = {2, 1, 0, 0};
     sim_t sim = {.tasks = tasks, .by = xcalloc (tasks, sizeof (int))};
@@ -727,6 +838,8 @@ run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
     for (int steps = 0; !sim.finished; steps++) {
         int at, n;
         sim_msg_t m;
+        if (kill > 0 && steps == kill_step)
+            sim_kill (&sim, kill);
         if (sim_next (&sim, seed, steps, &at, &m))
             continue;
         m.ev.done = m.done;
@@ -738,7 +851,10 @@ run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
             sim_route (&sim, at, &a[i]);
         assert_true (steps < 1000000);
     }
-    sim_check (&sim, seed);
+    if (kill > 0)
+        sim_check_loss (&sim, seed);
+    else
+        sim_check (&sim, seed);
     for (int i = 0; i < SIM_NODES; i++) {
         for (int j = sim.qs[i].head; j < sim.qs[i].head + sim.qs[i].len; j++)
             free (sim.qs[i].q[j].done);
@@ -749,11 +865,30 @@ run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
 }
 
 static void
+run_sim (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes)
+{
+    run_sim_killing (seed, tasks, window, bytes, 0, 0);
+}
+
+static void
 test_a_tree_completes_every_task_exactly_once (void **state)
 {
     (void) state;
     for (unsigned seed = 1; seed <= 40; seed++)
         run_sim (seed, 200, 1 + seed % 4, seed % 5 == 0 ? 0 : 1000 + seed * 37);
+}
+
+/*  A node, or the subtree under node 1, killed at a random step: the
+ *  tree still records every task exactly once. */
+static void
+test_a_tree_survives_a_lost_node (void **state)
+{
+    (void) state;
+    for (unsigned seed = 1; seed <= 60; seed++) {
+        srand (seed * 7919);
+        int kill = 1 + rand () % (SIM_NODES - 1), step = rand () % 3000;
+        run_sim_killing (seed, 200, 1 + seed % 4, 1000 + seed * 37, kill, step);
+    }
 }
 
 
@@ -1047,8 +1182,11 @@ main (void)
         cmocka_unit_test (test_root_counts_duplicates_and_finishes_once),
         cmocka_unit_test (test_results_only_of_commands_given),
         cmocka_unit_test (test_bad_configurations_are_refused),
+        cmocka_unit_test (test_a_lost_child_s_tasks_go_out_again),
+        cmocka_unit_test (test_a_lost_child_s_commands_keep_their_inputs),
         cmocka_unit_test (test_ack_wait_is_the_time_from_last_chunk_to_its_ack),
         cmocka_unit_test (test_a_tree_completes_every_task_exactly_once),
+        cmocka_unit_test (test_a_tree_survives_a_lost_node),
         cmocka_unit_test (test_a_paced_link_runs_at_its_configured_rate),
         cmocka_unit_test (test_multiport_stays_within_the_send_limit),
         cmocka_unit_test (test_unlimited_multiport_sends_to_every_child_at_once),
