@@ -558,6 +558,22 @@ cargo_result_release (cargo_t *self, uint64_t task)
     spool_drop (self, self->results, task);
 }
 
+void
+cargo_result_discard (cargo_t *self, uint64_t task)
+{
+    if (!self->is_root) {
+        spool_drop (self, self->results, task);
+        return;
+    }
+    taskkey_t k = key (task);
+    if (!zhashx_lookup (self->deliveries, k.text))
+        return;
+    zhashx_delete (self->deliveries, k.text);
+    char *dir = task_dir (self, task);
+    tf_remove_tree (dir, 0);
+    free (dir);
+}
+
 /*  The journal's record of a recorded task. */
 static json_t *
 record_of (cargo_t *self, const core_done_t *d, const char *node_name)

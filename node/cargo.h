@@ -115,6 +115,11 @@ zframe_t *cargo_result_chunk (cargo_t *self, uint64_t task, uint64_t offset, siz
 /*  Not root: task's result stream is delivered; remove its spool. */
 void cargo_result_release (cargo_t *self, uint64_t task);
 
+/*  Task's result stream will not be finished (the child sending it was
+ *  lost): drop what came of it, the spool, or on the root what was
+ *  delivered into OUT/tasks/ID. */
+void cargo_result_discard (cargo_t *self, uint64_t task);
+
 /*  Root: the core recorded task d (computed at node `node_name`, failed
  *  or not, after d->attempts): its outputs move to OUT/tasks/ID, its
  *  record goes to the journal, and the record is returned (a new

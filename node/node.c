@@ -796,6 +796,9 @@ act_result (node_t *self, const core_action_t *a)
         if (self->me->parent >= 0)
             cargo_result_release (self->cargo, a->task);
         return 0;
+    case CORE_ACT_DROP_RESULT:
+        cargo_result_discard (self->cargo, a->task);
+        return 0;
     case CORE_ACT_RETRY:
         logmsg (self, "task %" PRIu64 " failed on %s (attempt %u): trying it again",
                 a->task, self->cfg->nodes[a->node].name, a->n);
