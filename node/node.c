@@ -1446,7 +1446,10 @@ journal_due (node_t *self, double now, double *wait)
 static double
 clock_work (node_t *self, double now, double *next_stats)
 {
-    if (now - self->ctl_heard > PROTO_CONTROL_SILENCE) {
+    /*  The controller may be busy for seconds (filing hundreds of
+     *  REPORTs): never less patience with it than PROTO_CONTROL_SILENCE,
+     *  and more when the run allows its peers more. */
+    if (now - self->ctl_heard > fmax (PROTO_CONTROL_SILENCE, config_lost_after_s (self->cfg))) {
         fail (self, "the controller fell silent: exiting");
         return -1;
     }
