@@ -757,6 +757,17 @@ signal_all (deploy_t *self, int sig)
     }
 }
 
+void
+deploy_kill (deploy_t *self, int slot)
+{
+    if (!deploy_is_running (self, slot))
+        return;
+    proc_t *proc = &self->procs[slot];
+    proc->signalled = 1;
+    backend_of (proc)->signal (proc, SIGTERM);
+    backend_of (proc)->signal (proc, SIGKILL);
+}
+
 int
 deploy_stop (deploy_t *self, double grace)
 {

@@ -181,6 +181,13 @@ int deploy_exit_is_clean (const deploy_exit_t *exit_info);
  *  reaping them. Returns the number still running. */
 int deploy_wait (deploy_t *self, double timeout);
 
+/*  End slot's process at once, whatever it is doing (a node declared
+ *  lost, which may be hung or stopped): SIGKILL, after closing an ssh
+ *  node's stdin so that its remote shell ends it too. Its exit is then
+ *  clean (deploy_exit_is_clean) and reported by deploy_poll. Nothing
+ *  happens to a slot not running. */
+void deploy_kill (deploy_t *self, int slot);
+
 /*  Stop every process still running: SIGTERM (for an ssh node: close
  *  its stdin, and the remote shell sends the node SIGTERM), wait up to
  *  grace seconds, then SIGKILL and reap. When it returns, no process of

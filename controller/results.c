@@ -31,6 +31,8 @@ typedef struct {
     results_child_t *children;
     int nchildren;
     char *samples_csv;       /* its samples, from its REPORT */
+    char *lost_why;          /* why it was lost, NULL while it was not */
+    double lost_at;          /* wall seconds after START */
 } node_results_t;
 
 struct results {
@@ -57,6 +59,7 @@ struct results {
     uint64_t commands;       /* commands recorded */
     int measured_bound;      /* offline[] is from measured task times */
     uint64_t resumed;        /* tasks done by an earlier run (--resume) */
+    int nlost;               /* nodes lost during the run */
 };
 
 const char *
@@ -132,6 +135,7 @@ results_destroy (results_t **self_p)
         children_free (self->nodes[i].children, self->nodes[i].nchildren);
         json_decref (self->nodes[i].stats.fit);
         free (self->nodes[i].samples_csv);
+        free (self->nodes[i].lost_why);
     }
     free (self->nodes);
     if (self->tasks_file)
@@ -270,6 +274,8 @@ results_fidelity (const results_t *self, int *worst)
     double min = 1;
     int at = -1;
     for (int i = 0; i < self->cfg->nnodes; i++) {
+        if (results_node_lost (self, i))
+            continue;
         double f = results_node_fidelity (self, i);
         if (at < 0 || f < min) {
             min = f;
@@ -279,6 +285,29 @@ results_fidelity (const results_t *self, int *worst)
     if (worst)
         *worst = min < 1 ? at : -1;
     return min;
+}
+
+void
+results_set_lost (results_t *self, int node, const char *why, double at_s)
+{
+    node_results_t *n = &self->nodes[node];
+    if (n->lost_why)
+        return;
+    n->lost_why = xstrdup (why);
+    n->lost_at = at_s;
+    self->nlost++;
+}
+
+int
+results_node_lost (const results_t *self, int node)
+{
+    return self->nodes[node].lost_why != NULL;
+}
+
+int
+results_lost_count (const results_t *self)
+{
+    return self->nlost;
 }
 
 uint64_t
@@ -326,6 +355,7 @@ node_to_json (const results_t *self, int i)
     json_t *object = json_pack ("{s:s, s:s?}", "name", node->name,
                                 "parent", node->parent_name);
     json_object_set_new (object, "pid", n->pid > 0 ? json_integer (n->pid) : json_null ());
+    json_object_set_new (object, "lost", json_boolean (n->lost_why != NULL));
     for (int c = 0; c < PROTO_NCOUNTERS; c++)
         if (proto_counters[c].per_node)
             json_object_set_new (object, proto_counters[c].key,
@@ -395,6 +425,21 @@ fidelity_to_json (const results_t *self)
     return o;
 }
 
+/*  The nodes lost during the run, in tree order: [{name, why, at_s}]. */
+static json_t *
+lost_to_json (const results_t *self)
+{
+    json_t *lost = json_array ();
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        const node_results_t *n = &self->nodes[i];
+        if (n->lost_why)
+            json_array_append_new (lost, json_pack ("{s:s, s:s, s:f}", "name",
+                                                    self->cfg->nodes[i].name, "why",
+                                                    n->lost_why, "at_s", n->lost_at));
+    }
+    return lost;
+}
+
 json_t *
 results_to_json (const results_t *self)
 {
@@ -442,6 +487,7 @@ results_to_json (const results_t *self)
     json_object_set_new (object, "recorded", json_integer ((json_int_t) self->recorded));
     json_object_set_new (object, "records_refused",
                          json_integer ((json_int_t) self->records_refused));
+    json_object_set_new (object, "lost", lost_to_json (self));
     json_t *nodes = json_array ();
     for (int i = 0; i < cfg->nnodes; i++)
         json_array_append_new (nodes, node_to_json (self, i));
@@ -822,6 +868,21 @@ print_failures (const results_t *self, FILE *out)
     fputc ('\n', out);
 }
 
+/*  The nodes lost during the run, each with why; and what the bound the
+ *  run is judged against assumed. */
+static void
+print_lost (const results_t *self, FILE *out)
+{
+    if (self->nlost == 0)
+        return;
+    fprintf (out, "\n  lost: %d node%s:", self->nlost, self->nlost == 1 ? "" : "s");
+    for (int i = 0, k = 0; i < self->cfg->nnodes; i++)
+        if (self->nodes[i].lost_why)
+            fprintf (out, "%s %s (%s, at %.1f s)", k++ ? "," : "", self->cfg->nodes[i].name,
+                     self->nodes[i].lost_why, self->nodes[i].lost_at);
+    fprintf (out, "\n  their tasks were queued again; the bound is the whole tree's\n");
+}
+
 /*  "fidelity F (worst: NODE)", and when it is below the threshold, why the
  *  efficiency cannot be trusted and what to do. */
 static void
@@ -926,7 +987,8 @@ results_print_summary (const results_t *self, FILE *out)
         char (*row)[CELL] = cells[i + 1];
         /*  Indent by depth so the tree shows. */
         int indent = node->depth < 8 ? 2 * node->depth : 16;
-        snprintf (row[0], CELL, "%*s%s", indent, "", node->name);
+        snprintf (row[0], CELL, "%*s%s%s", indent, "", node->name,
+                  self->nodes[i].lost_why ? " (lost)" : "");
         snprintf (row[1], CELL, "%s", node->parent_name ? node->parent_name : "-");
         snprintf (row[2], CELL, "%llu", (unsigned long long) s->computed);
         snprintf (row[3], CELL, "%llu", (unsigned long long) s->forwarded);
@@ -967,6 +1029,7 @@ results_print_summary (const results_t *self, FILE *out)
     }
     print_links (self, out);
     print_failures (self, out);
+    print_lost (self, out);
     free (cells);
 }
 

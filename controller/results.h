@@ -78,6 +78,17 @@ int results_node_reported (const results_t *self, int node);
 /*  Record the pid of node's process. */
 void results_set_pid (results_t *self, int node, int64_t pid);
 
+/*  Node was lost at at_s wall seconds after START, for the reason why
+ *  (copied): results.json lists it under "lost" and marks its entry, the
+ *  summary names it, and its figures no longer count towards the run's
+ *  fidelity (a node frozen before it was lost is not the emulation
+ *  falling behind). A second call for the same node changes nothing. */
+void results_set_lost (results_t *self, int node, const char *why, double at_s);
+
+/*  Whether node was lost (results_set_lost); how many nodes were. */
+int results_node_lost (const results_t *self, int node);
+int results_lost_count (const results_t *self);
+
 /*  Record how the run ended. error (copied, may be NULL) explains a status
  *  other than complete. Only the first call with an error keeps its text:
  *  the first failure is the cause, the rest are consequences. */

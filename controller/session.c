@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,6 +78,8 @@ typedef struct {
     const char *control;     /* the controller's endpoint it connects to,
                                 borrowed from session.controls */
     uint64_t malformed;      /* its messages the controller refused */
+    int lost;                /* declared lost: neither heard nor awaited */
+    double heard;            /* when its last message came (after START) */
 } peer_t;
 
 struct session {
@@ -202,6 +205,8 @@ start_all (session_t *self)
         peer->state = PEER_STARTED;
     }
     self->t_start = tf_now ();
+    for (int i = 0; i < self->cfg->nnodes; i++)
+        self->peers[i].heard = self->t_start;
     self->phase = PHASE_RUNNING;
 }
 
@@ -340,16 +345,98 @@ on_report (session_t *self, peer_t *peer, const proto_msg_t *m)
     send_to (self, peer, proto_empty (PROTO_BYE), 1);
 }
 
+/* ------------------------------------------------------------------------
+ *  Losses: a node that dies, hangs or is cut off while the run goes on.
+ *  Its parent re-queues what its subtree had (node/core.h, CORE_EV_LOST);
+ *  the controller's part is to name it, end what is left of it, stop
+ *  waiting for it, and keep the run going. Only the root (the bag) and a
+ *  calibration (which needs every link) cannot lose a node.
+ */
+
+/*  Node (index) and every node under it are lost; why is about node,
+ *  its descendants are lost with it. The run fails instead when the root
+ *  is among them, or in a calibration. */
+static void
+lose_subtree (session_t *self, int node, const char *why)
+{
+    peer_t *peer = &self->peers[node];
+    if (peer->lost)
+        return;
+    if (node == self->cfg->root || self->driver->measure || self->phase != PHASE_RUNNING) {
+        session_fail (self, RESULTS_FAILED, "%snode %s lost: %s%s",
+                      node == self->cfg->root ? "the root " : "", peer->node->name, why,
+                      node == self->cfg->root && self->cfg->commands.count
+                          ? " (--resume continues the run)" : "");
+        return;
+    }
+    peer->lost = 1;
+    results_set_lost (self->results, node, why, tf_now () - self->t_start);
+    session_log (self, "node %s lost: %s", peer->node->name, why);
+    if (peer->slot >= 0)
+        deploy_kill (self->deploy, peer->slot);
+    char below[TF_ERRLEN];
+    snprintf (below, sizeof below, "its parent %s was lost", peer->node->name);
+    for (int c = 0; c < peer->node->nchildren; c++)
+        lose_subtree (self, peer->node->children[c], below);
+}
+
+/*  LOST {peer, why} from a node: its child (that child's subtree is
+ *  lost) or its parent (then it is, and stops on its own). */
+static void
+on_lost (session_t *self, peer_t *peer, const proto_msg_t *m)
+{
+    int from = (int) (peer - self->peers), other = config_find_node (self->cfg, m->text);
+    char why[TF_ERRLEN];
+    if (other >= 0 && self->cfg->nodes[other].parent == from) {
+        snprintf (why, sizeof why, "%.64s: %.200s", peer->node->name, m->why);
+        lose_subtree (self, other, why);
+    }
+    else if (other >= 0 && other == peer->node->parent) {
+        snprintf (why, sizeof why, "lost its parent %.64s: %.200s", m->text, m->why);
+        lose_subtree (self, from, why);
+    }
+    else
+        refuse (self, peer, "LOST names \"%.64s\", neither its parent nor a child", m->text);
+}
+
+/*  Started nodes silent for longer than the run's lost-peer silence (and
+ *  never less than the nodes' own patience with the controller): lost.
+ *  Parents normally notice first; this catches what they cannot (the
+ *  root, a node whose parent hangs with it). */
+static void
+check_silence (session_t *self, double now)
+{
+    if (self->phase != PHASE_RUNNING)
+        return;
+    double silence = fmax (PROTO_CONTROL_SILENCE, config_lost_after_s (self->cfg));
+    for (int i = 0; i < self->cfg->nnodes && self->phase == PHASE_RUNNING; i++) {
+        peer_t *peer = &self->peers[i];
+        if (peer->lost || peer->exited || now - peer->heard <= silence)
+            continue;
+        char why[64];
+        snprintf (why, sizeof why, "silent for %.0f s", now - peer->heard);
+        lose_subtree (self, i, why);
+    }
+}
+
 static void handle_exits (session_t *self);
 
 
-/*  A node gave up. If another node's process died just before, that death
- *  is the cause and this failure a consequence (a parent cannot reach its
- *  dead child): look at the processes first. */
+/*  A node gave up. While the run goes on, a node other than the root is
+ *  then lost like one that died (its parent re-queues what it had);
+ *  otherwise the run fails. If another node's process died just before,
+ *  that death is the cause and this failure a consequence (a parent
+ *  cannot reach its dead child): look at the processes first. */
 static void
 on_fail (session_t *self, peer_t *peer, const proto_msg_t *m)
 {
     handle_exits (self);
+    if (self->phase == PHASE_RUNNING && !self->driver->measure && peer->node->parent >= 0) {
+        char why[TF_ERRLEN];
+        snprintf (why, sizeof why, "it failed: %.400s", m->text);
+        lose_subtree (self, (int) (peer - self->peers), why);
+        return;
+    }
     if (self->pending_exit && self->pending_peer != (int) (peer - self->peers))
         session_fail (self, RESULTS_FAILED, "%s", self->pending_exit);
     session_fail (self, RESULTS_FAILED, "node %s: %s", peer->node->name, m->text);
@@ -375,6 +462,15 @@ handle_message (session_t *self)
         return;
     }
     peer_t *peer = &self->peers[index];
+    if (peer->lost) {
+        /*  Not re-admitted: whatever it says, it is gone for this run. */
+        if (say_refusal (self))
+            session_log (self, "message from node %s, lost already; dropped",
+                         peer->node->name);
+        zmsg_destroy (&msg);
+        return;
+    }
+    peer->heard = tf_now ();
     proto_msg_t m;
     if (proto_decode (&msg, &m, err, sizeof err) != 0) {
         refuse (self, peer, "malformed message: %s", err);
@@ -395,6 +491,9 @@ handle_message (session_t *self)
         break;
     case PROTO_FAIL:
         on_fail (self, peer, &m);
+        break;
+    case PROTO_LOST:
+        on_lost (self, peer, &m);
         break;
     default:
         if (!self->driver->message
@@ -443,6 +542,16 @@ handle_exits (session_t *self)
         if (peer)
             peer->exited = 1;
         deploy_describe_exit (&ex, text, sizeof text);
+        if (peer && peer->lost)
+            continue;   /* expected: killed, or stopped on its own */
+        /*  While the run goes on, a node that dies is lost. Only an exit
+         *  with a status may come with a FAIL that says why (the pending
+         *  exit's grace); a death by a signal says it all. */
+        if (peer && self->phase == PHASE_RUNNING && !self->driver->measure
+            && (peer->node->parent >= 0 || WIFSIGNALED (ex.status))) {
+            lose_subtree (self, (int) (peer - self->peers), text);
+            continue;
+        }
         if (self->phase != PHASE_STOPPING) {
             if (!self->pending_exit && peer) {
                 self->pending_exit = xstrdup (text);
@@ -618,7 +727,8 @@ ping_all (session_t *self, double now)
     self->t_ping = now;
     for (int i = 0; i < self->cfg->nnodes; i++) {
         peer_t *peer = &self->peers[i];
-        if (peer->state != PEER_SPAWNED && !peer->exited && peer->state != PEER_STOPPED)
+        if (peer->state != PEER_SPAWNED && !peer->exited && !peer->lost
+            && peer->state != PEER_STOPPED)
             send_to (self, peer, proto_empty (PROTO_PING), 1);
     }
 }
@@ -637,6 +747,7 @@ run_until_stopping (session_t *self)
             self->driver->tick (self, self->driver->arg, now);
         if (now - self->t_ping >= PROTO_PING_EVERY)
             ping_all (self, now);
+        check_silence (self, now);
         uint64_t held = ratelog_overdue (&self->refusals, now);
         if (held)
             session_log (self, "%llu more refused messages not shown",
@@ -653,7 +764,7 @@ awaiting_reports (session_t *self)
     int n = 0;
     for (int i = 0; i < self->cfg->nnodes; i++) {
         peer_t *peer = &self->peers[i];
-        n += peer->state == PEER_STOPPED && !peer->exited
+        n += peer->state == PEER_STOPPED && !peer->exited && !peer->lost
           && !results_node_reported (self->results, i);
     }
     return n;
@@ -700,7 +811,7 @@ shutdown_run (session_t *self)
     if (self->control) {
         for (int i = 0; i < self->cfg->nnodes; i++) {
             peer_t *peer = &self->peers[i];
-            if (peer->state >= PEER_CONFIGURED && !peer->exited) {
+            if (peer->state >= PEER_CONFIGURED && !peer->exited && !peer->lost) {
                 send_to (self, peer, proto_empty (PROTO_STOP), 1);
                 peer->state = PEER_STOPPED;
             }
@@ -712,7 +823,7 @@ shutdown_run (session_t *self)
         size_t used = 0;
         missing[0] = '\0';
         for (int i = 0; i < self->cfg->nnodes && used < sizeof missing; i++)
-            if (!results_node_reported (self->results, i))
+            if (!results_node_reported (self->results, i) && !self->peers[i].lost)
                 used += (size_t) snprintf (missing + used, sizeof missing - used, "%s%s",
                                            used ? ", " : "", self->peers[i].node->name);
         if (used)
@@ -725,7 +836,8 @@ shutdown_run (session_t *self)
     handle_exits (self);
     for (int i = 0; i < self->cfg->nnodes; i++) {
         peer_t *peer = &self->peers[i];
-        if (peer->slot >= 0 && deploy_is_running (self->deploy, peer->slot) && session_ok (self))
+        if (peer->slot >= 0 && deploy_is_running (self->deploy, peer->slot) && !peer->lost
+            && session_ok (self))
             session_log (self, "node %s (pid %ld) did not exit after STOP; terminating it",
                      peer->node->name, (long) deploy_pid (self->deploy, peer->slot));
     }

@@ -520,6 +520,40 @@ test_lag_makes_fidelity_and_flags_efficiency (void **state)
     refused (f, 0, 1, "{\"lag\": {\"loop_s\": -1}}", "loop_s");
 }
 
+/*  Nodes lost during a run: listed in results.json with why and when,
+ *  marked in their entries, named in the summary, their lag no longer
+ *  the run's fidelity; a second loss of the same node changes nothing. */
+static void
+test_lost_nodes (void **state)
+{
+    fixture_t *f = *state;
+    feed_complete_run (f);
+    /*  a1 froze for 1.6 of 2 s before it was lost. */
+    feed_ok (f, 0, 3, "{\"computed\": 1, \"lag\": {\"loop_s\": 1.6}}");
+    assert_true (results_fidelity (f->results, NULL) < RESULTS_FIDELITY_MIN);
+    results_set_lost (f->results, 3, "node a1 (pid 1003) killed by signal 9 (Killed)", 1.25);
+    results_set_lost (f->results, 3, "again", 1.5);
+    assert_int_equal (results_lost_count (f->results), 1);
+    assert_true (results_node_lost (f->results, 3));
+    assert_false (results_node_lost (f->results, 1));
+    assert_true (results_fidelity (f->results, NULL) >= RESULTS_FIDELITY_MIN);
+
+    json_t *r = results_to_json (f->results);
+    json_t *lost = json_object_get (r, "lost");
+    assert_int_equal (json_array_size (lost), 1);
+    json_t *one = json_array_get (lost, 0);
+    assert_string_equal (json_string_value (json_object_get (one, "name")), "a1");
+    assert_non_null (strstr (json_string_value (json_object_get (one, "why")), "signal 9"));
+    assert_float_equal (json_real_value (json_object_get (one, "at_s")), 1.25, 1e-12);
+    json_t *nodes = json_object_get (r, "nodes");
+    assert_true (json_is_true (json_object_get (json_array_get (nodes, 3), "lost")));
+    assert_true (json_is_false (json_object_get (json_array_get (nodes, 1), "lost")));
+    json_decref (r);
+    summary_says (f, (const char *const[]){"a1 (lost)", "lost: 1 node: a1 (node a1 (pid 1003) "
+                                           "killed by signal 9 (Killed), at 1.2 s)",
+                                           "the bound is the whole tree's", NULL});
+}
+
 static void
 test_make_dir (void **state)
 {
@@ -623,6 +657,7 @@ main (void)
         cmocka_unit_test_setup_teardown (test_bound_against_the_tree_s_own, setup, teardown),
         cmocka_unit_test_setup_teardown (test_lag_makes_fidelity_and_flags_efficiency, setup,
                                          teardown),
+        cmocka_unit_test_setup_teardown (test_lost_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown (test_make_dir, setup, teardown),
         cmocka_unit_test (test_default_dir),
     };

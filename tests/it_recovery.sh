@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Surviving node loss, through real processes (docs/reliability.md).
+#
+# 1. Twenty seeded runs of a 15-node binary tree (depth 3) with synthetic
+#    and command tasks mixed; in each, at a seeded moment, a seeded
+#    non-root node is killed with SIGKILL, alone (its subtree then stops
+#    on its own) or together with its whole subtree. Every run must exit
+#    0 with every task recorded exactly once, every command's output
+#    right, the killed nodes (and the subtree under them) named lost, and
+#    no process left.
+# 2. A leaf frozen with SIGSTOP: its parent declares it lost after its
+#    heartbeats stop, the controller ends it, the run completes.
+# 3. The root killed: the run fails cleanly naming the root, no node is
+#    left, and --resume finishes the commands, each recorded once.
+#
+# RECOVERY_RUNS overrides the number of seeded runs (default 20).
+source "$(dirname "$0")/lib.sh"
+RUNS=${RECOVERY_RUNS:-20}
+SYNTH=200 CMDS=40 TOTAL=240
+
+# The tree: 15 identical emulated nodes, 1 task/s each at time scale 5
+# (a run takes about 4 s of wall time), heartbeats every 50 ms and 6
+# misses, so a silent node is lost after 0.3 s.
+python3 scripts/tree-config.py --depth 3 --count "$SYNTH" --input-mb 0.5 --units 1 \
+    --compute 1 --link 50 --policy fcfs --time-scale 5 --payload-scale 0.01 \
+    --buffer 3 >"$WORK/t15.json"
+python3 - "$WORK/t15.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["platform"].update(heartbeat_ms=50, heartbeat_misses=6)
+for n in c["tree"]:
+    n["slots"] = 1
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+PY
+
+# Command tasks: each hashes its own input into sum.txt.
+mkdir -p "$WORK/in"
+python3 - "$WORK" "$CMDS" <<'PY'
+import json, os, sys
+work, n = sys.argv[1], int(sys.argv[2])
+with open(os.path.join(work, "cmds.jsonl"), "w") as f:
+    for i in range(n):
+        p = os.path.join(work, "in", "d%d.txt" % i)
+        open(p, "w").write(("line %d\n" % i) * (100 + i))
+        f.write(json.dumps({"id": "c%d" % i, "inputs": [p],
+                            "sh": "sleep 0.05; sha256sum d%d.txt > sum.txt" % i}) + "\n")
+PY
+
+# The run in DIR is complete, every task once, the commands' outputs
+# right, and results.json names exactly the nodes in LOST (space-separated)
+# as lost.
+check_run () {
+    python3 - "$1" "$WORK" "$CMDS" "$2" <<'PY'
+import csv, hashlib, json, os, sys
+d, work, n, want = sys.argv[1], sys.argv[2], int(sys.argv[3]), set(sys.argv[4].split())
+r = json.load(open(os.path.join(d, "results.json")))
+bad = []
+lost = {x["name"] for x in r["lost"]}
+if lost != want:
+    bad.append("lost %s, expected %s" % (sorted(lost), sorted(want)))
+if {x["name"] for x in r["nodes"] if x["lost"]} != lost:
+    bad.append("nodes[].lost disagrees with lost[]")
+if r["status"] != "complete" or r["duplicates"] != 0:
+    bad.append("status %s, duplicates %d" % (r["status"], r["duplicates"]))
+for i in range(n):
+    data = open(os.path.join(work, "in", "d%d.txt" % i), "rb").read()
+    want_sum = "%s  d%d.txt\n" % (hashlib.sha256(data).hexdigest(), i)
+    p = os.path.join(d, "tasks", "c%d" % i, "sum.txt")
+    got = open(p).read() if os.path.exists(p) else None
+    if got != want_sum:
+        bad.append("c%d: sum.txt %r" % (i, got))
+ids = [json.loads(l)["id"] for l in open(os.path.join(d, "journal.jsonl"))]
+if sorted(ids) != sorted("c%d" % i for i in range(n)):
+    bad.append("journal holds %d records for %d commands" % (len(ids), n))
+for b in bad[:6]:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# pid of node NAME of the controller CTL, waiting for it to appear.
+node_pid () {
+    local p
+    for _ in $(seq 200); do
+        p=$(pgrep -P "$2" -f -- "--name $1( |$)" || true)
+        [ -n "$p" ] && { echo "$p"; return; }
+        sleep 0.02
+    done
+}
+
+# Node NAME and every node under it in the 15-node tree (n0..n14, the
+# children of nK are n(2K+1) and n(2K+2)).
+subtree_of () {
+    local k=${1#n} q
+    q=("$k")
+    while [ "${#q[@]}" -gt 0 ]; do
+        k=${q[0]}; q=("${q[@]:1}")
+        [ "$k" -lt 15 ] || continue
+        echo -n "n$k "
+        q+=($((2 * k + 1)) $((2 * k + 2)))
+    done
+}
+
+failed_runs=0
+for seed in $(seq 1 "$RUNS"); do
+    # The seed's plan: a non-root node, alone or with its subtree, and a
+    # moment 0.2 to 1.5 s after the first records.
+    read -r victim mode delay < <(python3 -c '
+import random, sys
+r = random.Random(int(sys.argv[1]))
+print("n%d" % r.randint(1, 14), r.choice(["node", "subtree"]), "%.2f" % r.uniform(0.2, 1.5))
+' "$seed")
+    lost=$(subtree_of "$victim")
+    out=$WORK/r$seed
+    "$TREEFARM" run "$WORK/t15.json" --tasks "$WORK/cmds.jsonl" --out "$out" --quiet \
+        --timeout 60 >"$out.out" 2>"$out.err" &
+    ctl=$!
+    root=$(node_pid n0 "$ctl")
+    # The first records reach tasks.csv about a second into the run
+    # (flushed every second): the run is under way. Then the seeded moment.
+    for _ in $(seq 300); do
+        [ "$(wc -l <"$out/tasks.csv" 2>/dev/null || echo 0)" -gt 1 ] && break
+        sleep 0.02
+    done
+    sleep "$delay"
+    if [ "$mode" = node ]; then
+        pids=$(node_pid "$victim" "$ctl")
+    else
+        pids=$(for n in $lost; do node_pid "$n" "$ctl"; done)
+    fi
+    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+    wait "$ctl"
+    rc=$?
+    what="seed $seed: kill $victim ($mode) after ${delay}s"
+    if [ "$rc" = 0 ] && tasks_exactly_once "$out" "$TOTAL" >"$out.check" \
+        && check_run "$out" "$lost" >>"$out.check" && no_node_alive "$out" >>"$out.check" \
+        && [ -n "$root" ]; then
+        ok "$what: exit 0, $TOTAL tasks once, outputs right, lost: $lost"
+    else
+        nok "$what: exit $rc"
+        cat "$out.check" 2>/dev/null; head -c 800 "$out.err"; echo
+        failed_runs=$((failed_runs + 1))
+    fi
+done
+
+# --- a frozen leaf -----------------------------------------------------------
+out=$WORK/frozen
+"$TREEFARM" run "$WORK/t15.json" --tasks "$WORK/cmds.jsonl" --out "$out" --quiet \
+    --timeout 60 >"$out.out" 2>"$out.err" &
+ctl=$!
+pid=$(node_pid n9 "$ctl")
+sleep 1.5
+[ -n "$pid" ] && kill -STOP "$pid"
+# Once it is declared lost, the controller ends it at once, while the
+# run goes on (a stopped process cannot end by itself).
+gone_early=0
+for _ in $(seq 500); do
+    grep -q "node n9 lost" "$out.err" && break
+    sleep 0.02
+done
+for _ in $(seq 50); do
+    if ! kill -0 "$pid" 2>/dev/null || [ "$(ps -o stat= -p "$pid" | cut -c1)" = Z ]; then
+        kill -0 "$ctl" 2>/dev/null && gone_early=1
+        break
+    fi
+    sleep 0.02
+done
+wait "$ctl"
+rc=$?
+expect "frozen leaf n9: ended by the controller once lost, before the run's end" \
+    test "$gone_early" = 1
+expect "frozen leaf n9: the run completes (exit $rc)" test "$rc" = 0
+expect "frozen leaf n9: every task exactly once, outputs right, n9 named lost" \
+    eval 'tasks_exactly_once "$out" "$TOTAL" && check_run "$out" n9'
+expect "frozen leaf n9: its parent declared it lost for its silence" \
+    grep -q "node n9 lost: n4: silent for" "$out.err"
+expect "frozen leaf n9: the stopped process was ended, no node left" no_node_alive "$out"
+
+# --- the root killed, then --resume --------------------------------------------
+out=$WORK/rootless
+"$TREEFARM" run "$WORK/t15.json" --tasks "$WORK/cmds.jsonl" --out "$out" --quiet \
+    --timeout 60 >"$out.out" 2>"$out.err" &
+ctl=$!
+pid=$(node_pid n0 "$ctl")
+sleep 1.5
+[ -n "$pid" ] && kill -9 "$pid"
+wait "$ctl"
+rc=$?
+expect "root killed: exit 1 (got $rc)" test "$rc" = 1
+expect "root killed: the error names the root and --resume" \
+    grep -q "the root node n0 lost: .*killed by signal 9.*--resume" "$out.err"
+expect "root killed: results.json says failed" python3 -c '
+import json, sys; r = json.load(open(sys.argv[1])); sys.exit(r["status"] != "failed")' \
+    "$out/results.json"
+expect "root killed: no node left" no_node_alive "$out"
+"$TREEFARM" run "$WORK/t15.json" --out "$out" --resume --quiet --timeout 60 \
+    >"$out.out2" 2>"$out.err2"
+rc=$?
+expect "root killed, --resume: exit 0 (got $rc)" test "$rc" = 0
+expect "root killed, --resume: every command recorded once, outputs right" \
+    check_run "$out" ""
+
+finish
