@@ -381,12 +381,17 @@ lose_subtree (session_t *self, int node, const char *why)
 }
 
 /*  LOST {peer, why} from a node: its child (that child's subtree is
- *  lost) or its parent (then it is, and stops on its own). */
+ *  lost) or its parent (then it is, and stops on its own). Ignored after
+ *  the run began stopping. */
 static void
 on_lost (session_t *self, peer_t *peer, const proto_msg_t *m)
 {
     int from = (int) (peer - self->peers), other = config_find_node (self->cfg, m->text);
     char why[TF_ERRLEN];
+    /*  Once the run is stopping, nodes leave one by one and may see each
+     *  other go: nothing is lost any more. */
+    if (self->phase == PHASE_STOPPING)
+        return;
     if (other >= 0 && self->cfg->nodes[other].parent == from) {
         snprintf (why, sizeof why, "%.64s: %.200s", peer->node->name, m->why);
         lose_subtree (self, other, why);
