@@ -101,7 +101,15 @@ subtree_of () {
     done
 }
 
-failed_runs=0
+# Start a run of the tree into $WORK/NAME in the background: sets out
+# and ctl (the controller's pid).
+start_run () {
+    out=$WORK/$1
+    "$TREEFARM" run "$WORK/t15.json" --tasks "$WORK/cmds.jsonl" --out "$out" --quiet \
+        --timeout 60 >"$out.out" 2>"$out.err" &
+    ctl=$!
+}
+
 for seed in $(seq 1 "$RUNS"); do
     # The seed's plan: a non-root node, alone or with its subtree, and a
     # moment 0.2 to 1.5 s after the first records.
@@ -111,10 +119,7 @@ r = random.Random(int(sys.argv[1]))
 print("n%d" % r.randint(1, 14), r.choice(["node", "subtree"]), "%.2f" % r.uniform(0.2, 1.5))
 ' "$seed")
     lost=$(subtree_of "$victim")
-    out=$WORK/r$seed
-    "$TREEFARM" run "$WORK/t15.json" --tasks "$WORK/cmds.jsonl" --out "$out" --quiet \
-        --timeout 60 >"$out.out" 2>"$out.err" &
-    ctl=$!
+    start_run "r$seed"
     root=$(node_pid n0 "$ctl")
     # The first records reach tasks.csv about a second into the run
     # (flushed every second): the run is under way. Then the seeded moment.
@@ -139,15 +144,11 @@ print("n%d" % r.randint(1, 14), r.choice(["node", "subtree"]), "%.2f" % r.unifor
     else
         nok "$what: exit $rc"
         cat "$out.check" 2>/dev/null; head -c 800 "$out.err"; echo
-        failed_runs=$((failed_runs + 1))
     fi
 done
 
 # --- a frozen leaf -----------------------------------------------------------
-out=$WORK/frozen
-"$TREEFARM" run "$WORK/t15.json" --tasks "$WORK/cmds.jsonl" --out "$out" --quiet \
-    --timeout 60 >"$out.out" 2>"$out.err" &
-ctl=$!
+start_run frozen
 pid=$(node_pid n9 "$ctl")
 sleep 1.5
 [ -n "$pid" ] && kill -STOP "$pid"
@@ -177,10 +178,7 @@ expect "frozen leaf n9: its parent declared it lost for its silence" \
 expect "frozen leaf n9: the stopped process was ended, no node left" no_node_alive "$out"
 
 # --- the root killed, then --resume --------------------------------------------
-out=$WORK/rootless
-"$TREEFARM" run "$WORK/t15.json" --tasks "$WORK/cmds.jsonl" --out "$out" --quiet \
-    --timeout 60 >"$out.out" 2>"$out.err" &
-ctl=$!
+start_run rootless
 pid=$(node_pid n0 "$ctl")
 sleep 1.5
 [ -n "$pid" ] && kill -9 "$pid"
