@@ -233,7 +233,7 @@ handshake (fake_t *f, const char *node_bin, const char *config_path)
     char *text = config_to_json (f->cfg);
     json_t *config = json_loads (text, 0, NULL);
     free (text);
-    send_to (f->ctl, f->name, proto_config (config, NULL));
+    send_to (f->ctl, f->name, proto_config (config, NULL, NULL));
     json_decref (config);
     if (expect_msg (f->ctl, PROTO_BOUND, &m) < 0)
         return -1;
