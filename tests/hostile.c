@@ -1,5 +1,5 @@
 /*  hostile — a peer that breaks the protocol on purpose, for
- *  tests/it_hostile.sh. Two modes:
+ *  tests/it_hostile.sh and tests/it_curve.sh. Four modes:
  *
  *    hostile router ENDPOINT CHILD
  *        Connect to a node's children ROUTER twice, once as a stranger
@@ -25,6 +25,15 @@
  *        STOP it and answer its REPORT with BYE; print the REPORT's
  *        "malformed" and exit 0 if it exited 0, 1 otherwise (e.g. it
  *        aborted).
+ *
+ *    hostile curve ENDPOINT SERVER_KEY NAME
+ *        Knock on a CURVE server of a run (a node's children ROUTER or
+ *        the controller's, whose public key is SERVER_KEY) three ways: as
+ *        "hostile-plain" without CURVE, as "hostile-curve" with CURVE and
+ *        a key of its own, and under the identity NAME of a node of the
+ *        run with a key of its own; each sends HELLO, REQUEST, DONE, STATS,
+ *        FAIL and garbage. None may be delivered: libzmq refuses the
+ *        handshake. Exit 0 once sent.
  */
 #include <czmq.h>
 #include <jansson.h>
@@ -37,6 +46,7 @@
 #include <unistd.h>
 
 #include "overlay/config.h"
+#include "overlay/curve.h"
 #include "overlay/proto.h"
 #include "overlay/util.h"
 
@@ -152,6 +162,61 @@ flood_router (const char *endpoint, long count)
     zsock_destroy (&d);
     printf ("hostile: flooded %s with %ld messages\n", endpoint, count);
     return 0;
+}
+
+/*  --- curve mode --------------------------------------------------------- */
+
+/*  Connect to endpoint as identity (with cert and server_key: a CURVE
+ *  client) and send what a node says; a FAIL that got through would end
+ *  the run. */
+static int
+knock (const char *endpoint, const char *identity, zcert_t *cert, const char *server_key)
+{
+    zsock_t *d = zsock_new (ZMQ_DEALER);
+    zsock_set_identity (d, identity);
+    zsock_set_linger (d, 0);
+    zsock_set_sndtimeo (d, HOSTILE_SETTLE_MS);
+    if (cert)
+        curve_client (d, cert, server_key);
+    if (zsock_connect (d, "%s", endpoint) < 0) {
+        fprintf (stderr, "hostile: cannot connect to %s\n", endpoint);
+        zsock_destroy (&d);
+        return -1;
+    }
+    char hello[128];
+    snprintf (hello, sizeof hello, "{\"name\":\"%s\",\"pid\":1,\"version\":%d}", identity,
+              PROTO_VERSION);
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_HELLO, hello, NULL, 0));
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":1}", NULL, 0));
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_DONE, "{\"done\":[[0,0]]}", NULL, 0));
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_STATS, "{\"stats\":{}}", NULL, 0));
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_FAIL,
+                                 "{\"error\":\"hostile: this FAIL must never arrive\"}",
+                                 NULL, 0));
+    send_broken (d, NULL);
+    zclock_sleep (5 * HOSTILE_SETTLE_MS);   /* handshakes tried, and refused */
+    zsock_destroy (&d);
+    return 0;
+}
+
+static int
+probe_curve (const char *endpoint, const char *server_key, const char *name)
+{
+    if (!curve_key_valid (server_key)) {
+        fprintf (stderr, "hostile: %s is not a key\n", server_key);
+        return -1;
+    }
+    zcert_t *own = zcert_new ();
+    int rc = knock (endpoint, "hostile-plain", NULL, NULL);
+    if (rc == 0)
+        rc = knock (endpoint, "hostile-curve", own, server_key);
+    if (rc == 0)
+        rc = knock (endpoint, name, own, server_key);
+    zcert_destroy (&own);
+    if (rc == 0)
+        printf ("hostile: knocked on %s three ways (plain, unknown key, as %s)\n",
+                endpoint, name);
+    return rc;
 }
 
 /*  --- parent mode -------------------------------------------------------- */
@@ -377,8 +442,11 @@ main (int argc, char **argv)
     }
     if (argc == 5 && strcmp (argv[1], "parent") == 0)
         return play_parent (argv[2], argv[3], argv[4]) == 0 ? 0 : 1;
+    if (argc == 5 && strcmp (argv[1], "curve") == 0)
+        return probe_curve (argv[2], argv[3], argv[4]) == 0 ? 0 : 1;
     fprintf (stderr, "usage: hostile router ENDPOINT CHILD\n"
                      "       hostile flood ENDPOINT COUNT\n"
-                     "       hostile parent NODE_BIN CONFIG NAME\n");
+                     "       hostile parent NODE_BIN CONFIG NAME\n"
+                     "       hostile curve ENDPOINT SERVER_KEY NAME\n");
     return 2;
 }
