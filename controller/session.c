@@ -189,7 +189,8 @@ send_to (session_t *self, peer_t *peer, zmsg_t *msg, int quiet)
 static int
 send_config (session_t *self, peer_t *peer)
 {
-    return send_to (self, peer, proto_config (self->config_object, self->run, self->keys), 0);
+    zmsg_t *msg = proto_config (self->config_object, self->run, self->keys);
+    return send_to (self, peer, msg, 0);
 }
 
 /*  Every node is BOUND: tell each where its parent listens. */
@@ -912,7 +913,8 @@ make_certs (session_t *self, char *err, size_t errlen)
     free (dir);
     free (names);
     if (!self->certs)
-        return tf_error (err, errlen, "cannot make the run's CURVE certificates: %s", why);
+        return tf_error (err, errlen, "cannot make the run's CURVE certificates: %s",
+                         why);
     self->keys = curve_run_keys (self->certs);
     for (int i = 0; i < n; i++)
         if (deploy_set_cert (self->deploy, i, curve_run_file (self->certs, i), why,

@@ -29,8 +29,8 @@
 #define DIR_MODE 0700
 #define FILE_MODE 0600
 
-static const char z85_alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
-                                   "VWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+static const char z85_alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyz"
+                                   "ABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
 
 struct curve_run {
     char *dir;               /* absolute */
@@ -78,8 +78,8 @@ make_dir (const char *dir, char *err, size_t errlen)
     if (lstat (dir, &st) != 0)
         return tf_error (err, errlen, "%s: %s", dir, strerror (errno));
     if (!S_ISDIR (st.st_mode) || st.st_uid != geteuid ())
-        return tf_error (err, errlen, "%s: not a directory of ours (a symlink, or another "
-                         "user's): refusing to put keys there", dir);
+        return tf_error (err, errlen, "%s: not a directory of ours (a symlink, or "
+                         "another user's): refusing to put keys there", dir);
     if (chmod (dir, DIR_MODE) != 0)
         return tf_error (err, errlen, "cannot chmod %s: %s", dir, strerror (errno));
     return 0;
@@ -289,7 +289,8 @@ parse_key (const char *path, int line, const char *section, char *text,
     if (f == F_COUNT)
         return tf_error (err, errlen, "%s:%d: unexpected \"%.*s\"%s%s", path, line,
                          (int) (klen > VALUE_MAX ? VALUE_MAX : klen), key,
-                         section ? " in " : " outside any section", section ? section : "");
+                         section ? " in " : " outside any section",
+                         section ? section : "");
     char *value = line_value (key + klen);
     if (!value)
         return tf_error (err, errlen, "%s:%d: %s/%s: expected = \"VALUE\"", path, line,

@@ -52,7 +52,8 @@ sed -e "s/\"count\": *[0-9]*/\"count\": $N/" configs/chain4.json >"$WORK/chain4.
 endpoint () {
     local ep i
     for i in $(seq 100); do
-        ep=$(sed -n "s/^treefarm-node $2: experiment .* endpoint \"\(tcp:[^\"]*\)\"/\1/p" \
+        ep=$(sed -n \
+             "s/^treefarm-node $2: experiment .* endpoint \"\(tcp:[^\"]*\)\"/\1/p" \
              "$WORK/$1.err")
         [ -n "$ep" ] && { echo "$ep"; return; }
         sleep 0.1

@@ -398,7 +398,8 @@ test_command_messages_round_trip (void **state)
     assert_string_equal (json_string_value (json_object_get (m.keys, "S1")),
                          "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7");
     proto_msg_clear (&m);
-    json_object_set_new (keys, "S2", json_string ("rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf\""));
+    json_object_set_new (keys, "S2",
+                         json_string ("rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf\""));
     refused (proto_config (config, run, keys), "the key of \"S2\" is not a CURVE key");
     json_object_set_new (keys, "S2", json_integer (7));
     refused (proto_config (config, run, keys), "the key of \"S2\" is not a CURVE key");
