@@ -36,6 +36,9 @@ printf '%s\n' "$*" >>"$WRAP_ARGS"
 case " $* " in
 *" --name kiosk "*)
     if [ -n "$WRAP_STRACE" ]; then
+        # LeakSanitizer cannot run under ptrace (sanitizer builds).
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+        export ASAN_OPTIONS
         exec "$WRAP_STRACE" -f -qq -e trace=write,sendto,sendmsg -s 65536 \
             -o "$WRAP_TRACE" "$@" --verbose
     fi ;;
