@@ -24,6 +24,7 @@
 #include "controller/netns.h"
 #include "controller/spawn.h"
 #include "controller/ssh.h"
+#include "overlay/curve.h"
 #include "overlay/util.h"
 
 /*  How often deploy_wait looks for exits. */
@@ -45,6 +46,9 @@ typedef struct {
     char *reach;             /* numeric address others reach the node
                                 at (ssh, netns), or NULL */
     char *remote;            /* ssh: the node program on the host */
+    char *cert;              /* the node's certificate file, or NULL */
+    char *cert_text;         /* ssh: its content, sent on the node's
+                                stdin */
     int checked;
     int started;
     pid_t pid;
@@ -294,7 +298,7 @@ ssh_check_slot (deploy_t *self, proc_t *proc, char *const program[], int nprogra
 static char **
 ssh_command (const deploy_t *self, const proc_t *proc, char *const argv[])
 {
-    char *command = ssh_node_command (argv);
+    char *command = ssh_node_command (argv, proc->cert_text != NULL);
     char **out = ssh_argv (&self->ssh, &proc->host, 1, command);
     free (command);
     return out;
@@ -408,6 +412,10 @@ proc_clear (proc_t *proc)
     free (proc->bind);
     free (proc->reach);
     free (proc->remote);
+    free (proc->cert);
+    if (proc->cert_text)
+        explicit_bzero (proc->cert_text, strlen (proc->cert_text));
+    free (proc->cert_text);
 }
 
 void
@@ -564,11 +572,96 @@ deploy_host (const deploy_t *self, int slot)
     return proc ? proc->text : NULL;
 }
 
+/*  The command line of proc's node: its backend's, with `--cert PATH`
+ *  added to argv for a node that reads its certificate here (an ssh
+ *  node's remote script adds its own). */
+static char **
+command_of (const deploy_t *self, const proc_t *proc, char *const argv[])
+{
+    if (!proc->cert || proc->cert_text)
+        return backend_of (proc)->command (self, proc, argv);
+    int n = 0;
+    while (argv[n])
+        n++;
+    char **with = xcalloc ((size_t) n + 3, sizeof *with);
+    memcpy (with, argv, (size_t) n * sizeof *with);
+    with[n] = "--cert";
+    with[n + 1] = proc->cert;
+    char **out = backend_of (proc)->command (self, proc, with);
+    free (with);
+    return out;
+}
+
 char **
 deploy_command (const deploy_t *self, int slot, char *const argv[])
 {
     const proc_t *proc = slot_proc (self, slot);
-    return proc ? backend_of (proc)->command (self, proc, argv) : NULL;
+    return proc ? command_of (self, proc, argv) : NULL;
+}
+
+int
+deploy_set_cert (deploy_t *self, int slot, const char *path, char *err, size_t errlen)
+{
+    proc_t *proc = slot_proc (self, slot);
+    if (!proc || proc->started)
+        return tf_error (err, errlen, "slot %d: %s", slot, proc ? "started already"
+                                                               : "no such slot");
+    char *text = NULL;
+    if (proc->host.kind == HOST_SSH) {
+        char why[TF_ERRLEN];
+        text = xmalloc (CURVE_FILE_MAX + 1);
+        FILE *fp = fopen (path, "re");
+        size_t n = fp ? fread (text, 1, CURVE_FILE_MAX, fp) : 0;
+        snprintf (why, sizeof why, "%s", fp ? "not a certificate" : strerror (errno));
+        int bad = !fp || ferror (fp) || !feof (fp) || n == 0 || text[n - 1] != '\n'
+                  || memchr (text, '\0', n) || strstr (text, SSH_CERT_END);
+        if (fp)
+            fclose (fp);
+        if (bad) {
+            free (text);
+            return tf_error (err, errlen, "%s: %s", path, why);
+        }
+        text[n] = '\0';
+    }
+    free (proc->cert);
+    free (proc->cert_text);
+    proc->cert = xstrdup (path);
+    proc->cert_text = text;
+    return 0;
+}
+
+/*  Write text to fd, a pipe whose reader may be gone: EPIPE, without
+ *  the SIGPIPE that would end the controller. */
+static int
+write_pipe (int fd, const char *text, size_t len)
+{
+    sigset_t pipe_set, old;
+    sigemptyset (&pipe_set);
+    sigaddset (&pipe_set, SIGPIPE);
+    pthread_sigmask (SIG_BLOCK, &pipe_set, &old);
+    int rc = tf_write_all (fd, text, len);
+    int e = errno;
+    if (rc != 0 && e == EPIPE) {
+        const struct timespec now = {0, 0};
+        sigtimedwait (&pipe_set, NULL, &now);
+    }
+    pthread_sigmask (SIG_SETMASK, &old, NULL);
+    errno = e;
+    return rc;
+}
+
+/*  An ssh node's certificate, then the end line, on its stdin. */
+static int
+send_cert (proc_t *proc, char *err, size_t errlen)
+{
+    char *text = xasprintf ("%s%s\n", proc->cert_text, SSH_CERT_END);
+    int rc = write_pipe (proc->stdin_fd, text, strlen (text));
+    explicit_bzero (text, strlen (text));
+    free (text);
+    if (rc != 0)
+        return tf_error (err, errlen, "cannot send its certificate to ssh: %s",
+                         strerror (errno));
+    return 0;
 }
 
 int
@@ -583,7 +676,7 @@ deploy_start (deploy_t *self, int slot, char *const argv[], char *err, size_t er
     if (backend->holds_stdin && pipe2 (pipefd, O_CLOEXEC) != 0)
         return tf_error (err, errlen, "pipe: %s", strerror (errno));
     const int fds[3] = {pipefd[0], -1, -1};
-    char **command = backend->command (self, proc, argv);
+    char **command = command_of (self, proc, argv);
     pid_t pid;
     int rc = spawn_start (command, fds, &pid, err, errlen);
     spawn_argv_free (command);
@@ -597,7 +690,7 @@ deploy_start (deploy_t *self, int slot, char *const argv[], char *err, size_t er
     proc->stdin_fd = pipefd[1];
     proc->pid = pid;
     proc->started = proc->running = 1;
-    return 0;
+    return proc->cert_text && proc->stdin_fd >= 0 ? send_cert (proc, err, errlen) : 0;
 }
 
 int

@@ -139,6 +139,16 @@ const char *deploy_host (const deploy_t *self, int slot);
  *  (spawn_argv_free). */
 char **deploy_command (const deploy_t *self, int slot, char *const argv[]);
 
+/*  Give slot's node, before it starts, the certificate file at path
+ *  (docs/security.md): a local or netns node is started with `--cert
+ *  PATH`; for an ssh node the file's content (read now: at most
+ *  CURVE_FILE_MAX bytes of text) is written on the ssh client's stdin
+ *  when it starts, where the remote script stores it in a file of mode
+ *  0600 for the node, removed when the node exits (ssh_node_command).
+ *  Returns 0, or -1 with a message in err naming the file. */
+int deploy_set_cert (deploy_t *self, int slot, const char *path, char *err,
+                     size_t errlen);
+
 /*  Start slot's node with the command line argv (argv[0] without a slash
  *  is looked up on PATH, on the node's host). Returns 0, or -1 with a
  *  message in err if the process could not be started (not found, not

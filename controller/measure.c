@@ -163,6 +163,7 @@ measure_usage (FILE *out)
              "                        [--seconds S] [--warmup S] [--plot NODE]\n"
              "                        [--node-bin PATH] [--quiet] [--timeout SECONDS]\n"
              "                        [--ssh-config FILE] [--push-binary]\n"
+             "                        [--curve | --no-curve]\n"
              "\n"
              "Calibrate the deployed tree with the 3-point procedure (docs/model.md,\n"
              "docs/measure.md): every node computes throughout; a first phase moves no\n"
@@ -186,6 +187,9 @@ measure_usage (FILE *out)
              "  --ssh-config F  ssh -F F for every ssh host (default ~/.ssh/config)\n"
              "  --push-binary   copy the node binary to every ssh host first\n"
              "                  (docs/deploy.md)\n"
+             "  --curve         CURVE on every socket (default with ssh hosts;\n"
+             "                  docs/security.md)\n"
+             "  --no-curve      plain TCP, even with ssh hosts\n"
              "  -h, --help      this help\n"
              "\n"
              "Exit status: 0 calibrated, 1 failed, 2 bad usage or config, 130 interrupted.\n");
@@ -195,6 +199,7 @@ int
 measure_main (int argc, char **argv)
 {
     const char *path = NULL;
+    int curve_on = 0, curve_off = 0;
     measure_opts_t mopt = {.seconds = MEASURE_SECONDS, .warmup = -1};
     session_opts_t opt = {.command = "measure"};
     const cli_option_t options[] = {
@@ -208,9 +213,13 @@ measure_main (int argc, char **argv)
         {"timeout", CLI_POSITIVE, &opt.timeout, "a positive number of seconds"},
         {"ssh-config", CLI_STRING, &opt.ssh_config, NULL},
         {"push-binary", CLI_FLAG, &opt.push_binary, NULL},
+        {"curve", CLI_FLAG, &curve_on, NULL},
+        {"no-curve", CLI_FLAG, &curve_off, NULL},
     };
     int code = cli_parse ("measure", argc, argv, options,
                           sizeof options / sizeof *options, measure_usage, &path);
+    if (code < 0)
+        code = session_curve_flags ("measure", curve_on, curve_off, &opt.curve);
     if (code >= 0)
         return code;
     if (mopt.warmup < 0)

@@ -49,6 +49,7 @@ struct results {
     double wall_s;
     int finished;
     uint64_t malformed;
+    int curve;               /* the run's sockets were CURVE */
     double offline[BOUND_MODEL_COUNT];   /* the bound computed here */
     /*  Command tasks, from the records: */
     uint64_t failed;         /* recorded failed after their last attempt */
@@ -256,6 +257,12 @@ void
 results_set_malformed (results_t *self, uint64_t count)
 {
     self->malformed = count;
+}
+
+void
+results_set_curve (results_t *self, int curve)
+{
+    self->curve = curve != 0;
 }
 
 double
@@ -484,6 +491,7 @@ results_to_json (const results_t *self)
                          json_boolean (reliable (self)));
     json_object_set_new (object, "fidelity", fidelity_to_json (self));
     json_object_set_new (object, "malformed", json_integer ((json_int_t) self->malformed));
+    json_object_set_new (object, "curve", json_boolean (self->curve));
     json_object_set_new (object, "recorded", json_integer ((json_int_t) self->recorded));
     json_object_set_new (object, "records_refused",
                          json_integer ((json_int_t) self->records_refused));

@@ -103,6 +103,10 @@ void results_set_wall (results_t *self, double wall_s, int finished);
 /*  Record how many messages the controller refused as malformed. */
 void results_set_malformed (results_t *self, uint64_t count);
 
+/*  Record whether the run's sockets were CURVE: authenticated and
+ *  encrypted (results.json "curve"). */
+void results_set_curve (results_t *self, int curve);
+
 /*  A node keeps up with the emulated clock when it spent at most
  *  1 - RESULTS_FIDELITY_MIN of the run behind it. Fidelity of a node is
  *  1 - max(loop lag, engine lag) / wall seconds of the run: the share of

@@ -232,6 +232,7 @@ usage (FILE *out)
              "                           [--tasks FILE | --command CMD --inputs GLOB]\n"
              "                           [--retries N] [--resume]\n"
              "                           [--ssh-config FILE] [--push-binary]\n"
+             "                           [--curve | --no-curve]\n"
              "\n"
              "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
              "node, each where its host says (local, ssh://[user@]host[:port],\n"
@@ -262,6 +263,11 @@ usage (FILE *out)
              "                     ~/.cache/treefarm/treefarm-node-HASH (skipped when\n"
              "                     there); without it the node must be at the same path\n"
              "                     or on the remote PATH\n"
+             "  --curve            CURVE on every socket: each peer authenticated by a\n"
+             "                     key made for the run, traffic encrypted (the\n"
+             "                     default when a node is on an ssh host;\n"
+             "                     docs/security.md)\n"
+             "  --no-curve         plain TCP, even with ssh hosts (trusted networks)\n"
              "  -h, --help         show this help\n"
              "\n"
              "environment:\n"
@@ -282,7 +288,7 @@ int
 run_main (int argc, char **argv)
 {
     const char *policy = NULL, *path = NULL;
-    int quiet = 0;
+    int quiet = 0, curve_on = 0, curve_off = 0;
     session_opts_t opt = {.command = "run"};
     bag_opts_t bo = {.retries = NAN};
     const cli_option_t options[] = {
@@ -298,9 +304,13 @@ run_main (int argc, char **argv)
         {"resume", CLI_FLAG, &bo.resume, NULL},
         {"ssh-config", CLI_STRING, &opt.ssh_config, NULL},
         {"push-binary", CLI_FLAG, &opt.push_binary, NULL},
+        {"curve", CLI_FLAG, &curve_on, NULL},
+        {"no-curve", CLI_FLAG, &curve_off, NULL},
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
+    if (code < 0)
+        code = session_curve_flags ("run", curve_on, curve_off, &opt.curve);
     if (code >= 0)
         return code;
     opt.config_path = path;

@@ -25,6 +25,7 @@
 
 #include "controller/cli.h"
 #include "controller/deploy.h"
+#include "overlay/curve.h"
 #include "overlay/ratelog.h"
 #include "overlay/util.h"
 
@@ -106,6 +107,10 @@ struct session {
     double t_ping;           /* the last PINGs went out */
     double t_end;            /* finished, or the failure */
     uint64_t malformed;      /* messages refused, all peers */
+    int curve;               /* CURVE on every socket of the run */
+    curve_run_t *certs;      /* the run's certificates, or NULL */
+    zactor_t *auth;          /* the control socket's ZAP handler, or NULL */
+    json_t *keys;            /* every node's public key, for CONFIG */
     ratelog_t refusals;      /* how often refusals are said */
     char *pending_exit;      /* an unexpected exit, waiting for its FAIL */
     int pending_peer;        /* whose: index in peers */
@@ -187,7 +192,8 @@ send_to (session_t *self, peer_t *peer, zmsg_t *msg, int quiet)
 static int
 send_config (session_t *self, peer_t *peer)
 {
-    return send_to (self, peer, proto_config (self->config_object, self->run), 0);
+    zmsg_t *msg = proto_config (self->config_object, self->run, self->keys);
+    return send_to (self, peer, msg, 0);
 }
 
 /*  Every node is BOUND: tell each where its parent listens. */
@@ -459,6 +465,13 @@ handle_message (session_t *self)
     int known = identity_text (identity, name, sizeof name);
     int index = known ? config_find_node (self->cfg, name) : -1;
     zframe_destroy (&identity);
+    /*  With CURVE, the key a connection was admitted with names its node:
+     *  a node of the run cannot speak under another's name. */
+    if (index >= 0 && self->curve && !curve_peer_is (zmsg_last (msg), name)) {
+        refuse (self, &self->peers[index], "not authenticated as %s", name);
+        zmsg_destroy (&msg);
+        return;
+    }
     if (index < 0) {
         if (say_refusal (self))
             session_log (self, "message from unknown peer \"%s\"; dropped", name);
@@ -635,6 +648,8 @@ make_control (session_t *self)
     zsock_set_sndtimeo (self->control, SEND_TIMEOUT_MS);
     zsock_set_maxmsgsize (self->control, PROTO_MAX_BODY);
     zsock_set_linger (self->control, 0);
+    if (self->curve)
+        curve_server (self->control, curve_run_cert (self->certs));
     self->poller = zpoller_new (self->control, NULL);
     /*  Ctrl-C is ours to handle: the poller must not give up on it. */
     zpoller_set_nonstop (self->poller, true);
@@ -714,11 +729,37 @@ spawn_all (session_t *self)
     return rc;
 }
 
+/*  With CURVE, the ZAP handler that admits exactly the run's nodes to the
+ *  control socket, started before it binds. Returns 0, or -1 after
+ *  session_fail. */
+static int
+start_auth (session_t *self)
+{
+    char err[TF_ERRLEN];
+    int n = self->cfg->nnodes;
+    if (!self->curve)
+        return 0;
+    const char **names = xcalloc ((size_t) n, sizeof *names);
+    const char **keys = xcalloc ((size_t) n, sizeof *keys);
+    for (int i = 0; i < n; i++) {
+        names[i] = self->cfg->nodes[i].name;
+        keys[i] = curve_run_public (self->certs, i);
+    }
+    self->auth = curve_auth_new (names, keys, n, err, sizeof err);
+    free (keys);
+    free (names);
+    if (!self->auth) {
+        session_fail (self, RESULTS_FAILED, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
 /*  Bind, spawn every node. Returns 0, or -1 after session_fail. */
 static int
 launch (session_t *self)
 {
-    if (make_control (self) != 0 || bind_control (self) != 0)
+    if (start_auth (self) != 0 || make_control (self) != 0 || bind_control (self) != 0)
         return -1;
     self->t_launch = self->t_handshake = tf_now ();
     return spawn_all (self);
@@ -901,6 +942,16 @@ build_node_argv (session_t *self, char *node_bin)
  *  Setting up, and the public face.
  */
 
+int
+session_curve_flags (const char *command, int on, int off, session_curve_t *out)
+{
+    if (on && off)
+        return cli_usage_error (command, CLI_EXIT_USAGE, "--curve and --no-curve "
+                                "contradict each other");
+    *out = on ? SESSION_CURVE_ON : off ? SESSION_CURVE_OFF : SESSION_CURVE_AUTO;
+    return -1;
+}
+
 config_t *
 session_load_config (const char *path)
 {
@@ -947,6 +998,49 @@ check_deployable (session_t *self, char *err, size_t errlen)
     return 0;
 }
 
+/*  Is CURVE on for this run: asked for, or by default when a node is on
+ *  an ssh host (docs/security.md)? */
+static int
+curve_wanted (session_t *self)
+{
+    if (self->opt.curve != SESSION_CURVE_AUTO)
+        return self->opt.curve == SESSION_CURVE_ON;
+    for (int i = 0; i < self->cfg->nnodes; i++)
+        if (deploy_kind (self->deploy, i) == HOST_SSH)
+            return 1;
+    return 0;
+}
+
+/*  With CURVE, the run's certificates in OUT/.curve, each node's given to
+ *  the deployment, which takes it to the node (deploy_set_cert). */
+static int
+make_certs (session_t *self, char *err, size_t errlen)
+{
+    char why[TF_ERRLEN];
+    self->curve = curve_wanted (self);
+    results_set_curve (self->results, self->curve);
+    if (!self->curve)
+        return 0;
+    int n = self->cfg->nnodes;
+    const char **names = xcalloc ((size_t) n, sizeof *names);
+    for (int i = 0; i < n; i++)
+        names[i] = self->cfg->nodes[i].name;
+    char *dir = xasprintf ("%s/%s", self->dir, CURVE_DIR_NAME);
+    self->certs = curve_run_new (dir, names, n, why, sizeof why);
+    free (dir);
+    free (names);
+    if (!self->certs)
+        return tf_error (err, errlen, "cannot make the run's CURVE certificates: %s",
+                         why);
+    self->keys = curve_run_keys (self->certs);
+    for (int i = 0; i < n; i++)
+        if (deploy_set_cert (self->deploy, i, curve_run_file (self->certs, i), why,
+                             sizeof why) != 0)
+            return tf_error (err, errlen, "%s: tree[%d] (node \"%s\"): %s",
+                             self->opt.config_path, i, self->cfg->nodes[i].name, why);
+    return 0;
+}
+
 session_t *
 session_new (const session_opts_t *opt, config_t **cfg_p)
 {
@@ -978,6 +1072,10 @@ session_new (const session_opts_t *opt, config_t **cfg_p)
         goto out_fail;
     }
     self->results = results_new (self->cfg);
+    if (make_certs (self, err, sizeof err) != 0) {
+        session_log (NULL, "%s", err);
+        goto out_fail;
+    }
     self->peers = xcalloc (self->cfg->nnodes, sizeof *self->peers);
     for (int i = 0; i < self->cfg->nnodes; i++) {
         self->peers[i].node = &self->cfg->nodes[i];
@@ -998,6 +1096,9 @@ session_destroy (session_t **self_p)
     deploy_destroy (&self->deploy);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->control);
+    zactor_destroy (&self->auth);   /* after the socket it guards */
+    curve_run_destroy (&self->certs);
+    json_decref (self->keys);
     zhashx_destroy (&self->controls);
     results_destroy (&self->results);
     if (self->peers)

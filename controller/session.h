@@ -43,6 +43,14 @@
 
 typedef struct session session_t;
 
+/*  CURVE on the run's sockets (docs/security.md): by default on when a
+ *  node runs on an ssh host, off otherwise; or as asked. */
+typedef enum {
+    SESSION_CURVE_AUTO = 0,
+    SESSION_CURVE_ON,
+    SESSION_CURVE_OFF,
+} session_curve_t;
+
 typedef struct {
     const char *command;     /* "run", "measure": for messages */
     const char *config_path; /* for messages */
@@ -51,6 +59,7 @@ typedef struct {
     double timeout;          /* fail after this many wall seconds; 0: never */
     const char *ssh_config;  /* --ssh-config: ssh -F FILE; NULL: ssh's own */
     int push_binary;         /* --push-binary: copy the node to ssh hosts */
+    session_curve_t curve;   /* --curve, --no-curve */
 } session_opts_t;
 
 /*  What a command does with a session. Every callback is optional. */
@@ -67,6 +76,11 @@ typedef struct {
     void (*done) (session_t *session, void *arg);
     void *arg;
 } session_driver_t;
+
+/*  The command's --curve (on) and --no-curve (off) flags into *out.
+ *  Returns -1 to go on, or CLI_EXIT_USAGE after saying that both were
+ *  given. */
+int session_curve_flags (const char *command, int on, int off, session_curve_t *out);
 
 /*  Load the experiment at path with the strict loader and check that an
  *  emulation of it is sound (config_check_emulation). Returns it, or NULL

@@ -98,7 +98,7 @@ ssh_argv (const ssh_opts_t *opts, const host_t *host, int keepalive, const char 
 }
 
 char *
-ssh_node_command (char *const argv[])
+ssh_node_command (char *const argv[], int cert)
 {
     size_t len = 1;
     for (int i = 0; argv[i]; i++)
@@ -113,10 +113,18 @@ ssh_node_command (char *const argv[])
      *  sends the node SIGTERM at end of file; a node that ends first
      *  takes the watcher with it. wait's stderr is dropped: dash reports
      *  a job killed by a signal ("Terminated") there. */
-    char *script = xasprintf ("exec 3<&0; %s </dev/null 3<&- & n=$!; "
-                              "(read _ <&3; kill -TERM $n 2>/dev/null) & w=$!; "
-                              "wait $n 2>/dev/null; s=$?; kill $w 2>/dev/null; exit $s",
-                              words);
+    char *script = cert ? xasprintf ("exec 3<&0; umask 077; c=$(mktemp \"${TMPDIR:-/tmp}"
+                                     "/treefarm-cert.XXXXXX\") || exit 1; "
+                                     "while IFS= read -r l <&3 && [ \"$l\" != '%s' ]; "
+                                     "do printf '%%s\\n' \"$l\"; done >\"$c\"; "
+                                     "%s --cert \"$c\" </dev/null 3<&- & n=$!; "
+                                     "(read _ <&3; kill -TERM $n 2>/dev/null) & w=$!; "
+                                     "wait $n 2>/dev/null; s=$?; kill $w 2>/dev/null; "
+                                     "rm -f \"$c\"; exit $s", SSH_CERT_END, words)
+                        : xasprintf ("exec 3<&0; %s </dev/null 3<&- & n=$!; "
+                                     "(read _ <&3; kill -TERM $n 2>/dev/null) & w=$!; "
+                                     "wait $n 2>/dev/null; s=$?; kill $w 2>/dev/null; "
+                                     "exit $s", words);
     char *command = sh_command (script);
     free (script);
     free (words);

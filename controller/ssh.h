@@ -34,6 +34,9 @@
 #define SSH_EXIT_ERROR 255
 /*  Where --push-binary puts the node binary on a host, under $HOME. */
 #define SSH_CACHE_DIR ".cache/treefarm"
+/*  The line that ends a certificate on an ssh node's stdin: a comment
+ *  line no certificate has (overlay/curve.h). */
+#define SSH_CERT_END "#treefarm-cert-end"
 /*  The longest path to the node program a host may report. */
 #define SSH_PROGRAM_MAX 4096
 
@@ -57,8 +60,12 @@ char **ssh_argv (const ssh_opts_t *opts, const host_t *host, int keepalive,
 
 /*  The remote command that runs argv (its words quoted) with its life
  *  tied to the channel's stdin, as the header says, and exits with its
- *  status: "sh -c '...'". A new string. */
-char *ssh_node_command (char *const argv[]);
+ *  status: "sh -c '...'". With cert, the script first reads the node's
+ *  certificate from the channel's stdin, up to a line SSH_CERT_END, into
+ *  a file of its own (mktemp under $TMPDIR or /tmp, umask 077: mode
+ *  0600), adds `--cert FILE` to the node's words, and removes the file
+ *  when the node has exited, however it ends. A new string. */
+char *ssh_node_command (char *const argv[], int cert);
 
 /*  The remote path of the pushed binary whose content hash is hash:
  *  "$HOME/.cache/treefarm/treefarm-node-HASH", as a shell word that

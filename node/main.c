@@ -11,7 +11,7 @@ usage (FILE *out)
 {
     fprintf (out,
              "usage: treefarm-node --name NAME --controller ENDPOINT [--bind ADDRESS]\n"
-             "                     [--verbose]\n"
+             "                     [--cert FILE] [--verbose]\n"
              "\n"
              "One node of a treefarm tree. The controller (`treefarm run`) starts one\n"
              "per tree node; you do not usually run it by hand. It connects to the\n"
@@ -26,6 +26,10 @@ usage (FILE *out)
              "                       what the node's host in the experiment says:\n"
              "                       127.0.0.1 for local, the address given, an ssh\n"
              "                       host's name)\n"
+             "  --cert FILE          this node's CURVE certificate for the run (made by\n"
+             "                       the controller, mode 0600): every socket is then\n"
+             "                       CURVE, authenticated and encrypted\n"
+             "                       (docs/security.md)\n"
              "  --verbose            log the steps of the run (bind, connect, stop)\n"
              "  -h, --help           this help\n"
              "\n"
@@ -39,6 +43,7 @@ main (int argc, char **argv)
         {"name", required_argument, NULL, 'n'},
         {"controller", required_argument, NULL, 'c'},
         {"bind", required_argument, NULL, 'b'},
+        {"cert", required_argument, NULL, 'k'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -55,6 +60,9 @@ main (int argc, char **argv)
             break;
         case 'b':
             opts.bind = optarg;
+            break;
+        case 'k':
+            opts.cert = optarg;
             break;
         case 'v':
             opts.verbose = 1;

@@ -28,6 +28,7 @@
 #include "node/subtree.h"
 #include "overlay/bound.h"
 #include "overlay/config.h"
+#include "overlay/curve.h"
 #include "overlay/journal.h"
 #include "overlay/host.h"
 #include "overlay/proto.h"
@@ -103,6 +104,10 @@ typedef struct {
     unsigned char *unreachable;   /* per child: a send to it failed, to be
                                      declared lost once the actions in
                                      hand are done */
+    zcert_t *cert;           /* our CURVE keys (--cert), or NULL: off */
+    char controller_key[CURVE_KEY_LEN + 1];   /* the controller's public key */
+    char parent_key[CURVE_KEY_LEN + 1];       /* our parent's, from CONFIG */
+    zactor_t *auth;          /* the children ROUTER's ZAP handler */
 } node_t;
 
 static void
@@ -297,6 +302,42 @@ bind_name (node_t *self, host_t *spec, char *err, size_t errlen)
     return name;
 }
 
+/*  CONFIG's keys, which come exactly when we have a certificate: note
+ *  our parent's, and start the ZAP handler that admits exactly our
+ *  children's keys to the ROUTER we are about to bind. */
+static int
+take_keys (node_t *self, json_t *keys, char *err, size_t errlen)
+{
+    if (!keys != !self->cert)
+        return tf_error (err, errlen, "CONFIG %s CURVE keys, but this node was %s",
+                         keys ? "carries" : "carries no",
+                         keys ? "given no certificate (--cert)" : "given one");
+    if (!keys)
+        return 0;
+    int n = self->me->nchildren, parent = self->me->parent;
+    const char *key = parent >= 0 ? json_string_value (json_object_get (
+                          keys, self->cfg->nodes[parent].name)) : "";
+    const char **names = xcalloc ((size_t) n + 1, sizeof *names);
+    const char **children = xcalloc ((size_t) n + 1, sizeof *children);
+    for (int i = 0; i < n && key; i++) {
+        names[i] = self->cfg->nodes[self->me->children[i]].name;
+        children[i] = json_string_value (json_object_get (keys, names[i]));
+        if (!children[i])
+            key = NULL;
+    }
+    int rc = key ? 0 : tf_error (err, errlen, "CONFIG: no CURVE key for our parent or "
+                                 "one of our children");
+    if (rc == 0 && n > 0) {
+        self->auth = curve_auth_new (names, children, n, err, errlen);
+        rc = self->auth ? 0 : -1;
+    }
+    if (rc == 0)
+        snprintf (self->parent_key, sizeof self->parent_key, "%s", key);
+    free (children);
+    free (names);
+    return rc;
+}
+
 static int
 bind_children (node_t *self, char *err, size_t errlen)
 {
@@ -315,6 +356,8 @@ bind_children (node_t *self, char *err, size_t errlen)
     zsock_set_router_mandatory (self->router, 1);
     zsock_set_ipv6 (self->router, ipv6);
     zsock_set_maxmsgsize (self->router, PROTO_MAX_FRAME_CHILDREN);
+    if (self->cert)
+        curve_server (self->router, self->cert);
     int port = zsock_bind (self->router, "tcp://%s:*", host);
     if (port < 0)
         return tf_error (err, errlen, "cannot bind tcp://%s:*: %s", host,
@@ -1141,6 +1184,13 @@ on_child (node_t *self)
                  slot < 0 ? "not one of our children" : "a child lost already");
         zmsg_destroy (&msg);
     }
+    else if (self->cert && !curve_peer_is (zmsg_last (msg), self->cfg->nodes[
+                               self->me->children[slot]].name)) {
+        /*  A key of the run, but another child's: it cannot speak for
+         *  this one. */
+        refused (self, name, "not authenticated as this child");
+        zmsg_destroy (&msg);
+    }
     else {
         liveness_heard (self->live, (int) slot, tf_now ());   /* any traffic */
         if (beat)
@@ -1590,6 +1640,8 @@ take_start (node_t *self, const proto_msg_t *m, char *err, size_t errlen)
         return 0;
     self->parent = zsock_new (ZMQ_DEALER);
     zsock_set_identity (self->parent, self->opts->name);
+    if (self->cert)
+        curve_client (self->parent, self->cert, self->parent_key);
     zsock_set_ipv6 (self->parent, 1);   /* the parent may be on [::1] */
     zsock_set_maxmsgsize (self->parent,
                           PROTO_MAX_FRAME_PARENT (config_chunk_bytes (self->cfg)));
@@ -1599,6 +1651,8 @@ take_start (node_t *self, const proto_msg_t *m, char *err, size_t errlen)
     char identity[256];   /* a name is at most 63 characters */
     snprintf (identity, sizeof identity, "%s%s", self->opts->name, NODE_BEAT_SUFFIX);
     zsock_set_identity (self->beat, identity);
+    if (self->cert)
+        curve_client (self->beat, self->cert, self->parent_key);
     zsock_set_ipv6 (self->beat, 1);
     zsock_set_maxmsgsize (self->beat, PROTO_MAX_FRAME_CHILDREN);
     zsock_set_sndtimeo (self->beat, 0);
@@ -1622,6 +1676,8 @@ handshake (node_t *self, char *err, size_t errlen)
     zsock_set_ipv6 (self->ctl, 1);   /* the controller may be on [::1] (ssh) */
     zsock_set_maxmsgsize (self->ctl, PROTO_MAX_FRAME_CONTROL);
     zsock_set_linger (self->ctl, NODE_LINGER_MS);
+    if (self->cert)
+        curve_client (self->ctl, self->cert, self->controller_key);
     if (zsock_connect (self->ctl, "%s", self->opts->controller) < 0) {
         zsock_destroy (&self->ctl);   /* nobody to tell */
         return tf_error (err, errlen, "cannot connect to the controller at %s",
@@ -1632,6 +1688,8 @@ handshake (node_t *self, char *err, size_t errlen)
     int rc = wait_control (self, PROTO_CONFIG, NODE_HANDSHAKE_MS, &m, err, errlen);
     if (rc == 0)
         rc = take_config (self, m.object, m.run, err, errlen);
+    if (rc == 0)
+        rc = take_keys (self, m.keys, err, errlen);
     proto_msg_clear (&m);
     if (rc == 0)
         rc = bind_children (self, err, errlen);
@@ -1656,7 +1714,11 @@ node_run (const node_opts_t *opts)
     char err[TF_ERRLEN];
     int status = 1;
     zsys_init ();
-    if (handshake (self, err, sizeof err) < 0 || make_core (self, err, sizeof err) < 0)
+    if (opts->cert && !(self->cert = curve_load (opts->cert, opts->name,
+                                                 self->controller_key, err, sizeof err)))
+        status = fail (self, err);
+    else if (handshake (self, err, sizeof err) < 0
+             || make_core (self, err, sizeof err) < 0)
         status = fail (self, err);
     else
         status = serve (self);
@@ -1670,6 +1732,8 @@ node_run (const node_opts_t *opts)
     zhashx_destroy (&self->payloads);
     zhashx_destroy (&self->slots);
     zsock_destroy (&self->router);
+    zactor_destroy (&self->auth);   /* after the socket it guards */
+    zcert_destroy (&self->cert);
     zsock_destroy (&self->parent);
     zsock_destroy (&self->beat);
     zsock_destroy (&self->ctl);

@@ -19,6 +19,8 @@ typedef struct {
     const char *bind;        /* address to bind for the children; NULL:
                                 what the config's host says
                                 (host_bind_name, overlay/host.h) */
+    const char *cert;        /* this node's CURVE certificate file
+                                (overlay/curve.h), or NULL: CURVE off */
     int verbose;             /* log the steps of the run on stderr */
 } node_opts_t;
 

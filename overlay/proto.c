@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "overlay/config.h"
+#include "overlay/curve.h"
 #include "overlay/util.h"
 
 static const char *const command_names[PROTO_COMMAND_END] = {
@@ -161,12 +163,34 @@ decode_object (proto_msg_t *m, const char *key, const char *cmd, char *err, size
     return 0;
 }
 
+/*  CONFIG keys: {node name: its public key}, one per node at most. */
+static int
+decode_keys (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    m->keys = json_object_get (m->body, "keys");
+    if (!m->keys)
+        return 0;
+    if (!json_is_object (m->keys) || json_object_size (m->keys) > CONFIG_MAX_NODES)
+        return tf_error (err, errlen, "%s: field \"keys\" must be an object of at most "
+                         "%d entries", cmd, CONFIG_MAX_NODES);
+    const char *name;
+    json_t *v;
+    json_object_foreach (m->keys, name, v) {
+        if (!curve_key_valid (json_string_value (v)))
+            return tf_error (err, errlen, "%s: the key of \"%.64s\" is not a CURVE key "
+                             "(%d characters of Z85)", cmd, name, CURVE_KEY_LEN);
+    }
+    return 0;
+}
+
 static int
 decode_config (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     m->run = json_object_get (m->body, "run");
     if (m->run && !json_is_object (m->run))
         return tf_error (err, errlen, "%s: field \"run\" must be an object", cmd);
+    if (decode_keys (m, cmd, err, errlen) != 0)
+        return -1;
     return decode_object (m, "config", cmd, err, errlen);
 }
 
@@ -457,7 +481,7 @@ static const struct {
     decode_fn decode;
 } codecs[PROTO_COMMAND_END] = {
     [PROTO_HELLO] = {{"name", "pid", "version"}, decode_hello},
-    [PROTO_CONFIG] = {{"config", "run"}, decode_config},
+    [PROTO_CONFIG] = {{"config", "run", "keys"}, decode_config},
     [PROTO_BOUND] = {{"endpoint"}, decode_bound},
     [PROTO_START] = {{"parent", "mode"}, decode_start},
     [PROTO_STATS] = {{"stats"}, decode_stats},
@@ -597,11 +621,13 @@ proto_hello (const char *name, int64_t pid)
 }
 
 zmsg_t *
-proto_config (json_t *config, json_t *run)
+proto_config (json_t *config, json_t *run, json_t *keys)
 {
     json_t *body = json_pack ("{s:O}", "config", config);
     if (body && run)
         json_object_set (body, "run", run);
+    if (body && keys)
+        json_object_set (body, "keys", keys);
     return encode_packed (PROTO_CONFIG, body);
 }
 

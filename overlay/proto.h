@@ -134,6 +134,8 @@ typedef struct {
     json_t *object;          /* CONFIG config, STATS/REPORT stats,
                                 MEASURED send_mbps ({child: MB/s}) */
     json_t *run;             /* CONFIG: the run's object, or NULL */
+    json_t *keys;            /* CONFIG: {node: CURVE public key}, or NULL
+                                (CURVE off) */
     json_t *info;            /* RECORDED: an array of ndone objects or
                                 nulls (details of commands), or NULL */
     uint32_t n;              /* REQUEST */
@@ -181,8 +183,9 @@ void proto_msg_clear (proto_msg_t *msg);
  *  nulls the caller's pointers. */
 zmsg_t *proto_encode (proto_command_t command, json_t **body_p, zframe_t **payload_p);
 zmsg_t *proto_hello (const char *name, int64_t pid);
-/*  The experiment and the run's object (may be NULL); both borrowed. */
-zmsg_t *proto_config (json_t *config, json_t *run);
+/*  The experiment, the run's object (may be NULL) and every node's CURVE
+ *  public key ({name: key}; NULL: CURVE is off); all borrowed. */
+zmsg_t *proto_config (json_t *config, json_t *run, json_t *keys);
 zmsg_t *proto_bound (const char *endpoint);
 zmsg_t *proto_start (const char *parent_endpoint, int measure);
 zmsg_t *proto_request (uint32_t n);

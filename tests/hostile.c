@@ -1,5 +1,5 @@
 /*  hostile — a peer that breaks the protocol on purpose, for
- *  tests/it_hostile.sh. Two modes:
+ *  tests/it_hostile.sh and tests/it_curve.sh. Four modes:
  *
  *    hostile router ENDPOINT CHILD
  *        Connect to a node's children ROUTER twice, once as a stranger
@@ -25,6 +25,15 @@
  *        STOP it and answer its REPORT with BYE; print the REPORT's
  *        "malformed" and exit 0 if it exited 0, 1 otherwise (e.g. it
  *        aborted).
+ *
+ *    hostile curve ENDPOINT SERVER_KEY NAME
+ *        Knock on a CURVE server of a run (a node's children ROUTER or
+ *        the controller's, whose public key is SERVER_KEY) three ways: as
+ *        "hostile-plain" without CURVE, as "hostile-curve" with CURVE and
+ *        a key of its own, and under the identity NAME of a node of the
+ *        run with a key of its own; each sends HELLO, REQUEST, DONE, STATS,
+ *        FAIL and garbage. None may be delivered: libzmq refuses the
+ *        handshake. Exit 0 once sent.
  */
 #include <czmq.h>
 #include <jansson.h>
@@ -37,12 +46,15 @@
 #include <unistd.h>
 
 #include "overlay/config.h"
+#include "overlay/curve.h"
 #include "overlay/proto.h"
 #include "overlay/util.h"
 
 #define HOSTILE_WAIT_MS 10000    /* longest wait for one expected message */
 #define HOSTILE_SETTLE_MS 200    /* let a connection's handshake finish */
 #define HOSTILE_MAX_FLOOD 1000000 /* messages one flood may send */
+#define HOSTILE_KNOCK_MS 1000    /* a refused CURVE client retries its
+                                    handshake every 100 ms: ten tries */
 
 
 static zmsg_t *
@@ -154,6 +166,62 @@ flood_router (const char *endpoint, long count)
     return 0;
 }
 
+/*  --- curve mode --------------------------------------------------------- */
+
+/*  Connect to endpoint as identity (with cert and server_key: a CURVE
+ *  client) and send what a node says; a FAIL that got through would end
+ *  the run. */
+static int
+knock (const char *endpoint, const char *identity, zcert_t *cert, const char *server_key)
+{
+    zsock_t *d = zsock_new (ZMQ_DEALER);
+    zsock_set_identity (d, identity);
+    zsock_set_linger (d, 0);
+    zsock_set_sndtimeo (d, HOSTILE_SETTLE_MS);
+    if (cert)
+        curve_client (d, cert, server_key);
+    if (zsock_connect (d, "%s", endpoint) < 0) {
+        fprintf (stderr, "hostile: cannot connect to %s\n", endpoint);
+        zsock_destroy (&d);
+        return -1;
+    }
+    char hello[128];
+    snprintf (hello, sizeof hello, "{\"name\":\"%s\",\"pid\":1,\"version\":%d}", identity,
+              PROTO_VERSION);
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_HELLO, hello, NULL, 0));
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":1}", NULL, 0));
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_DONE, "{\"done\":[[0,0]]}", NULL,
+                                 0));
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_STATS, "{\"stats\":{}}", NULL, 0));
+    send_to (d, NULL, proto_raw (PROTO_VERSION, PROTO_FAIL,
+                                 "{\"error\":\"hostile: this FAIL must never arrive\"}",
+                                 NULL, 0));
+    send_broken (d, NULL);
+    zclock_sleep (HOSTILE_KNOCK_MS);   /* handshakes tried, and refused */
+    zsock_destroy (&d);
+    return 0;
+}
+
+static int
+probe_curve (const char *endpoint, const char *server_key, const char *name)
+{
+    if (!curve_key_valid (server_key)) {
+        fprintf (stderr, "hostile: %s is not a key\n", server_key);
+        return -1;
+    }
+    zcert_t *own = zcert_new ();
+    int rc = knock (endpoint, "hostile-plain", NULL, NULL);
+    if (rc == 0)
+        rc = knock (endpoint, "hostile-curve", own, server_key);
+    if (rc == 0)
+        rc = knock (endpoint, name, own, server_key);
+    zcert_destroy (&own);
+    if (rc == 0)
+        printf ("hostile: knocked on %s three ways (plain, unknown key, as %s)\n",
+                endpoint, name);
+    return rc;
+}
+
 /*  --- parent mode -------------------------------------------------------- */
 
 typedef struct {
@@ -233,7 +301,7 @@ handshake (fake_t *f, const char *node_bin, const char *config_path)
     char *text = config_to_json (f->cfg);
     json_t *config = json_loads (text, 0, NULL);
     free (text);
-    send_to (f->ctl, f->name, proto_config (config, NULL));
+    send_to (f->ctl, f->name, proto_config (config, NULL, NULL));
     json_decref (config);
     if (expect_msg (f->ctl, PROTO_BOUND, &m) < 0)
         return -1;
@@ -377,8 +445,11 @@ main (int argc, char **argv)
     }
     if (argc == 5 && strcmp (argv[1], "parent") == 0)
         return play_parent (argv[2], argv[3], argv[4]) == 0 ? 0 : 1;
+    if (argc == 5 && strcmp (argv[1], "curve") == 0)
+        return probe_curve (argv[2], argv[3], argv[4]) == 0 ? 0 : 1;
     fprintf (stderr, "usage: hostile router ENDPOINT CHILD\n"
                      "       hostile flood ENDPOINT COUNT\n"
-                     "       hostile parent NODE_BIN CONFIG NAME\n");
+                     "       hostile parent NODE_BIN CONFIG NAME\n"
+                     "       hostile curve ENDPOINT SERVER_KEY NAME\n");
     return 2;
 }

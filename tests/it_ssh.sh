@@ -5,8 +5,12 @@
 # PORT: runs with --ssh-config complete every task once, with and without
 # --push-binary (which copies once, then finds the binary in the cache);
 # a host where nothing listens fails with exit 2 naming the node and
-# quoting ssh; a controller killed with SIGKILL leaves no node behind. It
-# installs nothing: scripts/install-deps.sh installs openssh-server.
+# quoting ssh; a controller killed with SIGKILL leaves no node behind.
+# CURVE (docs/security.md): an ssh run is CURVE by default (--no-curve
+# turns it off); each remote node's certificate file is mode 0600 while it
+# runs and removed when it ends, after a run and after a controller killed
+# with SIGKILL. It installs nothing: scripts/install-deps.sh installs
+# openssh-server.
 source "$(dirname "$0")/lib.sh"
 
 SSHD=/usr/sbin/sshd
@@ -119,12 +123,49 @@ run_ssh_tree () {   # name config options...
     expect "$name: per-node computed sums to 40, no duplicate" computed_sums_to "$out" 40
     expect "$name: the ssh nodes computed tasks" ssh_nodes_computed "$out"
     expect "$name: no node process outlives the run" no_node_alive "$out"
+    expect "$name: results.json says curve ${CURVE_WANT:-True}" test "$(python3 -c '
+import json, sys; print(json.load(open(sys.argv[1]))["curve"])' "$out/results.json")" \
+        = "${CURVE_WANT:-True}"
     sleep 0.3
     expect "$name: nothing left under sshd" test -z "$(descendants "$sshd_pid")"
 }
 
 run_ssh_tree ssh "$D/tree.json"
 expect "ssh: sshd took our key" grep -q "Accepted publickey for $USER_NAME" "$D/sshd.log"
+CURVE_WANT=False run_ssh_tree no-curve "$D/tree.json" --no-curve
+
+# The remote certificate files of a run's nodes (from the nodes' command
+# lines under sshd): each node's, mode 0600, while it runs; none after.
+remote_certs () {
+    for p in $(nodes_under_sshd); do ps -o args= -p "$p"; done |
+        sed -n 's/.* --cert \([^ ]*\).*/\1/p'
+}
+wait_remote_nodes () {   # until both remote nodes run (10 s at most)
+    local i remote
+    for i in $(seq 100); do
+        remote=$(nodes_under_sshd)
+        [ "$(echo $remote | wc -w)" = 2 ] && { echo $remote; return; }
+        sleep 0.1
+    done
+}
+tree_config "$PORT" 400 20 >"$D/certs.json"
+"$TREEFARM" run "$D/certs.json" --ssh-config "$D/ssh_config" --out "$WORK/certs" --quiet \
+    >/dev/null 2>"$WORK/certs.err" & ctl=$!
+wait_remote_nodes >/dev/null
+certs=$(remote_certs)
+expect "certificates: each remote node was given one (got: $(echo $certs))" \
+    test "$(echo $certs | wc -w)" = 2
+for f in $certs; do
+    expect "certificates: $f is mode 600 while its node runs" \
+        test "$(stat -c %a "$f" 2>/dev/null)" = 600
+    expect "certificates: $f is the node's, with its secret key" grep -q "secret-key" "$f"
+done
+wait $ctl; rc=$?
+expect "certificates: the run completes (exit $rc)" test "$rc" = 0
+sleep 0.3
+for f in $certs; do
+    expect "certificates: $f removed after the run" test ! -e "$f"
+done
 
 [ "$cached_before" = 1 ] || expect "push: the cache is empty before" test ! -e "$CACHED"
 run_ssh_tree push "$D/tree.json" --push-binary
@@ -168,6 +209,9 @@ for _ in $(seq 100); do
 done
 expect "controller death: both remote nodes were running (pids: $(echo $remote))" \
     test "$(echo $remote | wc -w)" = 2
+killed_certs=$(remote_certs)
+expect "controller death: both had a certificate file" \
+    test "$(echo $killed_certs | wc -w)" = 2
 sleep 0.5
 { kill -KILL "$ctl"; wait "$ctl"; } 2>/dev/null
 left=$remote
@@ -178,6 +222,10 @@ for _ in $(seq 50); do
 done
 expect "controller death: no remote node left (alive: $(echo $left))" test -z "$left"
 [ -z "$left" ] || kill -KILL $left 2>/dev/null
+sleep 0.3
+for f in $killed_certs; do
+    expect "controller death: the remote certificate $f removed" test ! -e "$f"
+done
 
 kill "$sshd_pid"
 wait "$sshd_pid" 2>/dev/null

@@ -507,7 +507,7 @@ test_ssh_node_command (void **state)
     (void) state;
     char *node[] = {"sh", "-c", "printf '%s|%s\\n' \"$1\" \"$2\"; exit 3", "x", "it's",
                     "two  words $HOME", NULL};
-    char *command = ssh_node_command (node);
+    char *command = ssh_node_command (node, 0);
     assert_int_equal (strncmp (command, "sh -c '", 7), 0);
     int pipefd[2];
     assert_int_equal (pipe2 (pipefd, O_CLOEXEC), 0);

@@ -389,9 +389,21 @@ test_command_messages_round_trip (void **state)
 
     json_t *config = json_pack ("{s:s}", "name", "x");
     json_t *run = json_pack ("{s:i}", "commands", 4);
-    decode_ok (proto_config (config, run), &m);
+    decode_ok (proto_config (config, run, NULL), &m);
     assert_int_equal (json_integer_value (json_object_get (m.run, "commands")), 4);
+    assert_null (m.keys);
     proto_msg_clear (&m);
+    json_t *keys = json_pack ("{s:s}", "S1", "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7");
+    decode_ok (proto_config (config, run, keys), &m);
+    assert_string_equal (json_string_value (json_object_get (m.keys, "S1")),
+                         "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7");
+    proto_msg_clear (&m);
+    json_object_set_new (keys, "S2",
+                         json_string ("rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf\""));
+    refused (proto_config (config, run, keys), "the key of \"S2\" is not a CURVE key");
+    json_object_set_new (keys, "S2", json_integer (7));
+    refused (proto_config (config, run, keys), "the key of \"S2\" is not a CURVE key");
+    json_decref (keys);
     json_decref (config);
     json_decref (run);
 
