@@ -10,7 +10,7 @@
 #    REQUEST, DONE, STATS, FAIL and garbage. Nothing of theirs is
 #    delivered: no refusal is logged, every malformed counter stays 0, the
 #    FAIL never arrives, the run completes every task exactly once.
-#    One node's system calls are traced (strace, when installed): no
+#    One node's system calls are traced (strace): no
 #    message body crosses the wire in clear.
 # 2. The same run with --no-curve, the control: the same knocks are
 #    delivered (refused, counted) and the trace shows bodies in clear, so
@@ -148,7 +148,7 @@ if [ -n "$STRACE" ]; then
     expect "curve: the trace saw kiosk's traffic" \
         test "$(grep -c '^[0-9]* *\(sendto\|write\)' "$WORK/curve.trace")" -gt 10
 else
-    echo "  (strace not installed: the wire is not inspected)"
+    nok "strace is missing (scripts/install-deps.sh installs it): the wire is not inspected"
 fi
 
 # --- 2. the control: CURVE off, the same knocks --------------------------
