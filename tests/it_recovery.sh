@@ -10,7 +10,9 @@
 #    no process left.
 # 2. A leaf frozen with SIGSTOP: its parent declares it lost after its
 #    heartbeats stop, the controller ends it, the run completes.
-# 3. The root killed: the run fails cleanly naming the root, no node is
+# 3. A leaf that gives up (FAIL: it cannot write its spool): lost like a
+#    dead one, the run completes.
+# 4. The root killed: the run fails cleanly naming the root, no node is
 #    left, and --resume finishes the commands, each recorded once.
 #
 # RECOVERY_RUNS overrides the number of seeded runs (default 20).
@@ -123,12 +125,9 @@ print("n%d" % r.randint(1, 14), r.choice(["node", "subtree"]), "%.2f" % r.unifor
     lost=$(subtree_of "$victim")
     start_run "r$seed"
     root=$(node_pid n0 "$ctl")
-    # The first records reach tasks.csv about a second into the run
-    # (flushed every second): the run is under way. Then the seeded moment.
-    for _ in $(seq 300); do
-        [ "$(wc -l <"$out/tasks.csv" 2>/dev/null || echo 0)" -gt 1 ] && break
-        sleep 0.02
-    done
+    # The first records reach tasks.csv about a second into the run: the
+    # run is under way. Then the seeded moment.
+    await_records "$out" 6
     sleep "$delay"
     if [ "$mode" = node ]; then
         pids=$(node_pid "$victim" "$ctl")
@@ -178,6 +177,31 @@ expect "frozen leaf n9: every task exactly once, outputs right, n9 named lost" \
 expect "frozen leaf n9: its parent declared it lost for its silence" \
     grep -q "node n9 lost: n4: silent for" "$out.err"
 expect "frozen leaf n9: the stopped process was ended, no node left" no_node_alive "$out"
+
+# --- a node that gives up ------------------------------------------------------
+# n9 (a leaf) runs with a file size limit of one block and SIGXFSZ
+# ignored, so the first input it spools fails to be written (EFBIG): it
+# sends FAIL and exits. The controller treats it as lost, its parent n4
+# re-queues what it had. Commands only, so n9's first task is one.
+python3 - "$WORK/t15.json" "$WORK/t15-cmds.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+del c["tasks"]
+json.dump(c, open(sys.argv[2], "w"), indent=1)
+PY
+printf '%s\n' '#!/bin/sh' \
+    'case " $* " in *" --name n9 "*) trap "" XFSZ; ulimit -f 1 ;; esac' \
+    'exec "$@"' >"$WORK/limit.sh"
+out=$WORK/gaveup
+TREEFARM_NODE_WRAPPER="sh $WORK/limit.sh" "$TREEFARM" run "$WORK/t15-cmds.json" \
+    --tasks "$WORK/cmds.jsonl" --out "$out" --quiet --timeout 60 >"$out.out" 2>"$out.err"
+rc=$?
+expect "n9 gives up (FAIL): the run completes (exit $rc)" test "$rc" = 0
+expect "n9 gives up: every command once, outputs right, n9 named lost" \
+    eval 'tasks_exactly_once "$out" "$CMDS" commands && check_run "$out" n9'
+expect "n9 gives up: lost because it failed, its spool unwritable" \
+    grep -q "node n9 lost: it failed: cannot write .*File too large" "$out.err"
+expect "n9 gives up: no node left" no_node_alive "$out"
 
 # --- the root killed, then --resume --------------------------------------------
 start_run rootless

@@ -89,6 +89,17 @@ no_node_alive () {
     done
 }
 
+# Wait up to SECONDS (default 30) for the first records of the run into
+# DIR to reach DIR/tasks.csv (flushed every second): the run is under way.
+await_records () {
+    local i
+    for i in $(seq $((${2:-30} * 50))); do
+        [ "$(cat "$1/tasks.csv" 2>/dev/null | wc -l)" -gt 1 ] && return 0
+        sleep 0.02
+    done
+    return 1
+}
+
 # Children of a pid (node processes of a running controller).
 children_of () { pgrep -P "$1" || true; }
 
