@@ -100,6 +100,25 @@ await_records () {
     return 1
 }
 
+# WHAT: the run into DIR of N tasks, which exited with RC (its stderr in
+# ERR), ended well: exit 0, every task exactly once, computed sums to N
+# with no duplicate, no node process left.
+run_survived () {
+    expect "$1: exit 0 (got $4)" test "$4" = 0
+    [ "$4" = 0 ] || tail -5 "$5"
+    expect "$1: every task exactly once" tasks_exactly_once "$2" "$3"
+    expect "$1: computed sums to $3, no duplicate" computed_sums_to "$2" "$3"
+    expect "$1: no node process outlives the run" no_node_alive "$2"
+}
+
+# The hostile peer helper (tests/hostile.c, built by make check) is there;
+# a failed check otherwise.
+need_hostile () {
+    [ -x "$BUILD/tests/hostile" ] && return 0
+    nok "helper $BUILD/tests/hostile missing (make check builds it)"
+    return 1
+}
+
 # Children of a pid (node processes of a running controller).
 children_of () { pgrep -P "$1" || true; }
 

@@ -216,21 +216,19 @@ test_load_refusals (void **state)
     snprintf (to, sizeof to, "secret-key = \"%c", *at == 'a' ? 'b' : 'a');
     edit (path, from, to);
     refused (f, path, "S1a", "the public key is not the secret key's");
-    write_text (path, good);
-    edit (path, "    secret-key", "#   secret-key");
-    refused (f, path, "S1a", "no curve/secret-key");
-    write_text (path, good);
-    edit (path, "curve\n", "curve\n    colour = \"blue\"\n");
-    refused (f, path, "S1a", ":7: unexpected \"colour\" in curve");
-    write_text (path, good);
-    edit (path, "public-key = \"", "public-key = \"~");
-    refused (f, path, "S1a", "curve/public-key is not a key");
-    write_text (path, good);
-    edit (path, "metadata\n", "metadata\n    node = \"S1a\"\n");
-    refused (f, path, "S1a", "metadata/node given twice");
-    write_text (path, good);
-    edit (path, "controller = \"", "controller = ");
-    refused (f, path, "S1a", "expected = \"VALUE\"");
+    /*  One edit of the good file each: what it breaks, and the message. */
+    static const char *const edits[][3] = {
+        {"    secret-key", "#   secret-key", "no curve/secret-key"},
+        {"curve\n", "curve\n    colour = \"blue\"\n", ":7: unexpected \"colour\" in curve"},
+        {"public-key = \"", "public-key = \"~", "curve/public-key is not a key"},
+        {"metadata\n", "metadata\n    node = \"S1a\"\n", "metadata/node given twice"},
+        {"controller = \"", "controller = ", "expected = \"VALUE\""},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        write_text (path, good);
+        edit (path, edits[i][0], edits[i][1]);
+        refused (f, path, "S1a", edits[i][2]);
+    }
 
     char *big = xcalloc (1, CURVE_FILE_MAX + 2);
     memset (big, '#', CURVE_FILE_MAX + 1);
