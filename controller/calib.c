@@ -340,6 +340,8 @@ static const char *const plot_colors[] = {"#0072b2", "#d55e00", "#009e73", "#cc7
  *  down, diamond, plus, cross (gnuplot's numbers, the same on the png and
  *  svg terminals). The open circle is the no-transfers point. */
 static const int plot_points[] = {4, 8, 10, 12, 1, 2};
+#define PLOT_NCOLORS (sizeof plot_colors / sizeof *plot_colors)
+#define PLOT_NPOINTS (sizeof plot_points / sizeof *plot_points)
 #define PLOT_POINT_NONE 6
 
 /*  One phase of the plotted node: the measured point and the model line
@@ -494,10 +496,10 @@ plot_write_gp (const char *path, const char *dat, const char *title,
              "\"black\" title \"%s\"", PLOT_POINT_NONE, s[0].key);
     free (qdat);
     for (int i = 1; i < count; i++) {
-        const char *color = plot_colors[(i - 1) % (sizeof plot_colors / sizeof *plot_colors)];
-        int point = plot_points[(i - 1) % (sizeof plot_points / sizeof *plot_points)];
-        fprintf (f, ", \\\n  dat every ::%d::%d using 1:2 with linespoints pt %d ps 2 lw 2 "
-                 "lc rgb \"%s\" title \"%s\"", i, i, point, color, s[i].key);
+        const char *color = plot_colors[(i - 1) % PLOT_NCOLORS];
+        int point = plot_points[(i - 1) % PLOT_NPOINTS];
+        fprintf (f, ", \\\n  dat every ::%d::%d using 1:2 with linespoints pt %d ps 2 "
+                 "lw 2 lc rgb \"%s\" title \"%s\"", i, i, point, color, s[i].key);
         fprintf (f, ", \\\n  (x <= %.9g ? %.9g - %.9g * x : 1/0) with lines lw 2 "
                  "lc rgb \"%s\" notitle", s[i].xend, s[i].y0, s[i].slope, color);
     }
@@ -530,8 +532,8 @@ plot_with (const char *gp, const char *terminal, int width, int height,
             snprintf (first, sizeof first, "%s", line);
     int status = pclose (pipe);
     if (status != 0)
-        return tf_error (err, errlen, "gnuplot failed for %s%s%s", out, first[0] ? ": " : "",
-                         first);
+        return tf_error (err, errlen, "gnuplot failed for %s%s%s", out,
+                         first[0] ? ": " : "", first);
     return 0;
 }
 
