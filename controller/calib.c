@@ -353,15 +353,18 @@ typedef struct {
     char *key;               /* the key entry, gnuplot enhanced text */
 } plot_series_t;
 
-/*  name for enhanced text: names are [A-Za-z0-9_.-], and "_" would make
- *  a subscript. The caller frees. */
+/*  name for enhanced text inside double quotes: names are [A-Za-z0-9_.-],
+ *  and "_" would make a subscript unless written "\\_". The caller
+ *  frees. */
 static char *
 plot_name (const char *name)
 {
-    char *out = xcalloc (2 * strlen (name) + 1, 1), *o = out;
+    char *out = xcalloc (3 * strlen (name) + 1, 1), *o = out;
     for (const char *p = name; *p; p++) {
-        if (*p == '_')
+        if (*p == '_') {
             *o++ = '\\';
+            *o++ = '\\';
+        }
         *o++ = *p;
     }
     return out;
