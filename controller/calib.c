@@ -302,14 +302,230 @@ calib_to_json (const calib_t *self)
                       phases);
 }
 
-/*  One gnuplot run writing out, with the terminal given. */
-static int
-plot_with (const char *gp, const char *terminal, const char *out, char *err,
-           size_t errlen)
+/* ------------------------------------------------------------------------
+ *  The plot. No label is drawn inside the plot area: a node's points sit
+ *  close together (fork7's Lab3 and Lab6 coincide; "no transfers" and
+ *  "to Tenn" nearly do), so labels there cover each other, the lines and
+ *  the axis. Each phase has a colour and an open point shape of its own,
+ *  shared with its model line, and one entry in the key outside the plot
+ *  on the right, which reads as a table: the phase, the measured point,
+ *  the IR. The canvas grows with the key, so the plot area keeps its size.
+ */
+
+/*  Canvas, in pixels of the png terminal (svg uses the same numbers).
+ *  gnuplot shrinks the plot area to make room for the key outside it, and
+ *  reserves for the key its own estimate of the longest entry, about 11
+ *  pixels a character with the default fonts (the text takes 7). So the
+ *  canvas is the y axis's label and tics, the plot area, the key's sample
+ *  and padding, and its longest entry at that width: the plot area keeps
+ *  its size whatever the names. The height is at least the minimum, and
+ *  grows by a row per key entry beyond what the frame (title, x axis)
+ *  leaves. */
+#define PLOT_LEFT 90
+#define PLOT_AREA_WIDTH 520
+#define PLOT_KEY_PAD 60
+#define PLOT_CHAR_WIDTH 11
+#define PLOT_MIN_HEIGHT 560
+#define PLOT_FRAME_HEIGHT 140
+#define PLOT_ROW_HEIGHT 22
+/*  The x axis and each model line run this far past the fastest (its own)
+ *  measured rate, so the points are not on the border. */
+#define PLOT_X_MARGIN 1.15
+
+/*  Colour-blind-safe colours (Okabe-Ito without its yellow, which is lost
+ *  on white, plus brown); black is the no-transfers point. */
+static const char *const plot_colors[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7",
+                                          "#e69f00", "#56b4e9", "#8c564b"};
+/*  Open shapes, so points that coincide both show: square, triangles up and
+ *  down, diamond, plus, cross (gnuplot's numbers, the same on the png and
+ *  svg terminals). The open circle is the no-transfers point. */
+static const int plot_points[] = {4, 8, 10, 12, 1, 2};
+#define PLOT_NCOLORS (sizeof plot_colors / sizeof *plot_colors)
+#define PLOT_NPOINTS (sizeof plot_points / sizeof *plot_points)
+#define PLOT_POINT_NONE 6
+
+/*  One phase of the plotted node: the measured point and the model line
+ *  through it, y = y0 - slope x for 0 <= x <= xend (none for series 0). */
+typedef struct {
+    double x, y;             /* transfer MB/s, compute rate / C */
+    double y0, slope, xend;
+    char *what;              /* "no transfers", "receiving", "to NAME" */
+    char *key;               /* the key entry, gnuplot enhanced text */
+} plot_series_t;
+
+/*  name for enhanced text inside double quotes: names are [A-Za-z0-9_.-],
+ *  and "_" would make a subscript unless written "\\_". The caller
+ *  frees. */
+static char *
+plot_name (const char *name)
 {
-    char *cmd = xasprintf ("gnuplot -e \"set terminal %s size 800,560; set output '%s'\" "
-                           "'%s' 2>&1", terminal, out, gp);
+    char *out = xcalloc (3 * strlen (name) + 1, 1), *o = out;
+    for (const char *p = name; *p; p++) {
+        if (*p == '_') {
+            *o++ = '\\';
+            *o++ = '\\';
+        }
+        *o++ = *p;
+    }
+    return out;
+}
+
+/*  text inside single quotes for gnuplot ('' is a quote). The caller frees. */
+static char *
+gp_quote (const char *text)
+{
+    char *out = xcalloc (2 * strlen (text) + 3, 1), *o = out;
+    *o++ = '\'';
+    for (const char *p = text; *p; p++)
+        if (*p == '\'') {
+            memcpy (o, "''", 2);
+            o += 2;
+        }
+        else
+            *o++ = *p;
+    *o = '\'';
+    return out;
+}
+
+/*  text inside single quotes for sh ('\'' is a quote). The caller frees. */
+static char *
+sh_quote (const char *text)
+{
+    char *out = xcalloc (4 * strlen (text) + 3, 1), *o = out;
+    *o++ = '\'';
+    for (const char *p = text; *p; p++)
+        if (*p == '\'') {
+            memcpy (o, "'\\''", 4);
+            o += 4;
+        }
+        else
+            *o++ = *p;
+    *o = '\'';
+    return out;
+}
+
+/*  The series of node: no transfers, receiving (non-root), then sending to
+ *  each child in tree order. Sets *count; the caller frees with
+ *  plot_series_free. */
+static plot_series_t *
+plot_series_new (const calib_t *self, int node, int *count)
+{
+    const config_node_t *n = &self->cfg->nodes[node];
+    const calib_node_t *m = &self->nodes[node];
+    plot_series_t *s = xcalloc (n->nchildren + 2, sizeof *s);
+    int k = 0;
+    s[k++] = (plot_series_t) {.x = 0, .y = 1, .what = xstrdup ("no transfers"),
+                              .key = xasprintf ("no transfers: C = %.3f units/s", m->c)};
+    if (n->parent >= 0)
+        s[k++] = (plot_series_t) {
+            .x = m->mr, .y = m->c_r / m->c, .y0 = 1, .slope = m->ir_r,
+            .xend = PLOT_X_MARGIN * m->mr, .what = xstrdup ("receiving"),
+            .key = xasprintf ("receiving (%.2f, %.3f): IR_r = %.4f", m->mr,
+                              m->c_r / m->c, m->ir_r)};
+    for (int c = 0; c < n->nchildren; c++) {
+        const char *name = self->cfg->nodes[n->children[c]].name;
+        const calib_node_t *q = &self->nodes[n->children[c]];
+        char *label = plot_name (name);
+        s[k++] = (plot_series_t) {
+            .x = q->sr, .y = q->c_sr / m->c, .y0 = 1 - m->ir_r * q->rr, .slope = q->ir_s,
+            .xend = PLOT_X_MARGIN * q->sr, .what = xasprintf ("to %s", name),
+            .key = xasprintf ("to %s (%.2f, %.3f): IR_s = %.4f", label, q->sr,
+                              q->c_sr / m->c, q->ir_s)};
+        free (label);
+    }
+    *count = k;
+    return s;
+}
+
+static void
+plot_series_free (plot_series_t *s, int count)
+{
+    for (int i = 0; i < count; i++) {
+        free (s[i].what);
+        free (s[i].key);
+    }
+    free (s);
+}
+
+/*  The canvas for the series' key: width and height in pixels. */
+static void
+plot_size (const plot_series_t *s, int count, int *width, int *height)
+{
+    size_t longest = 0;
+    for (int i = 0; i < count; i++)
+        longest = strlen (s[i].key) > longest ? strlen (s[i].key) : longest;
+    *width = PLOT_LEFT + PLOT_AREA_WIDTH + PLOT_KEY_PAD + PLOT_CHAR_WIDTH * (int) longest;
+    *height = PLOT_FRAME_HEIGHT + PLOT_ROW_HEIGHT * count;
+    *height = *height > PLOT_MIN_HEIGHT ? *height : PLOT_MIN_HEIGHT;
+}
+
+/*  The data file: one row per series, x, y and what, in series order (row
+ *  i is series i, which the script picks with `every ::i::i`). */
+static int
+plot_write_dat (const char *path, const plot_series_t *s, int count)
+{
+    FILE *f = fopen (path, "w");
+    if (!f)
+        return -1;
+    fprintf (f, "# transfer MB/s, compute rate / C, phase\n");
+    for (int i = 0; i < count; i++)
+        fprintf (f, "%.9g %.9g \"%s\"\n", s[i].x, s[i].y, s[i].what);
+    return fclose (f) == 0 ? 0 : -1;
+}
+
+/*  The gnuplot script for a canvas width x height: every series' point with
+ *  its key entry, its model line in the same colour without one. The
+ *  terminal and output are left to the command line (plot_with). */
+static int
+plot_write_gp (const char *path, const char *dat, const char *title,
+               const plot_series_t *s, int count, int width, int height)
+{
+    FILE *f = fopen (path, "w");
+    if (!f)
+        return -1;
+    double xmax = 0;
+    for (int i = 0; i < count; i++)
+        xmax = s[i].x > xmax ? s[i].x : xmax;
+    char *qdat = gp_quote (dat);
+    fprintf (f, "# treefarm measure: drawn with\n"
+             "#   gnuplot -e \"set terminal png size %d,%d; set output 'OUT.png'\" "
+             "THIS.gp\n", width, height);
+    fprintf (f, "set title \"%s: compute rate while transferring\"\n"
+             "set xlabel \"transfer rate (MB/s)\"\nset ylabel \"compute rate / C\"\n"
+             "set key outside right top vertical Left reverse samplen 3 spacing 1.5\n"
+             "set grid\nset xrange [0:%.9g]\nset yrange [*:1.05]\ndat = %s\n", title,
+             xmax > 0 ? PLOT_X_MARGIN * xmax : 1, qdat);
+    fprintf (f, "plot dat every ::0::0 using 1:2 with points pt %d ps 2 lw 2 lc rgb "
+             "\"black\" title \"%s\"", PLOT_POINT_NONE, s[0].key);
+    free (qdat);
+    for (int i = 1; i < count; i++) {
+        const char *color = plot_colors[(i - 1) % PLOT_NCOLORS];
+        int point = plot_points[(i - 1) % PLOT_NPOINTS];
+        fprintf (f, ", \\\n  dat every ::%d::%d using 1:2 with linespoints pt %d ps 2 "
+                 "lw 2 lc rgb \"%s\" title \"%s\"", i, i, point, color, s[i].key);
+        fprintf (f, ", \\\n  (x <= %.9g ? %.9g - %.9g * x : 1/0) with lines lw 2 "
+                 "lc rgb \"%s\" notitle", s[i].xend, s[i].y0, s[i].slope, color);
+    }
+    fprintf (f, "\n");
+    return fclose (f) == 0 ? 0 : -1;
+}
+
+/*  One gnuplot run of the script gp, drawing out on terminal at the size
+ *  given. Returns 0, or -1 with gnuplot's first line of complaint. */
+static int
+plot_with (const char *gp, const char *terminal, int width, int height,
+           const char *out, char *err, size_t errlen)
+{
+    char *qout = gp_quote (out);
+    char *setup = xasprintf ("set terminal %s size %d,%d; set output %s", terminal, width,
+                             height, qout);
+    char *qsetup = sh_quote (setup), *qgp = sh_quote (gp);
+    char *cmd = xasprintf ("gnuplot -e %s %s 2>&1", qsetup, qgp);
     FILE *pipe = popen (cmd, "r");
+    free (qout);
+    free (setup);
+    free (qsetup);
+    free (qgp);
     free (cmd);
     if (!pipe)
         return tf_error (err, errlen, "cannot run gnuplot");
@@ -319,8 +535,8 @@ plot_with (const char *gp, const char *terminal, const char *out, char *err,
             snprintf (first, sizeof first, "%s", line);
     int status = pclose (pipe);
     if (status != 0)
-        return tf_error (err, errlen, "gnuplot failed for %s%s%s", out, first[0] ? ": " : "",
-                         first);
+        return tf_error (err, errlen, "gnuplot failed for %s%s%s", out,
+                         first[0] ? ": " : "", first);
     return 0;
 }
 
@@ -328,58 +544,24 @@ int
 calib_plot (const calib_t *self, int node, const char *dir, char *err,
               size_t errlen)
 {
-    const config_t *cfg = self->cfg;
-    const config_node_t *n = &cfg->nodes[node];
-    const calib_node_t *m = &self->nodes[node];
-    char *dat = xasprintf ("%s/interference-%s.dat", dir, n->name);
-    char *gp = xasprintf ("%s/interference-%s.gp", dir, n->name);
-    char *png = xasprintf ("%s/interference-%s.png", dir, n->name);
-    char *svg = xasprintf ("%s/interference-%s.svg", dir, n->name);
-    int rc = -1;
-    double xmax = 0;
-    FILE *f = fopen (dat, "w");
-    if (!f) {
+    const char *name = self->cfg->nodes[node].name;
+    char *dat = xasprintf ("%s/interference-%s.dat", dir, name);
+    char *gp = xasprintf ("%s/interference-%s.gp", dir, name);
+    char *png = xasprintf ("%s/interference-%s.png", dir, name);
+    char *svg = xasprintf ("%s/interference-%s.svg", dir, name);
+    char *title = plot_name (name);
+    int count, width, height, rc = -1;
+    plot_series_t *s = plot_series_new (self, node, &count);
+    plot_size (s, count, &width, &height);
+    if (plot_write_dat (dat, s, count) != 0)
         tf_error (err, errlen, "cannot write %s", dat);
-        goto out;
-    }
-    /*  x, normalized rate, label */
-    fprintf (f, "# transfer MB/s, compute rate / C, phase\n0 1 \"no transfers\"\n");
-    if (n->parent >= 0) {
-        fprintf (f, "%.9g %.9g \"receiving\"\n", m->mr, m->c_r / m->c);
-        xmax = m->mr;
-    }
-    for (int c = 0; c < n->nchildren; c++) {
-        const calib_node_t *k = &self->nodes[n->children[c]];
-        fprintf (f, "%.9g %.9g \"to %s\"\n", k->sr, k->c_sr / m->c,
-                 cfg->nodes[n->children[c]].name);
-        xmax = k->sr > xmax ? k->sr : xmax;
-    }
-    fclose (f);
-    f = fopen (gp, "w");
-    if (!f) {
+    else if (plot_write_gp (gp, dat, title, s, count, width, height) != 0)
         tf_error (err, errlen, "cannot write %s", gp);
-        goto out;
-    }
-    fprintf (f, "set title \"%s: compute rate while transferring (C = %.3f units/s)\"\n"
-             "set xlabel \"transfer rate (MB/s)\"\nset ylabel \"compute rate / C\"\n"
-             "set key outside right\nset grid\nset xrange [0:%.9g]\n"
-             "set yrange [*:1.05]\n", n->name, m->c, xmax > 0 ? 1.15 * xmax : 1);
-    fprintf (f, "plot '%s' using 1:2 with points pointtype 7 pointsize 1.5 title "
-             "\"measured\", '' using 1:2:3 with labels offset 0,1 notitle", dat);
-    if (n->parent >= 0)
-        fprintf (f, ", 1 - %.9g * x title \"receiving: IR_r = %.4f\"", m->ir_r, m->ir_r);
-    for (int c = 0; c < n->nchildren; c++) {
-        const calib_node_t *k = &self->nodes[n->children[c]];
-        fprintf (f, ", (x <= %.9g ? 1 - %.9g - %.9g * x : 1/0) title \"to %s: IR_s = "
-                 "%.4f\"", 1.15 * k->sr, m->ir_r * k->rr, k->ir_s,
-                 cfg->nodes[n->children[c]].name, k->ir_s);
-    }
-    fprintf (f, "\n");
-    fclose (f);
-    if (plot_with (gp, "png", png, err, errlen) == 0
-        && plot_with (gp, "svg", svg, err, errlen) == 0)
+    else if (plot_with (gp, "png", width, height, png, err, errlen) == 0
+             && plot_with (gp, "svg", width, height, svg, err, errlen) == 0)
         rc = 0;
-out:
+    plot_series_free (s, count);
+    free (title);
     free (dat);
     free (gp);
     free (png);

@@ -96,8 +96,11 @@ char *calib_platform_json (const calib_t *self);
  *  (rate / C) against transfer rate, one point per phase that moved its
  *  data, with the model's line through them (receiving: 1 - IR_r x;
  *  sending to child i while receiving at RR(i): 1 - IR_r RR(i) - IR_s(i) x).
- *  Writes DIR/interference-NAME.{dat,gp,png,svg} with gnuplot. Returns 0,
- *  or -1 with a message (gnuplot missing or failing). */
+ *  No label is drawn in the plot area: each phase has a colour and point
+ *  shape shared with its line, and an entry in the key outside on the
+ *  right (its point and IR); the canvas grows with the key. Writes
+ *  DIR/interference-NAME.{dat,gp,png,svg} with gnuplot. Returns 0, or -1
+ *  with a message (a file not written, gnuplot missing or failing). */
 int calib_plot (const calib_t *self, int node, const char *dir, char *err,
                   size_t errlen);
 

@@ -12,6 +12,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "controller/calib.h"
 #include "controller/cli.h"
@@ -26,9 +28,15 @@
 #define MEASURE_SECONDS 20.0
 #define MEASURE_WARMUP_SHARE 0.25
 
+/*  The calibration's own files in its results directory (the session
+ *  writes results.json, nodes.csv and samples/ there too). */
+#define MEASURE_TABLE_FILE "calibration.txt"
+#define MEASURE_PLATFORM_FILE "platform.json"
+#define MEASURE_JSON_FILE "measure.json"
+
 typedef struct {
     double seconds, warmup;  /* platform seconds per phase, not measured */
-    const char *platform_out;   /* --out: the platform file, or NULL */
+    const char *platform_out;   /* --out: a copy of the platform file, or NULL */
     const char *plot_node;   /* --plot NODE, or NULL for the root */
     int quiet;
 } measure_opts_t;
@@ -90,7 +98,54 @@ write_text (const char *path, const char *text)
     return ok ? 0 : -1;
 }
 
-/*  Calibration done: the table, the platform file, measure.json, a plot. */
+/*  Write the table calib_print prints to path. Returns 0, or -1. */
+static int
+write_table (const calib_t *plan, const char *path)
+{
+    FILE *f = fopen (path, "w");
+    if (!f)
+        return -1;
+    calib_print (plan, f);
+    int ok = !ferror (f);
+    return fclose (f) == 0 && ok ? 0 : -1;
+}
+
+/*  The calibration's files in dir: the table, the measured platform (and
+ *  its copy at --out), measure.json. Returns 0, or -1 having logged the
+ *  file that could not be written. */
+static int
+measure_write_files (session_t *s, const measure_t *m, const char *dir)
+{
+    const char *out = m->opt->platform_out;
+    char *table = xasprintf ("%s/%s", dir, MEASURE_TABLE_FILE);
+    char *platform = xasprintf ("%s/%s", dir, MEASURE_PLATFORM_FILE);
+    char *mjson = xasprintf ("%s/%s", dir, MEASURE_JSON_FILE);
+    char *text = calib_platform_json (m->plan);
+    json_t *json = calib_to_json (m->plan);
+    const char *failed = NULL;
+    if (write_table (m->plan, table) != 0)
+        failed = table;
+    else if (write_text (platform, text) != 0)
+        failed = platform;
+    else if (out && write_text (out, text) != 0)
+        failed = out;
+    else if (json_dump_file (json, mjson, JSON_INDENT (2) | JSON_REAL_PRECISION (15)))
+        failed = mjson;
+    if (failed)
+        session_log (s, "cannot write %s", failed);
+    else
+        printf ("platform: %s%s%s\n", platform, out ? ", copied to " : "",
+                out ? out : "");
+    int rc = failed ? -1 : 0;
+    json_decref (json);
+    free (text);
+    free (table);
+    free (platform);
+    free (mjson);
+    return rc;
+}
+
+/*  Calibration done: the table on stdout, the files, the plot. */
 static int
 measure_report (session_t *s, measure_t *m)
 {
@@ -102,25 +157,9 @@ measure_report (session_t *s, measure_t *m)
         return CLI_EXIT_FAILED;
     }
     calib_print (m->plan, stdout);
-    char *path = m->opt->platform_out ? xstrdup (m->opt->platform_out)
-                                      : xasprintf ("%s/platform.json", dir);
-    char *text = calib_platform_json (m->plan);
-    int rc = write_text (path, text);
-    free (text);
-    if (rc != 0) {
-        session_log (s, "cannot write the platform file %s", path);
-        free (path);
-        return CLI_EXIT_FAILED;
-    }
-    printf ("platform: %s\n", path);
-    free (path);
     int code = CLI_EXIT_OK;
-    json_t *json = calib_to_json (m->plan);
-    char *mpath = xasprintf ("%s/measure.json", dir);
-    if (json_dump_file (json, mpath, JSON_INDENT (2) | JSON_REAL_PRECISION (15)) != 0)
+    if (measure_write_files (s, m, dir) != 0)
         code = CLI_EXIT_FAILED;
-    json_decref (json);
-    free (mpath);
     int node = m->opt->plot_node ? config_find_node (cfg, m->opt->plot_node) : cfg->root;
     if (calib_plot (m->plan, node, dir, err, sizeof err) != 0) {
         session_log (s, "plot: %s", err);
@@ -146,6 +185,7 @@ measure_execute (session_t *s, const measure_opts_t *opt)
         const char *why = results_error (session_results (s));
         printf ("calibration of %s: %s\n", session_config (s)->name, why ? why : "failed");
     }
+    printf ("results: %s/\n", session_dir (s));
     fflush (stdout);
     calib_destroy (&m.plan);
     return code;
@@ -155,11 +195,34 @@ measure_execute (session_t *s, const measure_opts_t *opt)
  *  The command line.
  */
 
+/*  --out names a file: check before calibrating that it is not a directory
+ *  and that its directory takes a new file. Returns 0, or -1 having logged
+ *  why. */
+static int
+check_out (const char *out)
+{
+    char err[TF_ERRLEN];
+    struct stat st;
+    if (stat (out, &st) == 0 && S_ISDIR (st.st_mode)) {
+        session_log (NULL, "--out %s: is a directory (--out names the platform file, "
+                     "--dir the results directory)", out);
+        return -1;
+    }
+    const char *slash = strrchr (out, '/');
+    char *dir = !slash ? xstrdup (".") : slash == out ? xstrdup ("/")
+                                       : xasprintf ("%.*s", (int) (slash - out), out);
+    int rc = results_check_writable (dir, err, sizeof err);
+    if (rc != 0)
+        session_log (NULL, "--out %s: %s", out, err);
+    free (dir);
+    return rc;
+}
+
 static void
 measure_usage (FILE *out)
 {
     fprintf (out,
-             "usage: treefarm measure CONFIG [--out PLATFORM.json] [--dir DIR]\n"
+             "usage: treefarm measure CONFIG [--dir DIR] [--out PLATFORM.json]\n"
              "                        [--seconds S] [--warmup S] [--plot NODE]\n"
              "                        [--node-bin PATH] [--quiet] [--timeout SECONDS]\n"
              "                        [--ssh-config FILE] [--push-binary]\n"
@@ -173,10 +236,16 @@ measure_usage (FILE *out)
              "configured ones and writes the measured platform as a config every command\n"
              "accepts.\n"
              "\n"
-             "  --out FILE      the platform file (default DIR/platform.json)\n"
-             "  --dir DIR       results directory (default results/NAME-TIME):\n"
-             "                  results.json, measure.json (every phase's figures) and\n"
-             "                  interference-NODE.{png,svg,dat,gp}\n"
+             "  --dir DIR       the results directory: every file of the calibration\n"
+             "                  goes there (created if missing, and checked writable\n"
+             "                  before anything starts; default results/NAME-TIME\n"
+             "                  below the current directory, NAME the experiment's):\n"
+             "                  calibration.txt (the table printed), platform.json (the\n"
+             "                  measured platform), measure.json (every phase's\n"
+             "                  figures), interference-NODE.{png,svg,gp,dat} (the plot),\n"
+             "                  results.json, nodes.csv, samples/\n"
+             "  --out FILE      also write the measured platform to FILE (it is always\n"
+             "                  in DIR/platform.json); a file, not a directory\n"
              "  --seconds S     platform seconds per phase (default 20)\n"
              "  --warmup S      platform seconds not measured at each phase's start\n"
              "                  (default a quarter of --seconds)\n"
@@ -192,7 +261,9 @@ measure_usage (FILE *out)
              "  --no-curve      plain TCP, even with ssh hosts\n"
              "  -h, --help      this help\n"
              "\n"
-             "Exit status: 0 calibrated, 1 failed, 2 bad usage or config, 130 interrupted.\n");
+             "The last line printed names the results directory.\n"
+             "Exit status: 0 calibrated, 1 failed, 2 bad usage or config or a directory\n"
+             "that cannot be written, 130 interrupted.\n");
 }
 
 int
@@ -233,6 +304,8 @@ measure_main (int argc, char **argv)
         session_log (NULL, "%s: --plot: no node named \"%s\"", path, mopt.plot_node);
         config_destroy (&cfg);
     }
+    if (cfg && mopt.platform_out && check_out (mopt.platform_out) != 0)
+        config_destroy (&cfg);
     session_t *s = cfg ? session_new (&opt, &cfg) : NULL;
     if (!s)
         return CLI_EXIT_USAGE;

@@ -2,6 +2,7 @@
 #include "controller/results.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -1090,4 +1091,23 @@ results_make_dir (const char *path, char *err, size_t errlen)
         rc = make_one (copy, err, errlen);
     free (copy);
     return rc;
+}
+
+int
+results_check_writable (const char *dir, char *err, size_t errlen)
+{
+    /*  Not access (W_OK): it says yes to root on a read-only file system or
+     *  in /proc. Creating a file is the only sure test. */
+    char *probe = xasprintf ("%s/.treefarm-probe-%ld", dir, (long) getpid ());
+    int fd = open (probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    int e = errno;
+    if (fd >= 0) {
+        close (fd);
+        unlink (probe);
+    }
+    free (probe);
+    if (fd < 0)
+        return tf_error (err, errlen, "%s: cannot create a file there: %s", dir,
+                         strerror (e));
+    return 0;
 }

@@ -216,4 +216,9 @@ char *results_default_dir (const char *name, time_t when);
  *  something else is an error. Returns 0, or -1 with a message. */
 int results_make_dir (const char *path, char *err, size_t errlen);
 
+/*  Check that a file can be created in the directory dir, by creating and
+ *  removing one (".treefarm-probe-PID"). Returns 0, or -1 with a message
+ *  naming dir and the reason. */
+int results_check_writable (const char *dir, char *err, size_t errlen);
+
 #endif

@@ -1071,6 +1071,10 @@ session_new (const session_opts_t *opt, config_t **cfg_p)
         session_log (NULL, "cannot create the results directory: %s", err);
         goto out_fail;
     }
+    if (results_check_writable (self->dir, err, sizeof err) != 0) {
+        session_log (NULL, "cannot write into the results directory: %s", err);
+        goto out_fail;
+    }
     self->results = results_new (self->cfg);
     if (make_certs (self, err, sizeof err) != 0) {
         session_log (NULL, "%s", err);

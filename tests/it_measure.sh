@@ -9,7 +9,14 @@
 # - the online fit during a run recovers C within 5% and every IR within 10%;
 # - measuring changes no task's outcome: calibration touches no task, and a
 #   run with sampling completes every task exactly once;
-# - a real-kernel calibration on loopback writes a platform file and plot.
+# - a real-kernel calibration on loopback writes a platform file and plot;
+# - every file of a calibration goes into one directory: by default
+#   results/NAME-TIME below the current directory, which gets nothing else;
+#   with --dir, that directory, and the current one gets nothing; the last
+#   line says where; a --dir or --out that cannot be written fails at once
+#   with exit 2, naming it;
+# - the plot draws no label inside the plot area (they covered each other)
+#   and keeps its key outside, to the right.
 source "$(dirname "$0")/lib.sh"
 
 # The tolerances are wide enough for a machine busy with other work (on a
@@ -134,6 +141,70 @@ rc=$?
 expect "real-kernel measure: exit 0 (got $rc)" test "$rc" = 0
 expect "real-kernel measure: platform file loads" "$TREEFARM" bound "$WORK/real/platform.json" --json
 expect "real-kernel measure: plot written" test -s "$WORK/real/interference-w2.png"
+
+# Where a calibration writes. CAL_FILES: every file of one (chain4 plots
+# its root, campus).
+CAL_FILES="calibration.txt platform.json measure.json results.json nodes.csv
+    interference-campus.png interference-campus.svg interference-campus.gp
+    interference-campus.dat"
+all_in () {   # DIR: every calibration file is in DIR; prints the missing
+    local f missing=
+    for f in $CAL_FILES; do [ -s "$1/$f" ] || missing="$missing $f"; done
+    [ -z "$missing" ] || echo "  missing in $1:$missing"
+    [ -z "$missing" ]
+}
+CHAIN4=$PWD/configs/chain4.json
+mkdir "$WORK/cwd-default" "$WORK/cwd-named"
+(cd "$WORK/cwd-default" && "$TREEFARM" measure "$CHAIN4" --seconds 2 --quiet \
+    >"$WORK/def.out" 2>"$WORK/def.err")
+rc=$?
+expect "measure, default directory: exit 0 (got $rc)" test "$rc" = 0
+expect "measure, default directory: nothing in the current directory but results/" \
+    test "$(ls -A "$WORK/cwd-default")" = results
+def=$(ls -d "$WORK"/cwd-default/results/chain4-* 2>/dev/null | head -1)
+expect "measure, default directory: every file in results/chain4-TIME" all_in "$def"
+expect "measure, default directory: the last line names it" \
+    test "$(tail -1 "$WORK/def.out")" = "results: results/${def##*/}/"
+expect "measure: the table is calibration.txt, as printed first" sh -c \
+    "head -n \$(wc -l <'$def/calibration.txt') '$WORK/def.out' | cmp -s - '$def/calibration.txt'"
+(cd "$WORK/cwd-named" && "$TREEFARM" measure "$CHAIN4" --seconds 2 --quiet \
+    --dir "$WORK/named" --out "$WORK/named-copy.json" >"$WORK/named.out" 2>&1)
+rc=$?
+expect "measure --dir: exit 0 (got $rc)" test "$rc" = 0
+expect "measure --dir: nothing in the current directory" \
+    test -z "$(ls -A "$WORK/cwd-named")"
+expect "measure --dir: every file in DIR" all_in "$WORK/named"
+expect "measure --out: a copy of DIR/platform.json" \
+    cmp -s "$WORK/named/platform.json" "$WORK/named-copy.json"
+expect "measure --dir: the last line names it" \
+    test "$(tail -1 "$WORK/named.out")" = "results: $WORK/named/"
+
+# The plot: no label inside the plot area, the key outside on the right.
+gp=$WORK/named/interference-campus.gp
+expect "measure plot: no labels in the plot area" \
+    sh -c "! grep -E -q 'with labels|^set label' '$gp'"
+expect "measure plot: key outside, right, as a table" \
+    grep -q "^set key outside right top vertical Left reverse" "$gp"
+expect "measure plot: a key entry per phase with its point" \
+    test "$(grep -c 'with linespoints.* title "to ' "$gp")" = 1
+expect "measure plot: PNG rendered" \
+    sh -c "head -c 8 '$WORK/named/interference-campus.png' | grep -q PNG"
+
+# A directory that cannot be written: exit 2 before any node starts. Root
+# writes through permission bits, but not into /proc.
+ro=$WORK/read-only
+mkdir "$ro" && chmod 555 "$ro"
+[ "$(id -u)" = 0 ] && ro=/proc
+"$TREEFARM" measure "$CHAIN4" --seconds 2 --dir "$ro" >"$WORK/ro.out" 2>"$WORK/ro.err"
+rc=$?
+expect "measure --dir unwritable: exit 2 (got $rc)" test "$rc" = 2
+expect "measure --dir unwritable: the error names it" grep -q -F "$ro" "$WORK/ro.err"
+expect "measure --dir unwritable: no phase ran" test ! -s "$WORK/ro.out"
+"$TREEFARM" measure "$CHAIN4" --seconds 2 --dir "$WORK/ro-out" --out "$ro/p.json" \
+    >"$WORK/ro.out" 2>"$WORK/ro.err"
+rc=$?
+expect "measure --out unwritable: exit 2 (got $rc), naming it" \
+    sh -c "test $rc = 2 && grep -q -F '$ro/p.json' '$WORK/ro.err'"
 
 # Bad usage.
 "$TREEFARM" measure configs/tree3.json --plot nosuch --dir "$WORK/x" >/dev/null 2>"$WORK/e"

@@ -6,6 +6,7 @@
  *  refused with the field's name and change nothing; a bad record is
  *  refused and counted; a failed write of tasks.csv is reported.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -582,6 +583,34 @@ test_make_dir (void **state)
     free (file);
 }
 
+/*  A directory a file can be created in passes and keeps nothing of the
+ *  check; one that takes no file (root writes through permission bits,
+ *  but not into /proc) or is missing fails, naming it. */
+static void
+test_check_writable (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN] = "";
+    if (results_check_writable (f->dir, err, sizeof err) != 0)
+        fail_msg ("writable: %s", err);
+    DIR *d = opendir (f->dir);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir (d));)
+        entries += strcmp (e->d_name, ".") && strcmp (e->d_name, "..");
+    closedir (d);
+    assert_int_equal (entries, 0);
+    char *ro = xasprintf ("%s/read-only", f->dir);
+    assert_int_equal (mkdir (ro, 0555), 0);
+    const char *bad = geteuid () == 0 ? "/proc" : ro;
+    assert_int_equal (results_check_writable (bad, err, sizeof err), -1);
+    assert_non_null (strstr (err, bad));
+    char *missing = xasprintf ("%s/missing", f->dir);
+    assert_int_equal (results_check_writable (missing, err, sizeof err), -1);
+    assert_non_null (strstr (err, missing));
+    free (missing);
+    free (ro);
+}
+
 static void
 test_default_dir (void **state)
 {
@@ -659,6 +688,7 @@ main (void)
                                          teardown),
         cmocka_unit_test_setup_teardown (test_lost_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown (test_make_dir, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_check_writable, setup, teardown),
         cmocka_unit_test (test_default_dir),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
