@@ -25,8 +25,9 @@
 
 /*  The most spans one node keeps: 100,000 spans are about 3 MB in memory
  *  and at most 9.6 MB of text in the REPORT (TRACE_MAX_LINE each), well
- *  under a control frame's 64 MiB (PROTO_MAX_BODY); a fork of 1000 tasks
- *  needs about 3 per task at its busiest node. */
+ *  under a control frame's 64 MiB (PROTO_MAX_BODY); a node records at
+ *  most two spans per task through it (received, then computed or sent),
+ *  so 50,000 tasks through one node fit. */
 #define TRACE_MAX_SPANS 100000
 
 /*  The longest line of the text, newline included: a kind, a lane, a task
