@@ -32,6 +32,7 @@ typedef struct {
     results_child_t *children;
     int nchildren;
     char *samples_csv;       /* its samples, from its REPORT */
+    char *trace_csv;         /* its timeline, from its REPORT (--trace) */
     char *lost_why;          /* why it was lost, NULL while it was not */
     double lost_at;          /* wall seconds after START */
 } node_results_t;
@@ -137,6 +138,7 @@ results_destroy (results_t **self_p)
         children_free (self->nodes[i].children, self->nodes[i].nchildren);
         json_decref (self->nodes[i].stats.fit);
         free (self->nodes[i].samples_csv);
+        free (self->nodes[i].trace_csv);
         free (self->nodes[i].lost_why);
     }
     free (self->nodes);
@@ -172,6 +174,7 @@ keep_stats (node_results_t *n, const proto_stats_t *stats)
     n->stats.children = NULL;
     n->stats.nchildren = 0;
     n->stats.samples_csv = NULL;
+    n->stats.trace_csv = NULL;
 }
 
 int
@@ -201,6 +204,11 @@ results_update_report (results_t *self, int node, proto_stats_t *stats, char *er
         n->samples_csv = stats->samples_csv;
         stats->samples_csv = NULL;
     }
+    if (stats->trace_csv) {
+        free (n->trace_csv);
+        n->trace_csv = stats->trace_csv;
+        stats->trace_csv = NULL;
+    }
     children_free (n->children, n->nchildren);
     n->children = stats->children;
     n->nchildren = stats->nchildren;
@@ -213,6 +221,12 @@ const results_stats_t *
 results_node_stats (const results_t *self, int node)
 {
     return &self->nodes[node].stats;
+}
+
+const char *
+results_node_trace (const results_t *self, int node)
+{
+    return self->nodes[node].trace_csv;
 }
 
 int

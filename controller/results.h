@@ -65,8 +65,8 @@ int results_update_stats (results_t *self, int node, const proto_stats_t *stats,
                           char *err, size_t errlen);
 
 /*  Record the final REPORT from node: the figures as results_update_stats,
- *  plus what it sent each child and its samples, both taken from *stats
- *  (its children and samples_csv are nulled). Returns 0, or -1 with a
+ *  plus what it sent each child, its samples and its timeline, taken from
+ *  *stats (its children, samples_csv and trace_csv are nulled). Returns 0, or -1 with a
  *  message and nothing changed. */
 int results_update_report (results_t *self, int node, proto_stats_t *stats, char *err,
                            size_t errlen);
@@ -74,6 +74,10 @@ int results_update_report (results_t *self, int node, proto_stats_t *stats, char
 /*  The latest counters of node, and whether a REPORT arrived from it. */
 const results_stats_t *results_node_stats (const results_t *self, int node);
 int results_node_reported (const results_t *self, int node);
+
+/*  The timeline text node's REPORT carried (overlay/trace.h; its end and
+ *  dropped count are in its stats), or NULL. Borrowed. */
+const char *results_node_trace (const results_t *self, int node);
 
 /*  Record the pid of node's process. */
 void results_set_pid (results_t *self, int node, int64_t pid);

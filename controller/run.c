@@ -18,6 +18,7 @@
 #include "controller/progress.h"
 #include "controller/results.h"
 #include "controller/session.h"
+#include "controller/timeline.h"
 #include "overlay/config.h"
 #include "overlay/proto.h"
 #include "overlay/util.h"
@@ -153,9 +154,27 @@ load_experiment (const char *path, const char *policy)
     return cfg;
 }
 
+/*  --trace FILE: the nodes' timelines as a Chrome trace (controller/
+ *  timeline.h), whatever the outcome: what arrived. A file that cannot
+ *  be written fails a run that was otherwise complete. */
+static int
+write_trace (session_t *s, const char *path, int code)
+{
+    char err[TF_ERRLEN], warn[TF_ERRLEN];
+    if (timeline_write_run (path, session_config (s), session_results (s), warn,
+                            sizeof warn, err, sizeof err) != 0) {
+        session_log (s, "%s", err);
+        return code == CLI_EXIT_OK ? CLI_EXIT_FAILED : code;
+    }
+    if (*warn)
+        session_log (s, "warning: --trace: %s (left without spans)", warn);
+    printf ("trace: %s\n", path);
+    return code;
+}
+
 /*  Run a prepared session to its end; print the outcome. */
 static int
-run_execute (session_t *s, int quiet)
+run_execute (session_t *s, int quiet, const char *trace)
 {
     const config_t *cfg = session_config (s);
     char *label = xasprintf ("%s/%s", cfg->name, cfg->policy);
@@ -177,6 +196,8 @@ run_execute (session_t *s, int quiet)
     progress_destroy (&run.progress);
     results_print_summary (session_results (s), stdout);
     printf ("results: %s/results.json\n", session_dir (s));
+    if (trace)
+        code = write_trace (s, trace, code);
     fflush (stdout);
     if (code == CLI_EXIT_OK && results_failed (session_results (s)) > 0)
         code = CLI_EXIT_FAILED;   /* every task ran; some failed */
@@ -188,7 +209,7 @@ run_execute (session_t *s, int quiet)
  *  exit status. */
 static int
 run_prepared (const session_opts_t *opt, const bag_opts_t *bo, const char *policy,
-              int quiet)
+              int quiet, const char *trace)
 {
     char err[TF_ERRLEN];
     config_t *cfg = load_experiment (opt->config_path, policy);
@@ -205,12 +226,14 @@ run_prepared (const session_opts_t *opt, const bag_opts_t *bo, const char *polic
     }
     int code = CLI_EXIT_USAGE;
     if (s) {
+        if (trace)
+            json_object_set_new (run, "trace", json_true ());
         session_set_run (s, run);
         if (bag_resumed (bag))
             session_log (s, "resuming: %llu tasks are done already",
                          (unsigned long long) bag_resumed (bag));
         results_set_resumed (session_results (s), bag_resumed (bag));
-        code = run_execute (s, quiet);
+        code = run_execute (s, quiet, trace);
     }
     json_decref (run);
     session_destroy (&s);
@@ -232,7 +255,7 @@ usage (FILE *out)
              "                           [--tasks FILE | --command CMD --inputs GLOB]\n"
              "                           [--retries N] [--resume]\n"
              "                           [--ssh-config FILE] [--push-binary]\n"
-             "                           [--curve | --no-curve]\n"
+             "                           [--curve | --no-curve] [--trace FILE]\n"
              "\n"
              "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
              "node, each where its host says (local, ssh://[user@]host[:port],\n"
@@ -253,6 +276,8 @@ usage (FILE *out)
              "                     (see `treefarm policies`)\n"
              "  --out DIR          results directory, created if needed\n"
              "                     (default: results/NAME-YYYYmmdd-HHMMSS)\n"
+             "  --trace FILE       write every node's timeline to FILE, Chrome trace-\n"
+             "                     event JSON for ui.perfetto.dev or chrome://tracing\n"
              "  --quiet            no progress line\n"
              "  --node-bin PATH    the treefarm-node to run (default: $TREEFARM_NODE,\n"
              "                     else the one next to treefarm, else on PATH)\n"
@@ -287,7 +312,7 @@ usage (FILE *out)
 int
 run_main (int argc, char **argv)
 {
-    const char *policy = NULL, *path = NULL;
+    const char *policy = NULL, *path = NULL, *trace = NULL;
     int quiet = 0, curve_on = 0, curve_off = 0;
     session_opts_t opt = {.command = "run"};
     bag_opts_t bo = {.retries = NAN};
@@ -306,6 +331,7 @@ run_main (int argc, char **argv)
         {"push-binary", CLI_FLAG, &opt.push_binary, NULL},
         {"curve", CLI_FLAG, &curve_on, NULL},
         {"no-curve", CLI_FLAG, &curve_off, NULL},
+        {"trace", CLI_STRING, &trace, NULL},
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
@@ -313,8 +339,11 @@ run_main (int argc, char **argv)
         code = session_curve_flags ("run", curve_on, curve_off, &opt.curve);
     if (code >= 0)
         return code;
+    char err[TF_ERRLEN];
+    if (trace && timeline_check_path (trace, err, sizeof err) != 0)
+        return cli_usage_error ("run", CLI_EXIT_USAGE, "%s", err);
     opt.config_path = path;
     bo.out_dir = opt.out_dir;
-    code = run_prepared (&opt, &bo, policy, quiet);
+    code = run_prepared (&opt, &bo, policy, quiet, trace);
     return code;
 }

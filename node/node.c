@@ -34,6 +34,7 @@
 #include "overlay/proto.h"
 #include "overlay/proto_stats.h"
 #include "overlay/ratelog.h"
+#include "overlay/trace.h"
 #include "overlay/util.h"
 
 _Static_assert (PROTO_MAX_STREAM_BYTES == BUNDLE_MAX_BYTES,
@@ -108,6 +109,9 @@ typedef struct {
     char controller_key[CURVE_KEY_LEN + 1];   /* the controller's public key */
     char parent_key[CURVE_KEY_LEN + 1];       /* our parent's, from CONFIG */
     zactor_t *auth;          /* the children ROUTER's ZAP handler */
+    int trace_wanted;        /* CONFIG's run asks for a timeline */
+    trace_t *trace;          /* its spans, from START; NULL: not traced */
+    double trace_t0;         /* when START came (tf_now) */
 } node_t;
 
 static void
@@ -228,8 +232,12 @@ take_run (node_t *self, json_t *run, char *err, size_t errlen)
     json_t *n = json_object_get (run, "commands");
     json_t *attempts = json_object_get (run, "attempts");
     json_t *mb = json_object_get (run, "input_mb");
+    json_t *trace = json_object_get (run, "trace");
     if (!run)
         return 0;
+    if (trace && !json_is_boolean (trace))
+        return tf_error (err, errlen, "CONFIG: run: \"trace\" must be true or false");
+    self->trace_wanted = json_is_true (trace);
     if (!json_is_integer (n) || json_integer_value (n) < 0
         || json_integer_value (n) > CONFIG_MAX_TASKS || !json_is_integer (attempts)
         || json_integer_value (attempts) < 1
@@ -621,6 +629,12 @@ fill_report (node_t *self, proto_stats_t *s)
     }
     s->nchildren = n;
     s->samples_csv = samples_csv (self);
+    if (self->trace) {
+        double first_dropped;
+        s->trace_csv = trace_encode (self->trace);
+        s->trace_dropped = trace_dropped (self->trace, &first_dropped);
+        s->trace_end = s->trace_dropped ? first_dropped : tf_now () - self->trace_t0;
+    }
 }
 
 /*  STATS (or, final, REPORT): this node's figures (overlay/proto_stats.h).
@@ -678,6 +692,32 @@ report (node_t *self)
 }
 
 /*  --- actions ------------------------------------------------------------- */
+
+/*  The timeline (overlay/trace.h), when the run asks for one: task
+ *  begins (or ends) on kind's track `lane` now, in seconds since START. */
+static void
+span (node_t *self, int begins, trace_kind_t kind, uint32_t lane, uint64_t task)
+{
+    if (!self->trace)
+        return;
+    double t = tf_now () - self->trace_t0;
+    if (begins)
+        trace_begin (self->trace, kind, lane, task, t);
+    else
+        trace_end (self->trace, kind, lane, task, t);
+}
+
+/*  A chunk of `count` sent or received: the first begins the task's span,
+ *  the last ends it (both, for a task of one chunk). */
+static void
+chunk_span (node_t *self, trace_kind_t kind, uint32_t lane, uint64_t task,
+            uint32_t index, uint32_t count)
+{
+    if (index == 0)
+        span (self, 1, kind, lane, task);
+    if (index + 1 == count)
+        span (self, 0, kind, lane, task);
+}
 
 static char *
 task_key (uint64_t task, char buf[24])
@@ -751,8 +791,11 @@ compute_command (node_t *self, uint64_t task)
     json_object_set_new (job, "node_name", json_string (self->opts->name));
     int rc = -1;   /* the core never runs more than slots at once */
     for (uint32_t i = 0; i < self->nworkers && rc != 0; i++)
-        if (!cmdrun_busy (self->cmdrun[i]))
+        if (!cmdrun_busy (self->cmdrun[i])) {
             rc = cmdrun_start (self->cmdrun[i], job);
+            if (rc == 0)
+                span (self, 1, TRACE_COMPUTE, i, task);
+        }
     json_decref (job);
     return rc;
 }
@@ -870,14 +913,17 @@ act (node_t *self, const core_action_t *a)
         }
         msg = proto_chunk (a->task, a->units, a->bytes, a->index, a->count, a->kind,
                            a->avoid, a->navoid, &frame);
+        chunk_span (self, TRACE_SEND, (uint32_t) a->child, a->task, a->index, a->count);
         return send_to_child (self, a->child, &msg);
     }
     case CORE_ACT_ACK:
         msg = proto_ack (a->task, a->index);
         return zmsg_send (&msg, self->parent);
     case CORE_ACT_COMPUTE:
-        return a->kind == CORE_KIND_COMMAND ? compute_command (self, a->task)
-                                            : engine_start (self->engine, a->task, a->units);
+        if (a->kind == CORE_KIND_COMMAND)
+            return compute_command (self, a->task);
+        span (self, 1, TRACE_COMPUTE, 0, a->task);
+        return engine_start (self->engine, a->task, a->units);
     case CORE_ACT_REPORT:
     case CORE_ACT_RECORDED:
         return send_done (self, a);
@@ -1049,8 +1095,10 @@ on_parent (node_t *self)
                             .count = m.count, .len = zframe_size (m.payload),
                             .kind = (core_kind_t) m.kind, .avoid = m.avoid,
                             .navoid = m.navoid};
-        if (offer (self, &ev, "the parent"))
+        if (offer (self, &ev, "the parent")) {
+            chunk_span (self, TRACE_RECEIVE, 0, m.task, m.index, m.count);
             rc = store_chunk (self, &m) == 0 ? perform (self) : -1;
+        }
     }
     proto_msg_clear (&m);
     return rc;
@@ -1323,6 +1371,7 @@ on_engine (node_t *self)
     if (rc == 1)
         return 0;   /* progress only */
     self->compute_seconds += seconds;
+    span (self, 0, TRACE_COMPUTE, 0, task);
     core_event_t ev = {.type = CORE_EV_COMPUTED, .now = now, .task = task};
     int r = feed (self, &ev, "the engine");
     if (!engine_busy (self->engine))
@@ -1330,10 +1379,11 @@ on_engine (node_t *self)
     return r;
 }
 
-/*  A command worker finished a task. */
+/*  Command worker `slot` finished a task. */
 static int
-on_cmdrun (node_t *self, cmdrun_t *worker)
+on_cmdrun (node_t *self, uint32_t slot)
 {
+    cmdrun_t *worker = self->cmdrun[slot];
     uint64_t task, bytes;
     int failed;
     json_t *info;
@@ -1341,6 +1391,7 @@ on_cmdrun (node_t *self, cmdrun_t *worker)
         return fail (self, "the command worker sent something unexpected"), -1;
     double seconds = json_number_value (json_object_get (info, "seconds"));
     self->compute_seconds += seconds;
+    span (self, 0, TRACE_COMPUTE, slot, task);
     cargo_computed (self->cargo, task, bytes, &info);
     core_event_t ev = {.type = CORE_EV_COMPUTED, .now = tf_now (), .task = task,
                        .bytes = bytes, .failed = failed};
@@ -1395,6 +1446,11 @@ begin (node_t *self)
         engine_start (self->engine, CORE_PROBE_TASK, 1e12);
     }
     else {
+        if (self->trace_wanted) {
+            self->trace = trace_new (TRACE_MAX_SPANS, self->nworkers ? self->nworkers : 1,
+                                     (uint32_t) self->me->nchildren);
+            self->trace_t0 = tf_now ();
+        }
         core_event_t start = {.type = CORE_EV_START, .now = tf_now ()};
         rc = feed (self, &start, "the controller");
     }
@@ -1573,7 +1629,7 @@ handle (node_t *self, void *which)
         return on_engine (self);
     for (uint32_t i = 0; i < self->nworkers; i++)
         if (which == cmdrun_sock (self->cmdrun[i]))
-            return on_cmdrun (self, self->cmdrun[i]);
+            return on_cmdrun (self, i);
     if (self->parent && which == self->parent)
         return on_parent (self);
     if (self->beat && which == self->beat) {
@@ -1749,5 +1805,6 @@ node_run (const node_opts_t *opts)
     free (self->streams);
     observe_destroy (&self->observe);
     free (self->observed);
+    trace_destroy (&self->trace);
     return status;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "overlay/trace.h"
 #include "overlay/util.h"
 
 const proto_counter_t proto_counters[PROTO_NCOUNTERS] = {
@@ -79,6 +80,12 @@ proto_stats_encode (proto_command_t command, const proto_stats_t *s)
         json_object_set_new (o, "samples_csv", s->samples_csv
                                                    ? json_string (s->samples_csv)
                                                    : json_null ());
+        if (s->trace_csv) {
+            json_object_set_new (o, "trace_csv", json_string (s->trace_csv));
+            json_object_set_new (o, "trace_end", json_real (s->trace_end));
+            json_object_set_new (o, "trace_dropped",
+                                 json_integer ((json_int_t) s->trace_dropped));
+        }
     }
     json_t *body = json_pack ("{s:o}", "stats", o);
     return proto_encode (command, &body, NULL);
@@ -219,6 +226,26 @@ get_children (const json_t *stats, int most, proto_stats_t *out, char *err,
     return 0;
 }
 
+/*  REPORT's trace: "trace_csv" a string of at most TRACE_MAX_TEXT bytes
+ *  (its lines are checked when it is read, overlay/trace.h), with
+ *  "trace_end" and "trace_dropped"; all optional. */
+static int
+get_trace (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
+{
+    json_t *text = json_object_get (stats, "trace_csv");
+    if (get_seconds (stats, "trace_end", &out->trace_end, "stats: ", err, errlen)
+        || get_count (stats, "trace_dropped", &out->trace_dropped, "stats: ", err,
+                      errlen))
+        return -1;
+    if (!text || json_is_null (text))
+        return 0;
+    if (!json_is_string (text) || json_string_length (text) > TRACE_MAX_TEXT)
+        return tf_error (err, errlen, "stats: \"trace_csv\" must be a string of at "
+                         "most %zu bytes", TRACE_MAX_TEXT);
+    out->trace_csv = xstrdup (json_string_value (text));
+    return 0;
+}
+
 int
 proto_stats_decode (const json_t *stats, int report, int max_children,
                     proto_stats_t *out, char *err, size_t errlen)
@@ -235,6 +262,8 @@ proto_stats_decode (const json_t *stats, int report, int max_children,
             out->samples_csv = xstrdup (json_string_value (samples));
         if (rc == 0)
             rc = get_children (stats, max_children, out, err, errlen);
+        if (rc == 0)
+            rc = get_trace (stats, out, err, errlen);
     }
     if (rc != 0)
         proto_stats_clear (out);
@@ -249,5 +278,6 @@ proto_stats_clear (proto_stats_t *s)
         free (s->children[i].name);
     free (s->children);
     free (s->samples_csv);
+    free (s->trace_csv);
     memset (s, 0, sizeof *s);
 }

@@ -7,7 +7,8 @@
  *  time and mean emulated speed, its online fit (opaque here, see
  *  docs/measure.md), how far it fell behind its clock (lag), and on the
  *  root the tree's bound. A REPORT adds, per child, what the node sent it,
- *  and the sampler's intervals as CSV text. docs/protocol.md lists the
+ *  the sampler's intervals as CSV text, and in a traced run its timeline
+ *  (trace_csv, at most TRACE_MAX_TEXT bytes). docs/protocol.md lists the
  *  fields.
  *
  *  Decoding is strict on what it knows — a counter that is not a
@@ -57,6 +58,10 @@ typedef struct {
     proto_child_stats_t *children;   /* REPORT: nchildren entries, owned */
     int nchildren;
     char *samples_csv;       /* REPORT: the sampler's CSV, owned, or NULL */
+    char *trace_csv;         /* REPORT of a traced run: the node's spans
+                                (overlay/trace.h), owned, or NULL */
+    double trace_end;        /* seconds since START the trace is whole to */
+    uint64_t trace_dropped;  /* spans the node could not keep */
 } proto_stats_t;
 
 /*  One counter of the table: its key (JSON, CSV column), where it lives in
@@ -75,7 +80,8 @@ extern const proto_counter_t proto_counters[PROTO_NCOUNTERS];
 uint64_t proto_counter (const proto_stats_t *s, int i);
 
 /*  STATS or REPORT (command) carrying s; the REPORT fields (children,
- *  samples) only in a REPORT. Returns a new message. */
+ *  samples, and the trace when s has one) only in a REPORT. Returns a new
+ *  message. */
 zmsg_t *proto_stats_encode (proto_command_t command, const proto_stats_t *s);
 
 /*  The "stats" object of a decoded STATS or REPORT (proto_msg_t.object)
@@ -85,7 +91,7 @@ zmsg_t *proto_stats_encode (proto_command_t command, const proto_stats_t *s);
 int proto_stats_decode (const json_t *stats, int report, int max_children,
                         proto_stats_t *out, char *err, size_t errlen);
 
-/*  Release what s owns (fit, children, samples) and zero it. */
+/*  Release what s owns (fit, children, samples, trace) and zero it. */
 void proto_stats_clear (proto_stats_t *s);
 
 #endif

@@ -13,14 +13,20 @@ esac
 VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect"
 sed -e 's/"count": *[0-9]*/"count": 60/' configs/tree3.json >"$WORK/tree3-small.json"
 # With CURVE (docs/security.md): the certificates, the ZAP handlers, the
-# CURVE sockets of the controller and of every node under memcheck too.
+# CURVE sockets of the controller and of every node under memcheck too;
+# and with --trace, the nodes' span recorders and the timeline's writer.
 TREEFARM_NODE_WRAPPER="$VG" $VG "$TREEFARM" run "$WORK/tree3-small.json" --curve \
-    --out "$WORK/vg" --quiet >"$WORK/vg.out" 2>"$WORK/vg.err"
+    --out "$WORK/vg" --quiet --trace "$WORK/vg.trace.json" >"$WORK/vg.out" 2>"$WORK/vg.err"
 rc=$?
 expect "controller and 9 nodes valgrind-clean with CURVE, run complete (exit $rc)" \
     test "$rc" = 0
 [ "$rc" = 0 ] || tail -30 "$WORK/vg.err"
 expect "every task exactly once under valgrind" tasks_exactly_once "$WORK/vg" 60
+expect "the trace under valgrind: 60 compute spans" python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["traceEvents"]
+n = sum(1 for e in t if e["ph"] == "X" and e["cat"] == "compute")
+sys.exit(0 if n == 60 else "%d compute spans" % n)' "$WORK/vg.trace.json"
 
 # A node lost mid-run under memcheck: rackB killed with SIGKILL once
 # records arrive; its parent re-queues what its subtree had, its children

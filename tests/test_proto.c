@@ -7,11 +7,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "overlay/proto.h"
 #include "overlay/proto_stats.h"
+#include "overlay/trace.h"
 #include "overlay/util.h"
 
 static void
@@ -199,7 +201,8 @@ test_stats_round_trip_and_refusals (void **state)
                        .held = 2, .computing = 1, .has_bound = 1, .bound = {1, 2, 3},
                        .lag_loop = 0.1, .lag_engine = 0.2, .lag_link = 0.3,
                        .lag_max = 0.05, .children = kids, .nchildren = 1,
-                       .samples_csv = "t0,t1\n"};
+                       .samples_csv = "t0,t1\n", .trace_csv = "kind\n",
+                       .trace_end = 2.5, .trace_dropped = 12};
     s.fit = json_pack ("{s:i}", "n", 3);
     proto_msg_t m;
     decode_ok (proto_stats_encode (PROTO_REPORT, &s), &m);
@@ -219,6 +222,8 @@ test_stats_round_trip_and_refusals (void **state)
     assert_string_equal (d.children[0].name, "Lab3");
     assert_true (d.children[0].bytes == 1000 && d.children[0].send_seconds == 0.5);
     assert_string_equal (d.samples_csv, "t0,t1\n");
+    assert_string_equal (d.trace_csv, "kind\n");
+    assert_true (d.trace_end == 2.5 && d.trace_dropped == 12);
     proto_stats_clear (&d);
     /*  One child too many for this node. */
     assert_int_equal (proto_stats_decode (m.object, 1, 0, &d, err, sizeof err), -1);
@@ -233,6 +238,22 @@ test_stats_round_trip_and_refusals (void **state)
     bad = json_pack ("{s:{s:s}}", "lag", "loop_s", "x");
     assert_int_equal (proto_stats_decode (bad, 0, 0, &d, err, sizeof err), -1);
     assert_non_null (strstr (err, "\"loop_s\""));
+    json_decref (bad);
+    /*  A trace over its cap, or not text. */
+    char *big = xmalloc (TRACE_MAX_TEXT + 2);
+    memset (big, 'c', TRACE_MAX_TEXT + 1);
+    big[TRACE_MAX_TEXT + 1] = '\0';
+    bad = json_pack ("{s:s}", "trace_csv", big);
+    assert_int_equal (proto_stats_decode (bad, 1, 0, &d, err, sizeof err), -1);
+    assert_non_null (strstr (err, "\"trace_csv\""));
+    json_decref (bad);
+    free (big);
+    bad = json_pack ("{s:i}", "trace_csv", 3);
+    assert_int_equal (proto_stats_decode (bad, 1, 0, &d, err, sizeof err), -1);
+    json_decref (bad);
+    bad = json_pack ("{s:i}", "trace_dropped", -3);
+    assert_int_equal (proto_stats_decode (bad, 1, 0, &d, err, sizeof err), -1);
+    assert_non_null (strstr (err, "\"trace_dropped\""));
     json_decref (bad);
 }
 

@@ -1,0 +1,325 @@
+/*  timeline — the run's Chrome trace-event file. See timeline.h. */
+#include "controller/timeline.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "overlay/util.h"
+
+/*  A gap on a compute track shorter than this (platform microseconds) is
+ *  not drawn as idle: it is the loop's own turn between two tasks, too
+ *  short to see at any zoom where the tasks are. */
+#define TIMELINE_MIN_IDLE_US 1.0
+
+#define US_PER_S 1e6
+#define TIMELINE_NS_PER_US 1e3
+
+/*  Significant digits of a number in the file: a nanosecond resolution
+ *  of runs up to 115 days of platform time. */
+#define TIMELINE_DIGITS 16
+#define TIMELINE_DUMP (JSON_COMPACT | JSON_REAL_PRECISION (TIMELINE_DIGITS))
+
+_Static_assert (TIMELINE_TID_COMPUTE + CONFIG_MAX_SLOTS <= TIMELINE_TID_RECEIVE
+                    && TIMELINE_TID_SEND - TIMELINE_TID_RECEIVE > 1,
+                "track ids of two kinds never meet");
+
+struct timeline {
+    FILE *file;
+    char *path, *tmp;
+    double us;               /* platform microseconds per span second */
+    int events;              /* written so far */
+    int failed;              /* a write failed */
+};
+
+timeline_t *
+timeline_open (const char *path, double scale, char *err, size_t errlen)
+{
+    char *copy = xstrdup (path);
+    timeline_t *self = xcalloc (1, sizeof *self);
+    self->path = xstrdup (path);
+    self->tmp = xasprintf ("%s/.%s.tmp", dirname (copy), basename (self->path));
+    self->us = scale * US_PER_S;
+    free (copy);
+    self->file = fopen (self->tmp, "we");
+    if (!self->file || fputs ("{\"traceEvents\": [\n", self->file) < 0) {
+        tf_error (err, errlen, "cannot write %s: %s", path, strerror (errno));
+        if (self->file)
+            fclose (self->file);
+        self->file = NULL;
+        timeline_close (&self, NULL, NULL, 0);
+        return NULL;
+    }
+    return self;
+}
+
+/*  Write one event (taken) to the array. */
+static void
+emit (timeline_t *self, json_t *event)
+{
+    if (self->events++ && fputs (",\n", self->file) < 0)
+        self->failed = 1;
+    if (json_dumpf (event, self->file, TIMELINE_DUMP) != 0)
+        self->failed = 1;
+    json_decref (event);
+}
+
+/*  A metadata event ("M"): name with args {key: value} (value taken). */
+static void
+emit_meta (timeline_t *self, int pid, int tid, const char *name, const char *key,
+           json_t *value)
+{
+    emit (self, json_pack ("{s:s, s:i, s:i, s:i, s:s, s:{s:o}}", "ph", "M", "pid", pid,
+                           "tid", tid, "ts", 0, "name", name, "args", key, value));
+}
+
+/*  A track: its name and its place among the node's tracks. */
+static void
+emit_track (timeline_t *self, int pid, int tid, const char *name)
+{
+    emit_meta (self, pid, tid, "thread_name", "name", json_string (name));
+    emit_meta (self, pid, tid, "thread_sort_index", "sort_index", json_integer (tid));
+}
+
+/*  Span seconds as platform microseconds, to the nanosecond: a trace
+ *  needs no more, and the file reads "1250.5", not "1250.4999999999998". */
+static double
+platform_us (const timeline_t *self, double seconds)
+{
+    return round (seconds * self->us * TIMELINE_NS_PER_US) / TIMELINE_NS_PER_US;
+}
+
+/*  A complete event ("X") on track tid from start to end (span seconds). */
+static void
+emit_span (timeline_t *self, int pid, int tid, const char *cat, const trace_span_t *s,
+           double start, double end)
+{
+    char name[32];
+    json_t *args = json_object ();
+    if (s) {
+        snprintf (name, sizeof name, "task %llu", (unsigned long long) s->task);
+        json_object_set_new (args, "task", json_integer ((json_int_t) s->task));
+    }
+    double ts = platform_us (self, start);
+    emit (self, json_pack ("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:o}", "ph", "X", "name",
+                           s ? name : "idle", "cat", cat, "pid", pid, "tid", tid,
+                           "ts", ts, "dur", platform_us (self, end) - ts, "args", args));
+}
+
+/*  Spans by kind, lane, then start: each track's in time order. */
+static int
+by_track (const void *a, const void *b)
+{
+    const trace_span_t *x = a, *y = b;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->lane != y->lane)
+        return x->lane < y->lane ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*  Idle from `from` to `to` (span seconds) on track tid, if visible. */
+static void
+emit_idle (timeline_t *self, int pid, int tid, double from, double to)
+{
+    if ((to - from) * self->us >= TIMELINE_MIN_IDLE_US)
+        emit_span (self, pid, tid, "idle", NULL, from, to);
+}
+
+/*  The track's spans from *i on (all of kind and lane), and on a compute
+ *  track the idle gaps between them, from 0 to end. */
+static void
+emit_lane (timeline_t *self, const timeline_node_t *node, size_t *i, int tid)
+{
+    const trace_span_t *first = &node->spans[*i];
+    trace_kind_t kind = first->kind;
+    uint32_t lane = first->lane;
+    int pid = node->index + 1;
+    double busy_to = 0;
+    for (; *i < node->nspans && node->spans[*i].kind == kind
+           && node->spans[*i].lane == lane; (*i)++) {
+        const trace_span_t *s = &node->spans[*i];
+        if (kind == TRACE_COMPUTE)
+            emit_idle (self, pid, tid, busy_to, s->start);
+        emit_span (self, pid, tid, trace_kind_str (kind), s, s->start, s->end);
+        if (s->end > busy_to)
+            busy_to = s->end;
+    }
+    if (kind == TRACE_COMPUTE)
+        emit_idle (self, pid, tid, busy_to, node->end);
+}
+
+static int
+tid_of (trace_kind_t kind, uint32_t lane)
+{
+    return kind == TRACE_COMPUTE   ? TIMELINE_TID_COMPUTE + (int) lane
+         : kind == TRACE_RECEIVE ? TIMELINE_TID_RECEIVE
+                                 : TIMELINE_TID_SEND + (int) lane;
+}
+
+/*  The node's process and track names. */
+static void
+emit_tracks (timeline_t *self, const timeline_node_t *node)
+{
+    int pid = node->index + 1;
+    char name[128];
+    emit_meta (self, pid, 0, "process_name", "name", json_string (node->name));
+    emit_meta (self, pid, 0, "process_sort_index", "sort_index",
+               json_integer (node->index));
+    for (uint32_t k = 0; k < node->slots; k++) {
+        snprintf (name, sizeof name, node->slots > 1 ? "compute slot %u" : "compute", k);
+        emit_track (self, pid, tid_of (TRACE_COMPUTE, k), name);
+    }
+    if (!node->root)
+        emit_track (self, pid, TIMELINE_TID_RECEIVE, "receive");
+    for (int c = 0; c < node->nchildren; c++) {
+        snprintf (name, sizeof name, "send \u2192 %s", node->children[c]);
+        emit_track (self, pid, tid_of (TRACE_SEND, (uint32_t) c), name);
+    }
+}
+
+void
+timeline_add_node (timeline_t *self, timeline_node_t *node)
+{
+    emit_tracks (self, node);
+    qsort (node->spans, node->nspans, sizeof *node->spans, by_track);
+    /*  A compute track without a span is idle throughout. */
+    for (uint32_t k = 0; k < node->slots; k++) {
+        int used = 0;
+        for (size_t i = 0; i < node->nspans && !used; i++)
+            used = node->spans[i].kind == TRACE_COMPUTE && node->spans[i].lane == k;
+        if (!used)
+            emit_idle (self, node->index + 1, tid_of (TRACE_COMPUTE, k), 0, node->end);
+    }
+    for (size_t i = 0; i < node->nspans;)
+        emit_lane (self, node, &i, tid_of (node->spans[i].kind, node->spans[i].lane));
+}
+
+int
+timeline_close (timeline_t **self_p, json_t *other, char *err, size_t errlen)
+{
+    timeline_t *self = *self_p;
+    int rc = -1;
+    json_t *data = other ? json_incref (other) : json_object ();
+    if (self->file) {
+        int failed = self->failed
+                  || fputs ("\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": ",
+                            self->file) < 0
+                  || json_dumpf (data, self->file, JSON_COMPACT) != 0
+                  || fputs ("}\n", self->file) < 0 || ferror (self->file);
+        int e = errno;
+        if (fclose (self->file) != 0 || failed)
+            tf_error (err, errlen, "cannot write %s: %s", self->path,
+                      strerror (failed ? e : errno));
+        else if (rename (self->tmp, self->path) != 0)
+            tf_error (err, errlen, "cannot write %s: %s", self->path, strerror (errno));
+        else
+            rc = 0;
+        if (rc != 0)
+            unlink (self->tmp);
+    }
+    json_decref (data);
+    free (self->path);
+    free (self->tmp);
+    free (self);
+    *self_p = NULL;
+    return rc;
+}
+
+int
+timeline_check_path (const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!*path)
+        return tf_error (err, errlen, "--trace: an empty path");
+    if (stat (path, &st) == 0 && S_ISDIR (st.st_mode))
+        return tf_error (err, errlen, "--trace %s: is a directory", path);
+    char *copy = xstrdup (path);
+    const char *dir = dirname (copy);
+    int rc = 0;
+    if (stat (dir, &st) != 0)
+        rc = tf_error (err, errlen, "--trace %s: %s: %s", path, dir, strerror (errno));
+    else if (!S_ISDIR (st.st_mode))
+        rc = tf_error (err, errlen, "--trace %s: %s: not a directory", path, dir);
+    else if (access (dir, W_OK | X_OK) != 0)
+        rc = tf_error (err, errlen, "--trace %s: %s: %s", path, dir, strerror (errno));
+    free (copy);
+    return rc;
+}
+
+/*  What the file says about itself: the time base, the run, and per node
+ *  the spans it could not keep and whether its trace arrived. */
+static json_t *
+other_data (const config_t *cfg, const results_t *results)
+{
+    json_t *dropped = json_object (), *missing = json_array ();
+    for (int i = 0; i < cfg->nnodes; i++) {
+        const results_stats_t *st = results_node_stats (results, i);
+        if (!results_node_trace (results, i))
+            json_array_append_new (missing, json_string (cfg->nodes[i].name));
+        else if (st->trace_dropped)
+            json_object_set_new (dropped, cfg->nodes[i].name,
+                                 json_integer ((json_int_t) st->trace_dropped));
+    }
+    char *base = xasprintf ("platform time: microseconds since each node's START, "
+                            "wall time x time_scale (%g)", cfg->platform.time_scale);
+    json_t *o = json_pack ("{s:s, s:f, s:s, s:s, s:s, s:i, s:o, s:o}", "time_base", base,
+                           "time_scale", cfg->platform.time_scale, "experiment",
+                           cfg->name, "policy", cfg->policy, "status",
+                           results_status_str (results_status (results)),
+                           "spans_cap_per_node", TRACE_MAX_SPANS, "spans_dropped",
+                           dropped, "nodes_without_trace", missing);
+    free (base);
+    return o;
+}
+
+/*  Node i as the writer wants it, its spans decoded from its REPORT (none
+ *  when it sent no trace, or a malformed one: said in warn). */
+static void
+add_node (timeline_t *t, const config_t *cfg, const results_t *results, int i,
+          char *warn, size_t warnlen)
+{
+    const config_node_t *me = &cfg->nodes[i];
+    const results_stats_t *st = results_node_stats (results, i);
+    const char **kids = xcalloc ((size_t) me->nchildren + 1, sizeof *kids);
+    for (int c = 0; c < me->nchildren; c++)
+        kids[c] = cfg->nodes[me->children[c]].name;
+    timeline_node_t node = {.name = me->name, .index = i, .root = me->parent < 0,
+                            .slots = st->slots > 1 ? (uint32_t) st->slots : 1,
+                            .nchildren = me->nchildren, .children = kids,
+                            .end = st->trace_end};
+    const char *text = results_node_trace (results, i);
+    char why[TF_ERRLEN];
+    if (text && trace_decode (text, node.slots, (uint32_t) me->nchildren, &node.spans,
+                              &node.nspans, why, sizeof why) != 0) {
+        if (!*warn)
+            snprintf (warn, warnlen, "node %s: %s", me->name, why);
+        node.end = 0;
+    }
+    if (!text)
+        node.end = 0;
+    timeline_add_node (t, &node);
+    free (node.spans);
+    free (kids);
+}
+
+int
+timeline_write_run (const char *path, const config_t *cfg, const results_t *results,
+                    char *warn, size_t warnlen, char *err, size_t errlen)
+{
+    *warn = '\0';
+    timeline_t *t = timeline_open (path, cfg->platform.time_scale, err, errlen);
+    if (!t)
+        return -1;
+    for (int i = 0; i < cfg->nnodes; i++)
+        add_node (t, cfg, results, i, warn, warnlen);
+    json_t *other = other_data (cfg, results);
+    int rc = timeline_close (&t, other, err, errlen);
+    json_decref (other);
+    return rc;
+}

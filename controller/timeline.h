@@ -1,0 +1,83 @@
+/*  timeline — `treefarm run --trace FILE`: the nodes' spans as one Chrome
+ *  trace-event file, which Perfetto (ui.perfetto.dev) and chrome://tracing
+ *  open.
+ *
+ *  The file is the JSON Object Format: {"traceEvents": [...],
+ *  "displayTimeUnit": "ms", "otherData": {...}}. Every node is a process
+ *  (pid: its index in the config + 1, named by a "process_name" metadata
+ *  event), every track of it a thread named by "thread_name": "compute"
+ *  (or "compute slot K" per command slot), "receive" (not on the root)
+ *  and "send → CHILD" per child. Each span is a complete event ("X",
+ *  named "task ID", args {task}); the gaps on a compute track, from START
+ *  to the end of the node's trace, are "idle" X events on the same
+ *  track. Times (ts, dur) are microseconds of platform time since the
+ *  node's START: wall seconds × time_scale, as results.json's makespan;
+ *  otherData says so. docs/trace.md has the details.
+ *
+ *  Events are written one at a time (each built and dumped by jansson),
+ *  so a big trace is never held in memory as JSON; the file goes to a
+ *  temporary name beside FILE and is renamed into place when complete.
+ */
+#ifndef TF_TIMELINE_H
+#define TF_TIMELINE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "controller/results.h"
+#include "overlay/config.h"
+#include "overlay/trace.h"
+
+/*  The track ids (tid) within a node's process: compute slot K is
+ *  TIMELINE_TID_COMPUTE + K, receiving TIMELINE_TID_RECEIVE, sending to
+ *  child slot I TIMELINE_TID_SEND + I; spaced so no two kinds meet for
+ *  any config (slots and children are at most CONFIG_MAX_SLOTS and
+ *  CONFIG_MAX_NODES). */
+#define TIMELINE_TID_COMPUTE 1
+#define TIMELINE_TID_RECEIVE 100000
+#define TIMELINE_TID_SEND 200000
+
+/*  One node's part of the timeline. spans (the caller's) are sorted in
+ *  place by timeline_add_node. */
+typedef struct {
+    const char *name;
+    int index;               /* in the config: pid index + 1 */
+    int root;                /* no receive track */
+    uint32_t slots;          /* compute tracks, at least 1 */
+    int nchildren;
+    const char *const *children;   /* their names: one send track each */
+    trace_span_t *spans;
+    size_t nspans;
+    double end;              /* seconds its trace is whole to: idle ends there */
+} timeline_node_t;
+
+typedef struct timeline timeline_t;
+
+/*  Start the file at path: a temporary file beside it, renamed into place
+ *  by timeline_close. scale converts span seconds to platform seconds
+ *  (the time scale). Returns the writer, or NULL with a message. */
+timeline_t *timeline_open (const char *path, double scale, char *err, size_t errlen);
+
+/*  Write node's process and tracks, its spans and its idle gaps. */
+void timeline_add_node (timeline_t *self, timeline_node_t *node);
+
+/*  Finish the file with otherData (a reference is taken; NULL: none),
+ *  close it and rename it into place; destroy the writer and null the
+ *  pointer. Returns 0, or -1 with a message saying "cannot write PATH:
+ *  reason" (the temporary file removed). */
+int timeline_close (timeline_t **self_p, json_t *other, char *err, size_t errlen);
+
+/*  Before a run: can path be written at its end? It must not be a
+ *  directory, and its directory must exist and be writable. Returns 0, or
+ *  -1 with a message. */
+int timeline_check_path (const char *path, char *err, size_t errlen);
+
+/*  The whole run's timeline from what its nodes reported (every node of
+ *  cfg has a process, traced or not), written to path; status is the
+ *  run's ("complete", "failed", ...). A node whose trace is malformed is
+ *  left without spans and its message copied to warn (the first; warn is
+ *  "" when none). Returns 0, or -1 with "cannot write PATH: reason". */
+int timeline_write_run (const char *path, const config_t *cfg, const results_t *results,
+                        char *warn, size_t warnlen, char *err, size_t errlen);
+
+#endif

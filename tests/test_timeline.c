@@ -1,0 +1,226 @@
+/*  test_timeline — the Chrome trace a --trace run writes
+ *  (controller/timeline.h): a node's process and tracks are named, its
+ *  spans become X events in platform microseconds, the gaps of a compute
+ *  track become idle events from 0 to the node's end and nothing on one
+ *  track overlaps; the file appears whole under its name or not at all;
+ *  a path that cannot be written is refused before a run.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "controller/timeline.h"
+#include "overlay/util.h"
+
+typedef struct {
+    char dir[64];
+    char path[128];
+} fixture_t;
+
+static int
+setup (void **state)
+{
+    fixture_t *f = calloc (1, sizeof *f);
+    strcpy (f->dir, "/tmp/test_timeline.XXXXXX");
+    assert_non_null (mkdtemp (f->dir));
+    snprintf (f->path, sizeof f->path, "%s/t.json", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int
+teardown (void **state)
+{
+    fixture_t *f = *state;
+    tf_remove_tree (f->dir, 0);
+    free (f);
+    return 0;
+}
+
+/*  The events of the file at path, with a name (X) or thread name (M). */
+static json_t *
+load_events (const char *path)
+{
+    json_error_t e;
+    json_t *doc = json_load_file (path, 0, &e);
+    if (!doc)
+        fail_msg ("%s: %s", path, e.text);
+    assert_string_equal (json_string_value (json_object_get (doc, "displayTimeUnit")),
+                         "ms");
+    json_t *events = json_incref (json_object_get (doc, "traceEvents"));
+    json_decref (doc);
+    return events;
+}
+
+/*  The X events on track tid of pid, and the name of that track. */
+static int
+spans_on (json_t *events, int pid, int tid, const char *cat, double *ts, double *dur,
+          int most)
+{
+    size_t i;
+    json_t *e;
+    int n = 0;
+    json_array_foreach (events, i, e) {
+        if (strcmp (json_string_value (json_object_get (e, "ph")), "X") != 0
+            || json_integer_value (json_object_get (e, "pid")) != pid
+            || json_integer_value (json_object_get (e, "tid")) != tid
+            || strcmp (json_string_value (json_object_get (e, "cat")), cat) != 0)
+            continue;
+        if (n < most) {
+            ts[n] = json_number_value (json_object_get (e, "ts"));
+            dur[n] = json_number_value (json_object_get (e, "dur"));
+        }
+        n++;
+    }
+    return n;
+}
+
+static int
+has_track (json_t *events, int pid, int tid, const char *name)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach (events, i, e)
+        if (!strcmp (json_string_value (json_object_get (e, "name")), "thread_name")
+            && json_integer_value (json_object_get (e, "pid")) == pid
+            && json_integer_value (json_object_get (e, "tid")) == tid
+            && !strcmp (json_string_value (json_object_get (json_object_get (e, "args"),
+                                                             "name")), name))
+            return 1;
+    return 0;
+}
+
+static void
+test_spans_tracks_and_idle_gaps (void **state)
+{
+    fixture_t *f = *state;
+    /*  Spans in the order they ended, as a node sends them. */
+    trace_span_t spans[] = {
+        {.kind = TRACE_RECEIVE, .lane = 0, .task = 4, .start = 0.5, .end = 1.0},
+        {.kind = TRACE_COMPUTE, .lane = 0, .task = 4, .start = 1.0, .end = 2.0},
+        {.kind = TRACE_SEND, .lane = 1, .task = 5, .start = 1.5, .end = 2.5},
+        {.kind = TRACE_COMPUTE, .lane = 0, .task = 6, .start = 3.0, .end = 3.5},
+    };
+    const char *kids[] = {"a", "b"};
+    timeline_node_t node = {.name = "mid", .index = 2, .slots = 1, .nchildren = 2,
+                            .children = kids, .spans = spans, .nspans = 4, .end = 5.0};
+    char err[TF_ERRLEN];
+    timeline_t *t = timeline_open (f->path, 2.0, err, sizeof err);
+    assert_non_null (t);
+    timeline_add_node (t, &node);
+    json_t *other = json_pack ("{s:s}", "time_base", "platform");
+    assert_int_equal (timeline_close (&t, other, err, sizeof err), 0);
+    json_decref (other);
+    assert_null (t);
+    json_t *events = load_events (f->path);
+    int pid = 3;
+    assert_true (has_track (events, pid, TIMELINE_TID_COMPUTE, "compute"));
+    assert_true (has_track (events, pid, TIMELINE_TID_RECEIVE, "receive"));
+    assert_true (has_track (events, pid, TIMELINE_TID_SEND + 1, "send \u2192 b"));
+    double ts[4], dur[4];
+    assert_int_equal (spans_on (events, pid, TIMELINE_TID_COMPUTE, "compute", ts, dur, 4),
+                      2);
+    assert_true (ts[0] == 2e6 && dur[0] == 2e6 && ts[1] == 6e6 && dur[1] == 1e6);
+    /*  Idle: 0 to 1, 2 to 3, 3.5 to 5 (seconds), scaled by 2. */
+    assert_int_equal (spans_on (events, pid, TIMELINE_TID_COMPUTE, "idle", ts, dur, 4), 3);
+    assert_true (ts[0] == 0 && dur[0] == 2e6);
+    assert_true (ts[1] == 4e6 && dur[1] == 2e6);
+    assert_true (ts[2] == 7e6 && dur[2] == 3e6);
+    assert_int_equal (spans_on (events, pid, TIMELINE_TID_SEND + 1, "send", ts, dur, 4), 1);
+    assert_true (ts[0] == 3e6 && dur[0] == 2e6);
+    assert_int_equal (spans_on (events, pid, TIMELINE_TID_RECEIVE, "receive", ts, dur, 4),
+                      1);
+    json_decref (events);
+}
+
+static void
+test_slots_have_a_track_each_and_the_root_receives_nothing (void **state)
+{
+    fixture_t *f = *state;
+    trace_span_t spans[] = {
+        {.kind = TRACE_COMPUTE, .lane = 1, .task = 1, .start = 0, .end = 1.0},
+        {.kind = TRACE_COMPUTE, .lane = 0, .task = 2, .start = 0.5, .end = 1.0},
+    };
+    timeline_node_t node = {.name = "root", .index = 0, .root = 1, .slots = 3,
+                            .spans = spans, .nspans = 2, .end = 1.0};
+    char err[TF_ERRLEN];
+    timeline_t *t = timeline_open (f->path, 1.0, err, sizeof err);
+    timeline_add_node (t, &node);
+    assert_int_equal (timeline_close (&t, NULL, err, sizeof err), 0);
+    json_t *events = load_events (f->path);
+    double ts[4], dur[4];
+    for (int k = 0; k < 3; k++) {
+        char name[32];
+        snprintf (name, sizeof name, "compute slot %d", k);
+        assert_true (has_track (events, 1, TIMELINE_TID_COMPUTE + k, name));
+    }
+    assert_false (has_track (events, 1, TIMELINE_TID_RECEIVE, "receive"));
+    assert_int_equal (spans_on (events, 1, TIMELINE_TID_COMPUTE + 1, "compute", ts, dur,
+                                4), 1);
+    assert_int_equal (spans_on (events, 1, TIMELINE_TID_COMPUTE, "idle", ts, dur, 4), 1);
+    assert_true (ts[0] == 0 && dur[0] == 0.5e6);
+    /*  An unused slot is idle throughout. */
+    assert_int_equal (spans_on (events, 1, TIMELINE_TID_COMPUTE + 2, "idle", ts, dur, 4),
+                      1);
+    assert_true (ts[0] == 0 && dur[0] == 1e6);
+    json_decref (events);
+}
+
+static void
+test_a_file_that_cannot_be_written_is_not_left_half (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN], path[160];
+    snprintf (path, sizeof path, "%s/gone/t.json", f->dir);
+    assert_null (timeline_open (path, 1.0, err, sizeof err));
+    assert_non_null (strstr (err, "cannot write"));
+    assert_non_null (strstr (err, path));
+    /*  Its directory vanishes before the end: nothing appears. */
+    snprintf (path, sizeof path, "%s/sub", f->dir);
+    assert_int_equal (mkdir (path, 0755), 0);
+    strcat (path, "/t.json");
+    timeline_t *t = timeline_open (path, 1.0, err, sizeof err);
+    assert_non_null (t);
+    snprintf (path, sizeof path, "%s/sub", f->dir);
+    tf_remove_tree (path, 0);
+    assert_int_equal (timeline_close (&t, NULL, err, sizeof err), -1);
+    assert_non_null (strstr (err, "cannot write"));
+    assert_int_equal (access (path, F_OK), -1);
+}
+
+static void
+test_paths_are_checked_before_a_run (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN], path[160];
+    assert_int_equal (timeline_check_path (f->path, err, sizeof err), 0);
+    assert_int_equal (timeline_check_path ("t.json", err, sizeof err), 0);
+    assert_int_equal (timeline_check_path (f->dir, err, sizeof err), -1);
+    assert_non_null (strstr (err, "is a directory"));
+    snprintf (path, sizeof path, "%s/no/t.json", f->dir);
+    assert_int_equal (timeline_check_path (path, err, sizeof err), -1);
+    assert_non_null (strstr (err, "No such file"));
+    assert_int_equal (timeline_check_path ("", err, sizeof err), -1);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown (test_spans_tracks_and_idle_gaps, setup, teardown),
+        cmocka_unit_test_setup_teardown (
+            test_slots_have_a_track_each_and_the_root_receives_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_a_file_that_cannot_be_written_is_not_left_half,
+                                         setup, teardown),
+        cmocka_unit_test_setup_teardown (test_paths_are_checked_before_a_run, setup,
+                                         teardown),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
