@@ -130,9 +130,7 @@ session_log (session_t *self, const char *fmt, ...)
     fflush (stdout);
     va_list ap;
     va_start (ap, fmt);
-    fputs ("treefarm: ", stderr);
-    vfprintf (stderr, fmt, ap);
-    fputc ('\n', stderr);
+    tf_log_line ("treefarm: ", fmt, ap);
     va_end (ap);
 }
 

@@ -117,11 +117,11 @@ typedef struct {
 static void
 logmsg (const node_t *self, const char *fmt, ...)
 {
+    char prefix[96];
+    snprintf (prefix, sizeof prefix, "treefarm-node %s: ", self->opts->name);
     va_list ap;
     va_start (ap, fmt);
-    fprintf (stderr, "treefarm-node %s: ", self->opts->name);
-    vfprintf (stderr, fmt, ap);
-    fputc ('\n', stderr);
+    tf_log_line (prefix, fmt, ap);
     va_end (ap);
 }
 

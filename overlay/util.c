@@ -143,6 +143,24 @@ tf_remove_tree (const char *path, int below_only)
     nftw (path, below_only ? remove_below : remove_any, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void
+tf_log_line (const char *prefix, const char *fmt, va_list ap)
+{
+    /*  The text, then the newline in the place of its NUL. */
+    char line[TF_LOG_LINE_MAX];
+    int n = snprintf (line, sizeof line, "%s", prefix);
+    size_t used = n < 0 ? 0 : (size_t) n < sizeof line ? (size_t) n : sizeof line - 1;
+    n = vsnprintf (line + used, sizeof line - used, fmt, ap);
+    if (n > 0 && (size_t) n >= sizeof line - used) {
+        used = sizeof line - 1;
+        memcpy (line + used - 3, "...", 3);
+    }
+    else if (n > 0)
+        used += (size_t) n;
+    line[used++] = '\n';
+    (void) tf_write_all (STDERR_FILENO, line, used);
+}
+
 int
 tf_write_all (int fd, const void *buf, size_t len)
 {

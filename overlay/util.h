@@ -5,8 +5,8 @@
 #ifndef TF_UTIL_H
 #define TF_UTIL_H
 
-#include <stddef.h>
 #include <stdarg.h>
+#include <stddef.h>
 
 /*  Size of the error buffers passed down by callers. A message longer than
  *  this is truncated, never overflowed. */
@@ -40,6 +40,18 @@ double tf_now (void);
 /*  write(2) all len bytes of buf to fd, EINTR retried. Returns 0, or -1
  *  with errno set (ENOSPC when the file takes no more). */
 int tf_write_all (int fd, const void *buf, size_t len);
+
+/*  The longest line tf_log_line writes, its newline included; a longer
+ *  one is cut, ending "...". Ample for any message of ours (TF_ERRLEN
+ *  and a prefix). */
+#define TF_LOG_LINE_MAX 2048
+
+/*  Write prefix, the message fmt formats, and a newline to stderr in one
+ *  write(2), so that the lines of processes sharing a terminal or a log
+ *  file (the controller and its local nodes) never interleave within a
+ *  line. Errors are ignored: a log has nowhere to report them. */
+void tf_log_line (const char *prefix, const char *fmt, va_list ap)
+    __attribute__ ((format (printf, 2, 0)));
 
 /*  Remove path and everything below it (with below_only, only what is
  *  below it), following no link; best effort, errors ignored. */
