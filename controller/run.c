@@ -189,7 +189,8 @@ run_execute (session_t *s, run_quiet_t quiet, const char *trace)
     if (session_started_at (s))
         progress_finish (run.progress, results_completed (session_results (s)),
                          session_ended_at (s));
-    warn_fidelity (s);
+    if (quiet != RUN_SILENT)
+        warn_fidelity (s);   /* a silent run's caller reports fidelity itself */
     session_set_progress (s, NULL);
     progress_destroy (&run.progress);
     if (quiet != RUN_SILENT) {

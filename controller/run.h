@@ -25,8 +25,8 @@
 int run_main (int argc, char **argv);
 
 /*  How much a run shows: its progress line and summary (LOUD), the
- *  summary only (QUIET, --quiet), nothing but warnings and errors on
- *  stderr (SILENT: `treefarm bench` runs many). */
+ *  summary only (QUIET, --quiet), nothing but errors on stderr (SILENT:
+ *  `treefarm bench` runs many, and reports their fidelity itself). */
 typedef enum {
     RUN_LOUD = 0,
     RUN_QUIET,
