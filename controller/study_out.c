@@ -297,8 +297,8 @@ plot_preamble (FILE *file, const char *base, int width, const char *title,
              "set title \"%s\" noenhanced\nset xlabel \"%s\"\nset ylabel \"%s\"\n"
              "set style data histograms\nset style fill solid 0.9 border -1\n"
              "set datafile missing \"?\"\nset key outside right top vertical Left "
-             "reverse noenhanced\nset grid ytics\nset yrange [0:*]\n"
-             "set xtics nomirror noenhanced\nset offsets 0.5, 0.5, 0, 0\n", width,
+             "reverse noenhanced\nset grid ytics\n"
+             "set xtics nomirror noenhanced\n", width,
              PLOT_HEIGHT, base, base, title, xlabel, ylabel);
 }
 
@@ -335,7 +335,7 @@ normalized_gp (const study_t *st, const void *arg, FILE *file)
               p->policy[study_reference (p)]);
     plot_preamble (file, base, plot_width (p->ncompute, p->npolicy), title,
                    "compute size (units per task)", ylabel);
-    fprintf (file, "set style histogram clustered gap 1\nplot ");
+    fprintf (file, "set style histogram clustered gap 1\nset yrange [0:*]\nplot ");
     for (int k = 0; k < p->npolicy; k++)
         fprintf (file, "'%s.dat' using %d:xtic(1) title columnheader(%d) lc rgb \"%s\", "
                  "\\\n     ", base, k + 2, k + 2, plot_colors[k % PLOT_NCOLORS]);
@@ -395,12 +395,15 @@ efficiency_gp (const study_t *st, const void *arg, FILE *file)
     (void) arg;
     const study_params_t *p = st->params;
     char title[160];
-    snprintf (title, sizeof title, "%s: efficiency (throughput / bound of the policy's "
-              "port model)", st->name);
+    snprintf (title, sizeof title, "%s: efficiency = throughput / bound of the policy's "
+              "port model\\nbars: mean over compute sizes; whiskers: lowest to highest run",
+              st->name);
     plot_preamble (file, "efficiency", plot_width (p->npolicy, p->nsend), title, "policy",
-                   "efficiency, % (bars: mean over compute sizes; whiskers: runs' range)");
-    fprintf (file, "set style histogram errorbars gap 1 lw 1\nset xtics rotate by -25 "
-             "left\nset bmargin 6\nplot ");
+                   "efficiency (%)");
+    /*  Policy names are longer than a group is wide: rotated, they end at
+     *  their tick. The bound's line at 100 stays inside the frame. */
+    fprintf (file, "set style histogram errorbars gap 1 lw 1\nset xtics rotate by 30 "
+             "right\nset yrange [0:115]\nplot ");
     for (int s = 0; s < p->nsend; s++)
         fprintf (file, "'efficiency.dat' using %d:%d:%d:xtic(1) title \"send %g MB\" "
                  "lc rgb \"%s\", \\\n     ", 2 + 3 * s, 3 + 3 * s, 4 + 3 * s, p->send[s],
