@@ -97,7 +97,8 @@ run_json (const study_t *st, int i)
     const study_run_t *r = &st->runs[i];
     int complete = r->status == STUDY_RUN_COMPLETE;
     json_t *o = json_pack ("{s:f, s:f, s:s, s:i, s:s}", "send_mb", p->send[r->send],
-                           "units", p->compute[r->compute], "policy", p->policy[r->policy],
+                           "units", p->compute[r->compute], "policy",
+                           p->policy[r->policy],
                            "repeat", r->repeat, "status", study_status_str (r->status));
     json_object_set_new (o, "makespan_s", number (r->makespan_s));
     json_object_set_new (o, "throughput", number (r->throughput));
@@ -128,8 +129,9 @@ csv_field (FILE *file, const char *text)
     fputc ('"', file);
 }
 
-#define RUNS_CSV_HEADER "send_mb,units,policy,repeat,status,makespan_s,throughput,bound," \
-                        "efficiency,efficiency_reliable,fidelity,wall_s,error"
+#define RUNS_CSV_HEADER                                                           \
+    "send_mb,units,policy,repeat,status,makespan_s,throughput,bound,efficiency,"   \
+    "efficiency_reliable,fidelity,wall_s,error"
 
 static int
 runs_csv (const study_t *st, const void *arg, FILE *file)
@@ -221,7 +223,8 @@ cell_json (const study_t *st, int i)
     const study_cell_t *c = &st->cells[i];
     const study_run_t *r = &st->runs[i * p->repeat];
     json_t *o = json_pack ("{s:f, s:f, s:s, s:i, s:i}", "send_mb", p->send[r->send],
-                           "units", p->compute[r->compute], "policy", p->policy[r->policy],
+                           "units", p->compute[r->compute], "policy",
+                           p->policy[r->policy],
                            "runs", c->runs, "complete", c->complete);
     json_object_set_new (o, "makespan_s", number (c->makespan_s));
     json_object_set_new (o, "normalized", number (c->normalized));
@@ -354,7 +357,8 @@ efficiency_of (const study_t *st, int s, int k, double *mean, double *lo, double
     int n = 0;
     *lo = *hi = NAN;
     for (int c = 0; c < p->ncompute; c++) {
-        const study_cell_t *cell = &st->cells[study_run_index (p, s, c, k, 1) / p->repeat];
+        int i = study_run_index (p, s, c, k, 1) / p->repeat;
+        const study_cell_t *cell = &st->cells[i];
         if (!cell->complete)
             continue;
         sum += cell->efficiency;
@@ -396,7 +400,8 @@ efficiency_gp (const study_t *st, const void *arg, FILE *file)
     const study_params_t *p = st->params;
     char title[160];
     snprintf (title, sizeof title, "%s: efficiency = throughput / bound of the policy's "
-              "port model\\nbars: mean over compute sizes; whiskers: lowest to highest run",
+              "port model\\nbars: mean over compute sizes; whiskers: lowest to "
+              "highest run",
               st->name);
     plot_preamble (file, "efficiency", plot_width (p->npolicy, p->nsend), title, "policy",
                    "efficiency (%)");
@@ -508,7 +513,8 @@ html_table (const study_t *st, FILE *file)
                  c->makespan_s);
         fprintf (file, isfinite (c->normalized) ? "<td>%.3f</td>" : "<td>-</td>",
                  c->normalized);
-        fprintf (file, isfinite (c->efficiency) ? "<td>%.1f%%" : "<td>-", 100 * c->efficiency);
+        fprintf (file, isfinite (c->efficiency) ? "<td>%.1f%%" : "<td>-",
+                 100 * c->efficiency);
         fprintf (file, "%s</td></tr>\n", flag ? " <b title=\"unreliable: fidelity "
                  "low\">!</b>" : "");
     }
@@ -545,9 +551,9 @@ index_html (const study_t *st, const void *arg, FILE *file)
     html_figure (file, "efficiency", "Efficiency per policy");
     html_table (st, file);
     fprintf (file, "<p>Files: <a href=\"table.txt\">table.txt</a>, <a href=\"runs.csv\">"
-             "runs.csv</a>, <a href=\"runs.json\">runs.json</a>, <a href=\"summary.json\">"
-             "summary.json</a>, <a href=\"study.json\">study.json</a>, runs/ (each run's "
-             "results.json).</p>\n</body></html>\n");
+             "runs.csv</a>, <a href=\"runs.json\">runs.json</a>, "
+             "<a href=\"summary.json\">summary.json</a>, <a href=\"study.json\">"
+             "study.json</a>, runs/ (each run's results.json).</p>\n</body></html>\n");
     return 0;
 }
 

@@ -142,7 +142,8 @@ test_normalize (void **state)
         for (int c = 0; c < 2; c++)
             for (int k = 0; k < 3; k++)
                 for (int r = 1; r <= 2; r++)
-                    complete (&p, runs, s, c, k, r, 10.0 * (s + 1) + c + k + r, 0.5 + 0.1 * r);
+                    complete (&p, runs, s, c, k, r, 10.0 * (s + 1) + c + k + r,
+                              0.5 + 0.1 * r);
     /*  One failed run does not count in its cell's means. */
     runs[study_run_index (&p, 0, 1, 1, 2)].status = STUDY_RUN_FAILED;
     runs[study_run_index (&p, 0, 1, 1, 2)].reliable = 0;
@@ -220,7 +221,8 @@ test_read_back (void **state)
     json_decref (r);
     assert_int_equal (run->status, STUDY_RUN_COMPLETE);
     assert_true (run->makespan_s == 12.5 && run->throughput == 3.2 && run->bound == 6.4
-                 && run->efficiency == 0.5 && run->fidelity == 0.85 && run->wall_s == 0.7);
+                 && run->efficiency == 0.5 && run->fidelity == 0.85
+                 && run->wall_s == 0.7);
     assert_false (run->reliable);
     /*  Another cell's run, or another policy's, is not this one. */
     study_runs_init (&p, runs);
