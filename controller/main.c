@@ -11,6 +11,7 @@
 #include "controller/bound.h"
 #include "controller/measure.h"
 #include "controller/run.h"
+#include "controller/study.h"
 #include "overlay/proto.h"
 #include "policies/policy.h"
 
@@ -33,6 +34,8 @@ static const command_t commands[] = {
     {"run", "run an experiment on a tree of node processes, write its results",
      run_main},
     {"bound", "compute a tree's steady-state throughput upper bound", bound_main},
+    {"bench", "run a grid of (send, compute, policy) cells, compare the policies",
+     study_main},
     {"measure", "calibrate a deployed tree: measure C, link rates and interference", measure_main},
     {"policies", "list the scheduling policies", policies_main},
     {"help", "show this help, or a command's (help COMMAND)", help_main},

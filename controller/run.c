@@ -131,11 +131,8 @@ warn_fidelity (session_t *s)
                  RESULTS_FIDELITY_MIN, cfg->platform.time_scale);
 }
 
-/*  The experiment at path with the policy the command line names, if any,
- *  spelled as the registry does (IA:Single, ia_single, ...: "ia-single").
- *  NULL after printing why. */
-static config_t *
-load_experiment (const char *path, const char *policy)
+config_t *
+run_load_experiment (const char *path, const char *policy)
 {
     config_t *cfg = session_load_config (path);
     if (!cfg)
@@ -172,9 +169,10 @@ write_trace (session_t *s, const char *path, int code)
     return code;
 }
 
-/*  Run a prepared session to its end; print the outcome. */
+/*  Run a prepared session to its end; print the outcome unless quiet is
+ *  RUN_SILENT. */
 static int
-run_execute (session_t *s, int quiet, const char *trace)
+run_execute (session_t *s, run_quiet_t quiet, const char *trace)
 {
     const config_t *cfg = session_config (s);
     char *label = xasprintf ("%s/%s", cfg->name, cfg->policy);
@@ -191,11 +189,14 @@ run_execute (session_t *s, int quiet, const char *trace)
     if (session_started_at (s))
         progress_finish (run.progress, results_completed (session_results (s)),
                          session_ended_at (s));
-    warn_fidelity (s);
+    if (quiet != RUN_SILENT)
+        warn_fidelity (s);   /* a silent run's caller reports fidelity itself */
     session_set_progress (s, NULL);
     progress_destroy (&run.progress);
-    results_print_summary (session_results (s), stdout);
-    printf ("results: %s/results.json\n", session_dir (s));
+    if (quiet != RUN_SILENT) {
+        results_print_summary (session_results (s), stdout);
+        printf ("results: %s/results.json\n", session_dir (s));
+    }
     if (trace)
         code = write_trace (s, trace, code);
     fflush (stdout);
@@ -204,15 +205,15 @@ run_execute (session_t *s, int quiet, const char *trace)
     return code;
 }
 
-/*  The session of the experiment at opt->config_path with the bag bo
- *  names, its tasks.csv open and its run object set; run it. Returns the
- *  exit status. */
+/*  The session of *cfg_p (taken) with the bag bo names, its tasks.csv
+ *  open and its run object set; run it. Returns the exit status. */
 static int
-run_prepared (const session_opts_t *opt, const bag_opts_t *bo, const char *policy,
-              int quiet, const char *trace)
+run_config (const session_opts_t *opt, const bag_opts_t *bo, config_t **cfg_p,
+            run_quiet_t quiet, const char *trace)
 {
     char err[TF_ERRLEN];
-    config_t *cfg = load_experiment (opt->config_path, policy);
+    config_t *cfg = *cfg_p;
+    *cfg_p = NULL;
     bag_t *bag = cfg ? bag_new (bo, cfg, err, sizeof err) : NULL;
     if (cfg && !bag)
         session_log (NULL, "%s", err);
@@ -240,6 +241,13 @@ run_prepared (const session_opts_t *opt, const bag_opts_t *bo, const char *polic
     bag_destroy (&bag);
     config_destroy (&cfg);
     return code;
+}
+
+int
+run_synthetic (const session_opts_t *opt, config_t **cfg_p, run_quiet_t quiet)
+{
+    bag_opts_t bo = {.retries = NAN, .out_dir = opt->out_dir};
+    return run_config (opt, &bo, cfg_p, quiet, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -344,6 +352,8 @@ run_main (int argc, char **argv)
         return cli_usage_error ("run", CLI_EXIT_USAGE, "%s", err);
     opt.config_path = path;
     bo.out_dir = opt.out_dir;
-    code = run_prepared (&opt, &bo, policy, quiet, trace);
+    config_t *cfg = run_load_experiment (path, policy);
+    code = cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
+               : CLI_EXIT_USAGE;
     return code;
 }

@@ -17,8 +17,32 @@
 #ifndef TF_RUN_H
 #define TF_RUN_H
 
+#include "controller/session.h"
+#include "overlay/config.h"
+
 /*  Run `treefarm run` with argv[0] = "run" and the command's arguments.
  *  Returns the process exit code. */
 int run_main (int argc, char **argv);
+
+/*  How much a run shows: its progress line and summary (LOUD), the
+ *  summary only (QUIET, --quiet), nothing but errors on stderr (SILENT:
+ *  `treefarm bench` runs many, and reports their fidelity itself). */
+typedef enum {
+    RUN_LOUD = 0,
+    RUN_QUIET,
+    RUN_SILENT,
+} run_quiet_t;
+
+/*  The experiment at path with the policy named (NULL: the config's),
+ *  spelled as the registry does (IA:Single, ia_single, ...: "ia-single"),
+ *  checked against the registry. Returns a config the caller destroys,
+ *  or NULL after printing why (a usage error). */
+config_t *run_load_experiment (const char *path, const char *policy);
+
+/*  Run the synthetic bag of *cfg_p, which it takes (nulling the caller's
+ *  pointer), in this process, exactly as `treefarm run` would, into
+ *  opt->out_dir (results.json, nodes.csv, tasks.csv). Returns the exit
+ *  status of `treefarm run` (cli.h): OK, FAILED, USAGE, INTERRUPTED. */
+int run_synthetic (const session_opts_t *opt, config_t **cfg_p, run_quiet_t quiet);
 
 #endif

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Integration: `treefarm bench` (docs/study.md) on the reference fork,
+# shortened: 2 send sizes x 2 compute sizes x 3 policies, 40 tasks a run at
+# time scale 40 (about 10 s). Every run is in runs.csv and complete in its
+# results.json; each cell's normalized makespan is its makespan over
+# root-computes' in the same cell (root-computes' exactly 1); the
+# efficiency is the run's results.json's; index.html shows every PNG,
+# which are PNGs. The same command again runs nothing and leaves runs.csv
+# as it was; a study interrupted after its first runs runs only the
+# missing ones when started again; another study's DIR, bad values and an
+# unknown policy are refused with exit 2 naming them.
+source "$(dirname "$0")/lib.sh"
+
+ARGS=(configs/fork7.json --tasks 40 --send 2,10 --compute 1,5
+      --policies ia-multi,FCFS,RootComputes --time-scale 40)
+D=$WORK/study
+
+# The checker: DIR. Prints what is wrong.
+cat >"$WORK/check.py" <<'PY'
+import csv, json, os, sys
+d = sys.argv[1]
+bad = []
+rows = list(csv.DictReader(open(os.path.join(d, "runs.csv"))))
+if len(rows) != 12:
+    bad.append("runs.csv has %d rows, not 2 x 2 x 3 = 12" % len(rows))
+span = {}
+for r in rows:
+    name = "%s-%s-%s-%s" % (r["send_mb"], r["units"], r["policy"], r["repeat"])
+    res = json.load(open(os.path.join(d, "runs", name, "results.json")))
+    if r["status"] != "complete" or res["status"] != "complete":
+        bad.append("%s: %s / results.json %s" % (name, r["status"], res["status"]))
+        continue
+    if abs(float(r["efficiency"]) - res["efficiency"]) > 1e-8 * res["efficiency"]:
+        bad.append("%s: efficiency %s, results.json %s" % (name, r["efficiency"],
+                                                          res["efficiency"]))
+    if abs(float(r["bound"]) - res["bound"]["tasks_per_s"]) > 1e-8 * float(r["bound"]):
+        bad.append("%s: bound %s is not results.json's" % (name, r["bound"]))
+    if (r["efficiency_reliable"] == "true") != res["efficiency_reliable"]:
+        bad.append("%s: efficiency_reliable differs from results.json's" % name)
+    span[(r["send_mb"], r["units"], r["policy"])] = float(r["makespan_s"])
+summary = json.load(open(os.path.join(d, "summary.json")))
+if summary["normalized_to"] != "root-computes":
+    bad.append("normalized to %s" % summary["normalized_to"])
+for c in summary["cells"]:
+    key = ("%g" % c["send_mb"], "%g" % c["units"], c["policy"])
+    ref = span.get((key[0], key[1], "root-computes"))
+    if c["policy"] == "root-computes" and c["normalized"] != 1.0:
+        bad.append("%s: root-computes normalized %r, not exactly 1" % (key, c["normalized"]))
+    if key not in span or ref is None:
+        bad.append("%s: no makespan in runs.csv" % (key,))
+    elif abs(c["normalized"] - span[key] / ref) > 1e-6 * c["normalized"]:
+        bad.append("%s: normalized %r, runs.csv says %r" % (key, c["normalized"],
+                                                          span[key] / ref))
+html = open(os.path.join(d, "index.html")).read()
+for png in ["normalized-2MB.png", "normalized-10MB.png", "efficiency.png"]:
+    if ('src="%s"' % png) not in html:
+        bad.append("index.html does not show %s" % png)
+    p = os.path.join(d, png)
+    if not os.path.exists(p) or open(p, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
+        bad.append("%s is not a PNG" % png)
+    svg = p[:-3] + "svg"
+    if not os.path.exists(svg) or b"<svg" not in open(svg, "rb").read(2000):
+        bad.append("%s is not an SVG" % svg)
+table = open(os.path.join(d, "table.txt")).read()
+if "root-computes' mean makespan" not in table or table.count("root-computes") < 5:
+    bad.append("table.txt lacks the cells or its normalization note")
+print("\n".join(bad))
+PY
+
+t0=$SECONDS
+"$TREEFARM" bench "${ARGS[@]}" --out "$D" >"$WORK/o" 2>"$WORK/e"; rc=$?
+expect "study: exit 0 (got $rc)" test "$rc" = 0 || tail -3 "$WORK/e"
+expect "study: a progress line per run, the last one done" \
+    sh -c "test \$(grep -c '^cell [0-9]*/12 (' '$WORK/e') = 12 && grep -q '12/12.*done' '$WORK/e'"
+problems=$(python3 "$WORK/check.py" "$D" 2>&1)
+expect "study: runs, normalization, efficiency, plots, index.html${problems:+: $problems}" \
+    test -z "$problems"
+echo "  (study: $((SECONDS - t0)) s)"
+
+# Again into the same DIR: nothing runs, runs.csv unchanged.
+cp "$D/runs.csv" "$WORK/runs.csv.1"
+t0=$SECONDS
+"$TREEFARM" bench "${ARGS[@]}" --out "$D" >"$WORK/o" 2>"$WORK/e"; rc=$?
+expect "again: exit 0 (got $rc)" test "$rc" = 0
+expect "again: says every cell is done" grep -q "every cell is done already (12 runs)" "$WORK/e"
+expect "again: runs nothing" sh -c "! grep -q '^cell ' '$WORK/e'"
+expect "again: runs.csv identical" cmp -s "$D/runs.csv" "$WORK/runs.csv.1"
+expect "again: fast ($((SECONDS - t0)) s)" test $((SECONDS - t0)) -le 5
+
+# Another study into that DIR is refused, naming what differs.
+"$TREEFARM" bench "${ARGS[@]}" --repeat 2 --out "$D" >"$WORK/o" 2>"$WORK/e"; rc=$?
+expect "another study's DIR: exit 2 (got $rc)" test "$rc" = 2
+expect "another study's DIR: names repeat" grep -q "its repeat is 1, not 2" "$WORK/e"
+
+# Interrupted after its first runs, then resumed: only the missing run.
+I=$WORK/int
+"$TREEFARM" bench "${ARGS[@]}" --out "$I" >"$WORK/o" 2>"$WORK/e1" & ctl=$!
+for _ in $(seq 300); do
+    n=$(grep -c ',complete,' "$I/runs.csv" 2>/dev/null)
+    test "${n:-0}" -ge 2 && break
+    sleep 0.1
+done
+kill -INT $ctl
+wait $ctl; rc=$?
+expect "interrupt: exit 130 (got $rc)" test "$rc" = 130
+done1=$(grep -c ',complete,' "$I/runs.csv")
+expect "interrupt: some runs done, not all ($done1)" test "$done1" -ge 2 -a "$done1" -lt 12
+sums=$(cd "$I/runs" && for f in */results.json; do
+           grep -q '"status": "complete"' "$f" && md5sum "$f"; done)
+"$TREEFARM" bench "${ARGS[@]}" --out "$I" >"$WORK/o" 2>"$WORK/e2"; rc=$?
+expect "resume: exit 0 (got $rc)" test "$rc" = 0
+expect "resume: says what is done" grep -q "resuming: $done1 of 12 runs are done" "$WORK/e2"
+expect "resume: runs only the $((12 - done1)) missing" \
+    test "$(grep -c '^cell ' "$WORK/e2")" = $((12 - done1))
+expect "resume: done runs untouched" sh -c "cd '$I/runs' && echo '$sums' | md5sum -c --quiet"
+problems=$(python3 "$WORK/check.py" "$I" 2>&1)
+expect "resume: the whole study checks${problems:+: $problems}" test -z "$problems"
+
+# Bad values: exit 2, naming them, before anything runs.
+for v in 0 -1 x; do
+    "$TREEFARM" bench configs/fork7.json --send "$v" --out "$WORK/bad" >"$WORK/o" 2>"$WORK/e"
+    rc=$?
+    expect "--send $v: exit 2 (got $rc)" test "$rc" = 2
+    expect "--send $v: named" grep -q -- "--send: \"$v\"" "$WORK/e"
+done
+"$TREEFARM" bench configs/fork7.json --policies fcfs,IA:Mutli --out "$WORK/bad" \
+    >"$WORK/o" 2>"$WORK/e"; rc=$?
+expect "unknown policy: exit 2 (got $rc)" test "$rc" = 2
+expect "unknown policy: named" grep -q '"IA:Mutli" is not a policy' "$WORK/e"
+expect "bad values: nothing created" test ! -e "$WORK/bad"
+expect "treefarm bench --help" sh -c "'$TREEFARM' bench --help | grep -q -- '--policies LIST'"
+
+finish
