@@ -4,6 +4,7 @@
 #   make check      build and run every unit and integration test
 #   make demo       run the reference 7-node fork in emulation
 #   make bench      benchmarks that print figures (pacing accuracy, ...)
+#   make study      the reference policy study into docs/study (~30 min)
 #   make fuzz       libFuzzer on the wire decoder, the config loader and
 #                   the tasks loader (tests/fuzz/fuzz_*.c), FUZZ_SECONDS
 #                   (default 60) each; make check runs them
@@ -74,7 +75,7 @@ FUZZ_SECONDS ?= 60
 ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
             $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(FUZZ_OBJ) $(HELPERS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.o)
 
-.PHONY: all deps check unit integration demo bench fuzz install uninstall clean
+.PHONY: all deps check unit integration demo bench study fuzz install uninstall clean
 
 all: $(BINS)
 
@@ -129,6 +130,11 @@ bench: $(BINS)
 	@BUILD=$(BUILD) bash scripts/bench-commands.sh
 	@echo
 	@BUILD=$(BUILD) bash scripts/bench-bigfile.sh
+
+# The reference study (docs/study/README.md): the published grid on
+# configs/fork7.json in emulation, from scratch; about half an hour.
+study: $(BINS)
+	@BUILD=$(BUILD) bash scripts/study.sh
 
 install: $(BINS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/treefarm/configs

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# make study: the reference study, from scratch. Every (send size, compute
+# size, policy) cell of the published grid on the reference fork
+# (configs/fork7.json: Z in {2, 5, 10} MB x w in {1, 3, 5, 7, 9, 11}
+# diagonals x the seven policies x 1000 tasks), in emulation at time scale
+# STUDY_SCALE (default 40), with `treefarm bench`; then its summary
+# outputs (runs.csv and .json, table.txt, summary.json, study.json, the
+# plots, their data and scripts, index.html) are copied into docs/study/,
+# whose README.md is the written discussion. Each run's own directory
+# stays in the study's DIR ($STUDY_DIR, default results/reference-study),
+# which is removed first: nothing is resumed. About half an hour on two
+# cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+TF=$BUILD/bin/treefarm
+DIR=${STUDY_DIR:-results/reference-study}
+SCALE=${STUDY_SCALE:-40}
+DOCS=docs/study
+rm -rf "$DIR"
+t0=$(date +%s)
+rc=0
+"$TF" bench configs/fork7.json --send 2,5,10 --compute 1,3,5,7,9,11 --tasks 1000 \
+    --time-scale "$SCALE" --out "$DIR" || rc=$?
+t1=$(date +%s)
+echo "study: $((t1 - t0)) s of wall time, exit $rc"
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || exit "$rc"   # 1: a run failed, recorded; keep what is there
+mkdir -p "$DOCS"
+find "$DOCS" -maxdepth 1 -type f ! -name README.md -delete
+for f in "$DIR"/*; do
+    [ -f "$f" ] && cp "$f" "$DOCS/"
+done
+echo "{\"wall_s\": $((t1 - t0)), \"time_scale\": $SCALE, \"exit\": $rc}" >"$DOCS/wall.json"
+echo "study: outputs in $DOCS (discussion: $DOCS/README.md)"
+exit "$rc"
