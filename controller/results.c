@@ -733,11 +733,10 @@ results_close_tasks (results_t *self, char *err, size_t errlen)
  *  Files.
  */
 
-typedef int (*writer_fn) (const results_t *self, FILE *file);
-
 static int
-write_json (const results_t *self, FILE *file)
+write_json (FILE *file, const void *arg)
 {
+    const results_t *self = arg;
     json_t *object = results_to_json (self);
     int rc = json_dumpf (object, file, RESULTS_JSON_FLAGS);
     json_decref (object);
@@ -747,8 +746,9 @@ write_json (const results_t *self, FILE *file)
 }
 
 static int
-write_nodes_csv (const results_t *self, FILE *file)
+write_nodes_csv (FILE *file, const void *arg)
 {
+    const results_t *self = arg;
     fputs ("name,parent,pid", file);
     for (int c = 0; c < PROTO_NCOUNTERS; c++)
         if (proto_counters[c].per_node)
@@ -767,38 +767,6 @@ write_nodes_csv (const results_t *self, FILE *file)
         fprintf (file, ",%.6f\n", n->stats.compute_seconds);
     }
     return 0;
-}
-
-/*  Write dir/name through a temporary file renamed into place. */
-static int
-write_file (const results_t *self, const char *dir, const char *name, writer_fn fn,
-            char *err, size_t errlen)
-{
-    int rc = -1;
-    char *path = xasprintf ("%s/%s", dir, name);
-    char *tmp = xasprintf ("%s/.%s.tmp", dir, name);
-    FILE *file = fopen (tmp, "we");
-    if (!file) {
-        tf_error (err, errlen, "%s: %s", tmp, strerror (errno));
-        goto out_free;
-    }
-    int failed = fn (self, file) != 0 || ferror (file);
-    if (fclose (file) != 0 || failed) {
-        tf_error (err, errlen, "%s: write failed: %s", tmp, strerror (errno));
-        goto out_unlink;
-    }
-    if (rename (tmp, path) != 0) {
-        tf_error (err, errlen, "%s: %s", path, strerror (errno));
-        goto out_unlink;
-    }
-    rc = 0;
-    goto out_free;
-out_unlink:
-    unlink (tmp);
-out_free:
-    free (tmp);
-    free (path);
-    return rc;
 }
 
 /*  DIR/samples/NODE.csv for every node that sent its samples. */
@@ -829,8 +797,8 @@ write_samples (const results_t *self, const char *dir, char *err, size_t errlen)
 int
 results_write (const results_t *self, const char *dir, char *err, size_t errlen)
 {
-    if (write_file (self, dir, "results.json", write_json, err, errlen)
-        || write_file (self, dir, "nodes.csv", write_nodes_csv, err, errlen))
+    if (tf_write_file_atomic (dir, "results.json", write_json, self, err, errlen)
+        || tf_write_file_atomic (dir, "nodes.csv", write_nodes_csv, self, err, errlen))
         return -1;
     return write_samples (self, dir, err, errlen);
 }

@@ -1139,7 +1139,7 @@ session_execute (session_t *self, const session_driver_t *driver)
              : status == RESULTS_INTERRUPTED ? CLI_EXIT_INTERRUPTED
                                              : CLI_EXIT_FAILED;
     if (results_write (self->results, self->dir, err, sizeof err) != 0) {
-        session_log (self, "cannot write the results: %s", err);
+        session_log (self, "%s", err);
         if (code == CLI_EXIT_OK)
             code = CLI_EXIT_FAILED;
     }

@@ -24,36 +24,27 @@
 /*  Writes one file of st; arg is the writer's own (a plot's index). */
 typedef int (*writer_fn) (const study_t *st, const void *arg, FILE *file);
 
+/*  One writer of st with its argument, as tf_write_file_atomic calls it. */
+typedef struct {
+    const study_t *st;
+    writer_fn fn;
+    const void *arg;
+} study_writer_t;
+
+static int
+call_writer (FILE *file, const void *arg)
+{
+    const study_writer_t *w = arg;
+    return w->fn (w->st, w->arg, file);
+}
+
 /*  Write DIR/name with fn through a temporary file renamed into place. */
 static int
 write_file (const study_t *st, const char *name, writer_fn fn, const void *arg, char *err,
             size_t errlen)
 {
-    char *path = xasprintf ("%s/%s", st->dir, name);
-    char *tmp = xasprintf ("%s/.%s.tmp", st->dir, name);
-    int rc = -1;
-    FILE *file = fopen (tmp, "we");
-    if (!file) {
-        tf_error (err, errlen, "cannot write %s: %s", tmp, strerror (errno));
-        goto out_free;
-    }
-    int failed = fn (st, arg, file) != 0 || ferror (file);
-    if (fclose (file) != 0 || failed) {
-        tf_error (err, errlen, "cannot write %s: %s", tmp, strerror (errno));
-        goto out_unlink;
-    }
-    if (rename (tmp, path) != 0) {
-        tf_error (err, errlen, "cannot write %s: %s", path, strerror (errno));
-        goto out_unlink;
-    }
-    rc = 0;
-    goto out_free;
-out_unlink:
-    unlink (tmp);
-out_free:
-    free (tmp);
-    free (path);
-    return rc;
+    study_writer_t w = {st, fn, arg};
+    return tf_write_file_atomic (st->dir, name, call_writer, &w, err, errlen);
 }
 
 static int

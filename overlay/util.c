@@ -162,6 +162,37 @@ tf_log_line (const char *prefix, const char *fmt, va_list ap)
 }
 
 int
+tf_write_file_atomic (const char *dir, const char *name, tf_file_writer_fn fn,
+                      const void *arg, char *err, size_t errlen)
+{
+    char *path = xasprintf ("%s/%s", dir, name);
+    char *tmp = xasprintf ("%s/.%s.tmp", dir, name);
+    int rc = -1;
+    FILE *file = fopen (tmp, "we");
+    if (!file) {
+        tf_error (err, errlen, "cannot write %s: %s", tmp, strerror (errno));
+        goto out_free;
+    }
+    int failed = fn (file, arg) != 0 || ferror (file);
+    if (fclose (file) != 0 || failed) {
+        tf_error (err, errlen, "cannot write %s: %s", tmp, strerror (errno));
+        goto out_unlink;
+    }
+    if (rename (tmp, path) != 0) {
+        tf_error (err, errlen, "cannot write %s: %s", path, strerror (errno));
+        goto out_unlink;
+    }
+    rc = 0;
+    goto out_free;
+out_unlink:
+    unlink (tmp);
+out_free:
+    free (tmp);
+    free (path);
+    return rc;
+}
+
+int
 tf_write_all (int fd, const void *buf, size_t len)
 {
     while (len > 0) {

@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /*  Size of the error buffers passed down by callers. A message longer than
  *  this is truncated, never overflowed. */
@@ -52,6 +53,17 @@ int tf_write_all (int fd, const void *buf, size_t len);
  *  line. Errors are ignored: a log has nowhere to report them. */
 void tf_log_line (const char *prefix, const char *fmt, va_list ap)
     __attribute__ ((format (printf, 2, 0)));
+
+/*  Writes a file's content to file; arg is the writer's own. Returns 0,
+ *  or non-zero when it could not (a stream error is caught anyway). */
+typedef int (*tf_file_writer_fn) (FILE *file, const void *arg);
+
+/*  Write dir/name with fn through dir/.name.tmp, renamed into place only
+ *  once the whole file is written and closed, so that a reader never sees
+ *  half of it; the temporary is removed on any failure. Returns 0, or -1
+ *  with "cannot write PATH: REASON" in err. */
+int tf_write_file_atomic (const char *dir, const char *name, tf_file_writer_fn fn,
+                          const void *arg, char *err, size_t errlen);
 
 /*  Remove path and everything below it (with below_only, only what is
  *  below it), following no link; best effort, errors ignored. */
