@@ -178,7 +178,11 @@ bad_cert () {   # what, node name, certificate, expected message
 if [ -f "$WORK/kiosk.cert" ]; then
     bad_cert "another node's certificate" metro "$WORK/kiosk.cert" \
         ': the certificate of node "kiosk", not of "metro"'
-    sed -e 's/\(secret-key = "\)./\1!/' "$WORK/kiosk.cert" >"$WORK/bad.cert"
+    # The key's first character lowered to Z85's smallest, "0" (or "1" if
+    # it was "0"): still a valid Z85 group (a larger one may overflow and
+    # be refused as not a key), no longer the public key's secret.
+    sed -e 's/\(secret-key = "\)0/\11/; t; s/\(secret-key = "\)./\10/' \
+        "$WORK/kiosk.cert" >"$WORK/bad.cert"
     bad_cert "a corrupted secret key" kiosk "$WORK/bad.cert" \
         ": the public key is not the secret key's"
     head -n 4 "$WORK/kiosk.cert" >"$WORK/short.cert"
