@@ -12,6 +12,8 @@
 #include <jansson.h>
 #include <math.h>
 #include <netdb.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "node/bundle.h"
@@ -52,6 +54,10 @@ _Static_assert (PROTO_MAX_STREAM_BYTES == BUNDLE_MAX_BYTES,
 #define NODE_SAMPLES 65536        /* samples a node keeps */
 #define NODE_FIT_MIN 20           /* busy samples before "ir": "measured"
                                      trusts an estimate */
+#define NODE_OBSERVE_TIMED 8      /* one sample in this many is timed (and
+                                     counted this many times): reading the
+                                     thread CPU clock costs more than a
+                                     sample */
 /*  serve's loop ends well: STOP came and the final REPORT was heard. Not
  *  0 (go on), not 1 or -1 (what fail and failed actions return). */
 #define NODE_STOPPED 2
@@ -83,6 +89,10 @@ typedef struct {
     subtree_t *subtree;      /* our subtree's bound, bottom-up */
     int measure;             /* calibration mode (START mode "measure") */
     observe_t *observe;      /* the sampler and the online fit */
+    double observe_cpu;      /* thread CPU seconds spent in them */
+    uint64_t samples_taken;  /* every NODE_OBSERVE_TIMED-th is timed */
+    json_t *fit;             /* the estimates as STATS carries them, */
+    long fit_n;              /* solved at this many busy intervals */
     double *observed;        /* scratch: bytes observed, in and per child */
     double units, units_at;  /* the engine's cumulative units, and when we
                                 read them */
@@ -523,6 +533,28 @@ on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
 
 /*  --- sampling and the online fit ------------------------------------------ */
 
+/*  This thread's CPU time, seconds: what the sampler and the fit cost is
+ *  the difference around their calls (a few hundred ns a reading). */
+static double
+thread_cpu (void)
+{
+    struct timespec ts;
+    if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/*  The whole process's CPU time so far (every thread, user + system), us. */
+static uint64_t
+process_cpu_us (void)
+{
+    struct rusage ru;
+    if (getrusage (RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u
+         + (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
 /*  Record a sample now: the engine's units and the bytes observed, the
  *  integral of the metered rates its speed followed (node/observe.h).
  *  Called right after an engine message, so units and bytes are of one
@@ -530,9 +562,13 @@ on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
 static void
 take_sample (node_t *self, double now)
 {
+    int timed = self->samples_taken++ % NODE_OBSERVE_TIMED == 0;
+    double t0 = timed ? thread_cpu () : 0;
     emul_observed (self->emul, now, self->observed);
     observe_sample (self->observe, now, self->units, engine_busy (self->engine),
                     self->observed);
+    if (timed)
+        self->observe_cpu += NODE_OBSERVE_TIMED * (thread_cpu () - t0);
 }
 
 static json_t *
@@ -569,6 +605,24 @@ apply_estimates (node_t *self, const observe_estimates_t *e)
     for (int i = 0; i < self->me->nchildren; i++)
         if (isfinite (e->ir_send[i]))
             core_set_child_ir (self->core, i, e->ir_send[i]);
+}
+
+/*  The online estimates as STATS carries them (borrowed), solved again
+ *  and applied only when a busy interval joined the fit since the last
+ *  time: an idle node's fit costs nothing. */
+static json_t *
+current_fit (node_t *self)
+{
+    if (self->fit && observe_count (self->observe) == self->fit_n)
+        return self->fit;
+    double t0 = thread_cpu ();
+    const observe_estimates_t *est = observe_estimates (self->observe);
+    apply_estimates (self, est);
+    json_decref (self->fit);
+    self->fit = fit_json (self, est);
+    self->fit_n = est->n;
+    self->observe_cpu += thread_cpu () - t0;
+    return self->fit;
 }
 
 /*  The samples as CSV text (platform units), for the controller to file;
@@ -628,7 +682,9 @@ fill_report (node_t *self, proto_stats_t *s)
             .send_seconds = c.send_seconds};
     }
     s->nchildren = n;
+    double t0 = thread_cpu ();
     s->samples_csv = samples_csv (self);
+    self->observe_cpu += thread_cpu () - t0;
     if (self->trace) {
         double first_dropped;
         s->trace_csv = trace_encode (self->trace);
@@ -659,12 +715,12 @@ send_stats (node_t *self, proto_command_t command)
         for (int m = 0; m < BOUND_MODEL_COUNT; m++)
             s.bound[m] = that[m];
     }
-    const observe_estimates_t *est = observe_estimates (self->observe);
-    apply_estimates (self, est);
-    s.fit = fit_json (self, est);
+    s.fit = json_incref (current_fit (self));
     fill_lag (self, &s);
     if (command == PROTO_REPORT)
         fill_report (self, &s);
+    s.observe_cpu_us = (uint64_t) (self->observe_cpu * 1e6);
+    s.cpu_us = process_cpu_us ();
     zmsg_t *msg = proto_stats_encode (command, &s);
     proto_stats_clear (&s);
     if (zmsg_send (&msg, self->ctl) == 0)
@@ -1804,6 +1860,7 @@ node_run (const node_opts_t *opts)
     free (self->probe_out);
     free (self->streams);
     observe_destroy (&self->observe);
+    json_decref (self->fit);
     free (self->observed);
     trace_destroy (&self->trace);
     return status;

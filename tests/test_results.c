@@ -384,11 +384,12 @@ check_csv_files (fixture_t *f)
     char *text = slurp (f->dir, "nodes.csv");
     assert_string_equal (text,
                          "name,parent,pid,computed,forwarded,received,requested,bytes_in,"
-                         "bytes_out,malformed,slots,requeued,compute_seconds\n"
-                         "root,,1000,2,3,0,0,0,3145728,0,0,0,1.500000\n"
-                         "a,root,1001,1,1,2,0,2097152,0,0,0,0,0.000000\n"
-                         "b,root,1002,1,0,1,0,1048576,0,0,0,0,0.000000\n"
-                         "a1,a,1003,1,0,1,0,1048576,0,0,0,0,0.000000\n");
+                         "bytes_out,malformed,slots,requeued,cpu_us,observe_cpu_us,"
+                         "compute_seconds\n"
+                         "root,,1000,2,3,0,0,0,3145728,0,0,0,0,0,1.500000\n"
+                         "a,root,1001,1,1,2,0,2097152,0,0,0,0,0,0,0.000000\n"
+                         "b,root,1002,1,0,1,0,1048576,0,0,0,0,0,0,0.000000\n"
+                         "a1,a,1003,1,0,1,0,1048576,0,0,0,0,0,0,0.000000\n");
     free (text);
     /*  In the order recorded, not sorted. */
     text = slurp (f->dir, "tasks.csv");
