@@ -54,10 +54,12 @@ _Static_assert (PROTO_MAX_STREAM_BYTES == BUNDLE_MAX_BYTES,
 #define NODE_SAMPLES 65536        /* samples a node keeps */
 #define NODE_FIT_MIN 20           /* busy samples before "ir": "measured"
                                      trusts an estimate */
-#define NODE_OBSERVE_TIMED 8      /* one sample in this many is timed (and
-                                     counted this many times): reading the
-                                     thread CPU clock costs more than a
-                                     sample */
+#define NODE_SAMPLE_MAX 50e-6     /* a sample costs about 1 us: one whose
+                                     span on the monotonic clock is longer
+                                     was preempted or interrupted, and
+                                     counts as this */
+#define NODE_FIT_EVERY 1.0        /* seconds between solving the fit again
+                                     for STATS (a REPORT always does) */
 /*  serve's loop ends well: STOP came and the final REPORT was heard. Not
  *  0 (go on), not 1 or -1 (what fail and failed actions return). */
 #define NODE_STOPPED 2
@@ -90,9 +92,11 @@ typedef struct {
     int measure;             /* calibration mode (START mode "measure") */
     observe_t *observe;      /* the sampler and the online fit */
     double observe_cpu;      /* thread CPU seconds spent in them */
-    uint64_t samples_taken;  /* every NODE_OBSERVE_TIMED-th is timed */
+    double clock_cost;       /* what reading the thread CPU clock adds to
+                                a timed span, seconds */
     json_t *fit;             /* the estimates as STATS carries them, */
-    long fit_n;              /* solved at this many busy intervals */
+    long fit_n;              /* solved at this many busy intervals, */
+    double fit_at;           /* at this time */
     double *observed;        /* scratch: bytes observed, in and per child */
     double units, units_at;  /* the engine's cumulative units, and when we
                                 read them */
@@ -475,6 +479,55 @@ make_cargo_and_core (node_t *self, char *err, size_t errlen)
     return root && self->cargo ? resume (self, err, errlen) : 0;
 }
 
+/*  --- what the sampler and the fit cost --------------------------------- */
+
+/*  This thread's CPU time, seconds: what the fit and the samples' CSV
+ *  cost is the difference around their calls (about 1 us a reading on
+ *  a VM: a system call). */
+static double
+thread_cpu (void)
+{
+    struct timespec ts;
+    if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/*  The CPU seconds spent since t0 (a thread_cpu reading), less what the
+ *  readings themselves add. */
+static double
+cpu_since (const node_t *self, double t0)
+{
+    double d = thread_cpu () - t0 - self->clock_cost;
+    return d > 0 ? d : 0;
+}
+
+/*  What two readings of the thread CPU clock add to the span between
+ *  them: the least of a few back-to-back pairs (about 1 us on a VM,
+ *  more than a sample costs). */
+static double
+clock_cost (void)
+{
+    double least = INFINITY;
+    for (int i = 0; i < 8; i++) {
+        double t0 = thread_cpu ();
+        double d = thread_cpu () - t0;
+        least = d < least ? d : least;
+    }
+    return isfinite (least) ? least : 0;
+}
+
+/*  The whole process's CPU time so far (every thread, user + system), us. */
+static uint64_t
+process_cpu_us (void)
+{
+    struct rusage ru;
+    if (getrusage (RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u
+         + (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
 /*  The core (node/setup.h) and the models around it: emulated
  *  interference, the subtree bound, calibration, sampling; the engine. */
 static int
@@ -499,6 +552,7 @@ make_core (node_t *self, char *err, size_t errlen)
     self->observe = observe_new (me->nchildren, NODE_SAMPLES, cfg->platform.sample_ms / 1000.0,
                                  cfg->platform.time_scale, self->bps_per_mbps);
     self->observed = xcalloc (me->nchildren + 2, sizeof *self->observed);
+    self->clock_cost = clock_cost ();
     engine_cfg_t ec = {cfg->platform.mode, me->compute_rate, cfg->platform.time_scale,
                        cfg->platform.matrix_n};
     self->engine = engine_new (&ec, err, errlen);
@@ -533,28 +587,6 @@ on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
 
 /*  --- sampling and the online fit ------------------------------------------ */
 
-/*  This thread's CPU time, seconds: what the sampler and the fit cost is
- *  the difference around their calls (a few hundred ns a reading). */
-static double
-thread_cpu (void)
-{
-    struct timespec ts;
-    if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-        return 0;
-    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-/*  The whole process's CPU time so far (every thread, user + system), us. */
-static uint64_t
-process_cpu_us (void)
-{
-    struct rusage ru;
-    if (getrusage (RUSAGE_SELF, &ru) != 0)
-        return 0;
-    return (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u
-         + (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
 /*  Record a sample now: the engine's units and the bytes observed, the
  *  integral of the metered rates its speed followed (node/observe.h).
  *  Called right after an engine message, so units and bytes are of one
@@ -562,13 +594,13 @@ process_cpu_us (void)
 static void
 take_sample (node_t *self, double now)
 {
-    int timed = self->samples_taken++ % NODE_OBSERVE_TIMED == 0;
-    double t0 = timed ? thread_cpu () : 0;
+    /*  Timed on the monotonic clock (vDSO, ~25 ns a reading): the thread
+     *  CPU clock's reading costs more than the sample. */
+    double t0 = tf_now ();
     emul_observed (self->emul, now, self->observed);
     observe_sample (self->observe, now, self->units, engine_busy (self->engine),
                     self->observed);
-    if (timed)
-        self->observe_cpu += NODE_OBSERVE_TIMED * (thread_cpu () - t0);
+    self->observe_cpu += fmin (tf_now () - t0, NODE_SAMPLE_MAX);
 }
 
 static json_t *
@@ -609,19 +641,23 @@ apply_estimates (node_t *self, const observe_estimates_t *e)
 
 /*  The online estimates as STATS carries them (borrowed), solved again
  *  and applied only when a busy interval joined the fit since the last
- *  time: an idle node's fit costs nothing. */
+ *  time, and for STATS at most every NODE_FIT_EVERY: an idle node's fit
+ *  costs nothing, a busy one's little. */
 static json_t *
-current_fit (node_t *self)
+current_fit (node_t *self, int final)
 {
-    if (self->fit && observe_count (self->observe) == self->fit_n)
+    double now = tf_now ();
+    if (self->fit && (observe_count (self->observe) == self->fit_n
+                      || (!final && now - self->fit_at < NODE_FIT_EVERY)))
         return self->fit;
+    self->fit_at = now;
     double t0 = thread_cpu ();
     const observe_estimates_t *est = observe_estimates (self->observe);
     apply_estimates (self, est);
     json_decref (self->fit);
     self->fit = fit_json (self, est);
     self->fit_n = est->n;
-    self->observe_cpu += thread_cpu () - t0;
+    self->observe_cpu += cpu_since (self, t0);
     return self->fit;
 }
 
@@ -684,7 +720,7 @@ fill_report (node_t *self, proto_stats_t *s)
     s->nchildren = n;
     double t0 = thread_cpu ();
     s->samples_csv = samples_csv (self);
-    self->observe_cpu += thread_cpu () - t0;
+    self->observe_cpu += cpu_since (self, t0);
     if (self->trace) {
         double first_dropped;
         s->trace_csv = trace_encode (self->trace);
@@ -715,7 +751,7 @@ send_stats (node_t *self, proto_command_t command)
         for (int m = 0; m < BOUND_MODEL_COUNT; m++)
             s.bound[m] = that[m];
     }
-    s.fit = json_incref (current_fit (self));
+    s.fit = json_incref (current_fit (self, command == PROTO_REPORT));
     fill_lag (self, &s);
     if (command == PROTO_REPORT)
         fill_report (self, &s);
