@@ -38,7 +38,7 @@ BENCH_DIR=${BENCH_DIR:-$(mktemp -d /tmp/treefarm-bench.XXXXXX)}
 OUT=$BENCH_DIR/efficiency.json
 CONFIG=configs/fork7.json
 # policy:time_scale, in the order run.
-PLAN=${EFF_PLAN:-"ia-multi:20 comprate:40 ia-single-opt:40 bwc:40 fcfs:100 ia-single:100 root-computes:100"}
+PLAN=${EFF_PLAN:-"ia-multi:20 comprate:30 ia-single-opt:30 bwc:30 fcfs:150 ia-single:150 root-computes:150"}
 WORK=$(mktemp -d /tmp/treefarm-bench-eff.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 t_start=$(date +%s.%N)
@@ -90,9 +90,10 @@ def figure(*args):
 def num(x):
     return "-" if x is None else "%.3f" % x
 
-print("  %-14s %5s %8s %9s  %-26s %-26s %s" % ("policy", "scale", "bound", "model",
-      "whole-run efficiency", "steady-state efficiency", "fidelity min"))
-root_share, max_share, worst_node = [], [], []
+print("  %-14s %5s %6s %8s %6s  %-24s %-24s %s" % ("policy", "scale", "wall s",
+      "bound", "model", "whole-run efficiency", "steady-state efficiency",
+      "fidelity min"))
+root_share, max_share, worst_node, per_s = [], [], [], []
 for entry in plan:
     policy, scale = entry.split(":")
     rs = [load(policy, i) for i in range(1, runs + 1)]
@@ -106,8 +107,9 @@ for entry in plan:
     low = [f for f in fid if f < FID_MIN]
     bound, model = rs[0]["bound"]["tasks_per_s"], rs[0]["bound"]["model"]
     med = lambda xs: sorted(xs)[len(xs) // 2] if xs else None
-    print("  %-14s %5s %8.3f %9s  %.3f [%.3f, %.3f]       %s [%s, %s]       %.3f%s" % (
-        policy, scale, bound, model, med(whole), min(whole), max(whole),
+    print("  %-14s %5s %6.1f %8.3f %6s  %.3f [%.3f, %.3f]     %s [%s, %s]     %.3f%s" % (
+        policy, scale, med([r["wall_s"] for r in rs]), bound, model, med(whole),
+        min(whole), max(whole),
         num(med(steady)), num(min(steady) if steady else None),
         num(max(steady) if steady else None), min(fid),
         "  UNRELIABLE in %d of %d runs" % (len(low), runs) if low else ""))
@@ -131,6 +133,7 @@ for entry in plan:
         root_share.append(root["observe_cpu_us"] / root["cpu_us"])
         s, name = max(shares)
         max_share.append(s)
+        per_s.append(max(n["observe_cpu_us"] for n in r["nodes"]) / r["wall_s"])
         worst_node.append("%s/%s" % (policy, name))
 
 print("overhead: sampler + online fit CPU over the node's CPU, %d runs" % len(max_share))
@@ -142,5 +145,8 @@ figure("--id", "overhead.max", "--unit", "of CPU",
        "--what", "sampler+fit share of CPU time, the largest over nodes, per run",
        "--values", *max_share, "--target", "max-all:0.01",
        "--note", "largest: %s, %.4f" % (worst_node[w], max_share[w]))
+figure("--id", "overhead.us_per_s", "--unit", "us/s",
+       "--what", "sampler+fit CPU per wall second, the largest over nodes, per run",
+       "--values", *per_s)
 PY
 printf 'efficiency: %.0f s (figures in %s)\n' "$(echo "$(date +%s.%N) - $t_start" | bc -l)" "$OUT"
