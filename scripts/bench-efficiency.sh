@@ -42,6 +42,7 @@ PLAN=${EFF_PLAN:-"ia-multi:20 comprate:30 ia-single-opt:30 bwc:30 fcfs:150 ia-si
 WORK=$(mktemp -d /tmp/treefarm-bench-eff.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 t_start=$(date +%s.%N)
+elapsed () { python3 -c 'import sys, time; print("%.0f" % (time.time() - float(sys.argv[1])))' "$t_start"; }
 mkdir -p "$BENCH_DIR"
 rm -f "$OUT"
 
@@ -66,8 +67,7 @@ for i in $(seq "$RUNS"); do
         "$TF" run "$WORK/fork7-$scale.json" --policy "$policy" --out "$dir" --quiet \
             >"$dir.log" 2>&1 || echo "  run $i $policy: treefarm exited $? (see below)"
     done
-    printf '  round %d of %d done, %.0f s\n' "$i" "$RUNS" \
-        "$(echo "$(date +%s.%N) - $t_start" | bc -l)"
+    echo "  round $i of $RUNS done, $(elapsed) s"
 done
 
 python3 - "$WORK" "$RUNS" "$OUT" "$PLAN" <<'PY'
@@ -149,4 +149,4 @@ figure("--id", "overhead.us_per_s", "--unit", "us/s",
        "--what", "sampler+fit CPU per wall second, the largest over nodes, per run",
        "--values", *per_s)
 PY
-printf 'efficiency: %.0f s (figures in %s)\n' "$(echo "$(date +%s.%N) - $t_start" | bc -l)" "$OUT"
+echo "efficiency: $(elapsed) s (figures in $OUT)"
