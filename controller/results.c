@@ -63,6 +63,7 @@ struct results {
     int measured_bound;      /* offline[] is from measured task times */
     uint64_t resumed;        /* tasks done by an earlier run (--resume) */
     int nlost;               /* nodes lost during the run */
+    results_window_t window; /* the steady state, this run's records */
 };
 
 const char *
@@ -86,6 +87,7 @@ results_new (const config_t *cfg)
         self->offline[m] = tree ? tree->bound : NAN;
         bound_tree_destroy (&tree);
     }
+    self->window = results_window_make (config_bag_size (cfg), results_window_k (cfg));
     return self;
 }
 
@@ -102,6 +104,8 @@ void
 results_set_resumed (results_t *self, uint64_t tasks)
 {
     self->resumed = tasks;
+    uint64_t n = config_bag_size (self->cfg);
+    self->window = results_window_make (n > tasks ? n - tasks : 0, self->window.k);
 }
 
 /*  The bound a run is judged against: the policy's port model. */
@@ -338,6 +342,97 @@ results_completed (const results_t *self)
     return self->nodes[self->cfg->root].stats.completed;
 }
 
+/* ------------------------------------------------------------------------
+ *  The steady-state window.
+ */
+
+/*  Tasks a node runs at once: its slots for command tasks, else one. */
+static uint64_t
+node_slots (const config_t *cfg, int i)
+{
+    return cfg->commands.count && cfg->nodes[i].slots ? cfg->nodes[i].slots : 1;
+}
+
+uint64_t
+results_window_k (const config_t *cfg)
+{
+    uint64_t k = 0;
+    for (int i = 0; i < cfg->nnodes; i++)
+        k += i == cfg->root ? node_slots (cfg, i)
+                            : cfg->platform.buffer + 2 * node_slots (cfg, i) - 1;
+    return k;
+}
+
+results_window_t
+results_window_make (uint64_t n, uint64_t k)
+{
+    return (results_window_t){.n = n, .k = k ? k : 1};
+}
+
+void
+results_window_note (results_window_t *w, uint64_t recorded, double t)
+{
+    if (w->n <= 2 * w->k)
+        return;   /* no steady state */
+    if (!w->at_from && recorded >= w->k) {
+        w->at_from = recorded;
+        w->from_s = t;
+    }
+    if (!w->at_to && recorded >= w->n - w->k) {
+        w->at_to = recorded;
+        w->to_s = t;
+    }
+}
+
+int
+results_window_get (const results_window_t *w, uint64_t *tasks, double *seconds)
+{
+    if (!w->at_from || !w->at_to || w->at_to <= w->at_from || !(w->to_s > w->from_s))
+        return -1;
+    *tasks = w->at_to - w->at_from;
+    *seconds = w->to_s - w->from_s;
+    return 0;
+}
+
+void
+results_note_recorded_at (results_t *self, double t)
+{
+    uint64_t mine = self->recorded > self->resumed ? self->recorded - self->resumed : 0;
+    results_window_note (&self->window, mine, t);
+}
+
+/*  The steady state's throughput in platform tasks/s and its efficiency
+ *  against bound (NAN when unknown); -1 when the run has no window. */
+static int
+steady (const results_t *self, double bound, double *throughput, double *efficiency)
+{
+    uint64_t tasks;
+    double seconds;
+    if (results_window_get (&self->window, &tasks, &seconds) != 0)
+        return -1;
+    *throughput = (double) tasks / (seconds * self->cfg->platform.time_scale);
+    *efficiency = bound > 0 ? *throughput / bound : NAN;
+    return 0;
+}
+
+/*  "steady": {k, from_s, to_s (platform seconds after START), tasks,
+ *  throughput, efficiency}, or null. */
+static json_t *
+steady_to_json (const results_t *self, double bound)
+{
+    double throughput, efficiency;
+    if (steady (self, bound, &throughput, &efficiency) != 0)
+        return json_null ();
+    double s = self->cfg->platform.time_scale;
+    const results_window_t *w = &self->window;
+    json_t *o = json_pack ("{s:I, s:f, s:f, s:I, s:f}", "k", (json_int_t) w->k, "from_s",
+                           w->from_s * s, "to_s", w->to_s * s, "tasks",
+                           (json_int_t) (w->at_to - w->at_from), "throughput", throughput);
+    json_object_set_new (o, "efficiency", isfinite (efficiency) ? json_real (efficiency)
+                                                                : json_null ());
+    return o;
+}
+
 /*  Platform seconds from START to FINISHED, or -1 when the run did not
  *  finish. */
 static double
@@ -502,6 +597,7 @@ results_to_json (const results_t *self)
                          span > 0 && bound > 0 && ran (self) > 0
                              ? json_real ((double) ran (self) / span / bound)
                              : json_null ());
+    json_object_set_new (object, "steady", steady_to_json (self, bound));
     json_object_set_new (object, "efficiency_reliable",
                          json_boolean (reliable (self)));
     json_object_set_new (object, "fidelity", fidelity_to_json (self));
@@ -826,6 +922,10 @@ print_bound (const results_t *self, double span, FILE *out)
     if (span > 0 && bound > 0 && ran (self) > 0)
         fprintf (out, "  efficiency %.1f%%%s", 100.0 * ran (self) / span / bound,
                  reliable (self) ? "" : " (UNRELIABLE)");
+    double throughput, efficiency;
+    if (span > 0 && steady (self, bound, &throughput, &efficiency) == 0
+        && isfinite (efficiency))
+        fprintf (out, "  steady %.1f%%", 100.0 * efficiency);
     if (self->measured_bound)
         fprintf (out, "  [from the commands' measured times and sizes]");
     else if (root->has_bound && !bounds_agree (root->bound[model], bound))

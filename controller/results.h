@@ -6,7 +6,8 @@
  *
  *    results.json  the experiment (canonical config), the outcome
  *                  ("complete", "failed", "interrupted" and the error),
- *                  makespan and throughput in platform time, and every
+ *                  makespan and throughput in platform time, the
+ *                  steady-state window's (results_window_t), and every
  *                  node's counters with its per-child breakdown;
  *    nodes.csv     one row per node with the scalar counters;
  *    tasks.csv     "task,node": which node computed each task, one row
@@ -130,6 +131,45 @@ double results_node_fidelity (const results_t *self, int node);
 /*  The run's fidelity, its worst node's, whose index goes to *worst
  *  (unless NULL; -1 if no node has lagged at all). */
 double results_fidelity (const results_t *self, int *worst);
+
+/*  The steady-state window of a run: from the moment the k-th of its n
+ *  tasks is recorded to the moment the (n - k)-th is, so that it leaves
+ *  out the start-up (the tree filling its buffers) and the wind-down (the
+ *  last tasks, when children run dry). k is the tree's in-flight
+ *  capacity (results_window_k): once the root has handed out its last
+ *  task, at most k tasks are not yet complete, so the (n - k)-th
+ *  completion comes before any node can run dry for want of work; the
+ *  start-up is cut by the same count. The window's throughput is the
+ *  tasks recorded after its start up to its end over its length
+ *  (docs/bounds.md, "Efficiency"). Memory: these few fields, whatever n. */
+typedef struct {
+    uint64_t n, k;           /* the run's tasks; tasks left out at each end */
+    uint64_t at_from, at_to; /* records counted when each end was reached;
+                                0 until then */
+    double from_s, to_s;     /* when: seconds, the caller's clock */
+} results_window_t;
+
+/*  The in-flight capacity of cfg's tree: what every non-root node holds
+ *  at most (buffer + 2 slots - 1: queued or on their way, and running)
+ *  plus the root's running slots. */
+uint64_t results_window_k (const config_t *cfg);
+
+/*  A window over a run of n tasks leaving k (at least 1) out at each
+ *  end. */
+results_window_t results_window_make (uint64_t n, uint64_t k);
+
+/*  By time t, recorded of the run's tasks were recorded (a batch just
+ *  arrived; counts and times never go backwards). Pure. */
+void results_window_note (results_window_t *w, uint64_t recorded, double t);
+
+/*  The window's tasks and length, once both ends were reached and it
+ *  holds a task and some time: returns 0. Else -1 (a run of at most 2k
+ *  tasks has no steady state; one not finished has no end yet). */
+int results_window_get (const results_window_t *w, uint64_t *tasks, double *seconds);
+
+/*  The root's RECORDED batch was filed at wall seconds t after START:
+ *  the steady-state window notes it (results.json "steady"). */
+void results_note_recorded_at (results_t *self, double t);
 
 /*  Tasks the root reports complete (its latest "completed" counter). */
 uint64_t results_completed (const results_t *self);

@@ -51,6 +51,7 @@ on_recorded (session_t *s, int node, const proto_msg_t *m, char *err, size_t err
                             json_array_get (m->info, i), why, sizeof why) != 0
             && !refused++)
             snprintf (err, errlen, "%s", why);
+    results_note_recorded_at (results, tf_now () - session_started_at (s));
     if (results_check_tasks (results, why, sizeof why) != 0)
         session_fail (s, RESULTS_FAILED, "%s", why);
     return refused ? -1 : 0;

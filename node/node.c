@@ -12,6 +12,8 @@
 #include <jansson.h>
 #include <math.h>
 #include <netdb.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "node/bundle.h"
@@ -52,6 +54,12 @@ _Static_assert (PROTO_MAX_STREAM_BYTES == BUNDLE_MAX_BYTES,
 #define NODE_SAMPLES 65536        /* samples a node keeps */
 #define NODE_FIT_MIN 20           /* busy samples before "ir": "measured"
                                      trusts an estimate */
+#define NODE_SAMPLE_MAX 50e-6     /* a sample costs about 1 us: one whose
+                                     span on the monotonic clock is longer
+                                     was preempted or interrupted, and
+                                     counts as this */
+#define NODE_FIT_EVERY 1.0        /* seconds between solving the fit again
+                                     for STATS (a REPORT always does) */
 /*  serve's loop ends well: STOP came and the final REPORT was heard. Not
  *  0 (go on), not 1 or -1 (what fail and failed actions return). */
 #define NODE_STOPPED 2
@@ -83,6 +91,12 @@ typedef struct {
     subtree_t *subtree;      /* our subtree's bound, bottom-up */
     int measure;             /* calibration mode (START mode "measure") */
     observe_t *observe;      /* the sampler and the online fit */
+    double observe_cpu;      /* thread CPU seconds spent in them */
+    double clock_cost;       /* what reading the thread CPU clock adds to
+                                a timed span, seconds */
+    json_t *fit;             /* the estimates as STATS carries them, */
+    long fit_n;              /* solved at this many busy intervals, */
+    double fit_at;           /* at this time */
     double *observed;        /* scratch: bytes observed, in and per child */
     double units, units_at;  /* the engine's cumulative units, and when we
                                 read them */
@@ -465,6 +479,55 @@ make_cargo_and_core (node_t *self, char *err, size_t errlen)
     return root && self->cargo ? resume (self, err, errlen) : 0;
 }
 
+/*  --- what the sampler and the fit cost --------------------------------- */
+
+/*  This thread's CPU time, seconds: what the fit and the samples' CSV
+ *  cost is the difference around their calls (about 1 us a reading on
+ *  a VM: a system call). */
+static double
+thread_cpu (void)
+{
+    struct timespec ts;
+    if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/*  The CPU seconds spent since t0 (a thread_cpu reading), less what the
+ *  readings themselves add. */
+static double
+cpu_since (const node_t *self, double t0)
+{
+    double d = thread_cpu () - t0 - self->clock_cost;
+    return d > 0 ? d : 0;
+}
+
+/*  What two readings of the thread CPU clock add to the span between
+ *  them: the least of a few back-to-back pairs (about 1 us on a VM,
+ *  more than a sample costs). */
+static double
+clock_cost (void)
+{
+    double least = INFINITY;
+    for (int i = 0; i < 8; i++) {
+        double t0 = thread_cpu ();
+        double d = thread_cpu () - t0;
+        least = d < least ? d : least;
+    }
+    return isfinite (least) ? least : 0;
+}
+
+/*  The whole process's CPU time so far (every thread, user + system), us. */
+static uint64_t
+process_cpu_us (void)
+{
+    struct rusage ru;
+    if (getrusage (RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u
+         + (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
 /*  The core (node/setup.h) and the models around it: emulated
  *  interference, the subtree bound, calibration, sampling; the engine. */
 static int
@@ -489,6 +552,7 @@ make_core (node_t *self, char *err, size_t errlen)
     self->observe = observe_new (me->nchildren, NODE_SAMPLES, cfg->platform.sample_ms / 1000.0,
                                  cfg->platform.time_scale, self->bps_per_mbps);
     self->observed = xcalloc (me->nchildren + 2, sizeof *self->observed);
+    self->clock_cost = clock_cost ();
     engine_cfg_t ec = {cfg->platform.mode, me->compute_rate, cfg->platform.time_scale,
                        cfg->platform.matrix_n};
     self->engine = engine_new (&ec, err, errlen);
@@ -530,9 +594,13 @@ on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
 static void
 take_sample (node_t *self, double now)
 {
+    /*  Timed on the monotonic clock (vDSO, ~25 ns a reading): the thread
+     *  CPU clock's reading costs more than the sample. */
+    double t0 = tf_now ();
     emul_observed (self->emul, now, self->observed);
     observe_sample (self->observe, now, self->units, engine_busy (self->engine),
                     self->observed);
+    self->observe_cpu += fmin (tf_now () - t0, NODE_SAMPLE_MAX);
 }
 
 static json_t *
@@ -569,6 +637,28 @@ apply_estimates (node_t *self, const observe_estimates_t *e)
     for (int i = 0; i < self->me->nchildren; i++)
         if (isfinite (e->ir_send[i]))
             core_set_child_ir (self->core, i, e->ir_send[i]);
+}
+
+/*  The online estimates as STATS carries them (borrowed), solved again
+ *  and applied only when a busy interval joined the fit since the last
+ *  time, and for STATS at most every NODE_FIT_EVERY: an idle node's fit
+ *  costs nothing, a busy one's little. */
+static json_t *
+current_fit (node_t *self, int final)
+{
+    double now = tf_now ();
+    if (self->fit && (observe_count (self->observe) == self->fit_n
+                      || (!final && now - self->fit_at < NODE_FIT_EVERY)))
+        return self->fit;
+    self->fit_at = now;
+    double t0 = thread_cpu ();
+    const observe_estimates_t *est = observe_estimates (self->observe);
+    apply_estimates (self, est);
+    json_decref (self->fit);
+    self->fit = fit_json (self, est);
+    self->fit_n = est->n;
+    self->observe_cpu += cpu_since (self, t0);
+    return self->fit;
 }
 
 /*  The samples as CSV text (platform units), for the controller to file;
@@ -628,7 +718,9 @@ fill_report (node_t *self, proto_stats_t *s)
             .send_seconds = c.send_seconds};
     }
     s->nchildren = n;
+    double t0 = thread_cpu ();
     s->samples_csv = samples_csv (self);
+    self->observe_cpu += cpu_since (self, t0);
     if (self->trace) {
         double first_dropped;
         s->trace_csv = trace_encode (self->trace);
@@ -659,12 +751,12 @@ send_stats (node_t *self, proto_command_t command)
         for (int m = 0; m < BOUND_MODEL_COUNT; m++)
             s.bound[m] = that[m];
     }
-    const observe_estimates_t *est = observe_estimates (self->observe);
-    apply_estimates (self, est);
-    s.fit = fit_json (self, est);
+    s.fit = json_incref (current_fit (self, command == PROTO_REPORT));
     fill_lag (self, &s);
     if (command == PROTO_REPORT)
         fill_report (self, &s);
+    s.observe_cpu_us = (uint64_t) (self->observe_cpu * 1e6);
+    s.cpu_us = process_cpu_us ();
     zmsg_t *msg = proto_stats_encode (command, &s);
     proto_stats_clear (&s);
     if (zmsg_send (&msg, self->ctl) == 0)
@@ -1804,6 +1896,7 @@ node_run (const node_opts_t *opts)
     free (self->probe_out);
     free (self->streams);
     observe_destroy (&self->observe);
+    json_decref (self->fit);
     free (self->observed);
     trace_destroy (&self->trace);
     return status;

@@ -107,6 +107,12 @@ observe_estimates (observe_t *self)
     return &self->est;
 }
 
+long
+observe_count (const observe_t *self)
+{
+    return fit_count (self->fit);
+}
+
 int
 observe_write_csv (observe_t *self, FILE *out, const char *const *children,
                    double bytes_per_mb)

@@ -57,6 +57,10 @@ void observe_idle (observe_t *self);
 /*  Solve the fit now. */
 const observe_estimates_t *observe_estimates (observe_t *self);
 
+/*  Busy intervals in the fit so far (the estimates' n): they change only
+ *  when this does. */
+long observe_count (const observe_t *self);
+
 /*  The samples as CSV (sampler_write_csv), in platform units, with the
  *  children's names as columns. Returns 0, or -1 on a write error. */
 int observe_write_csv (observe_t *self, FILE *out, const char *const *children,

@@ -42,6 +42,11 @@ typedef struct {
     uint64_t slots;          /* tasks it computes at once (node/core.h) */
     uint64_t requeued;       /* tasks queued again: given to a child that
                                 was lost */
+    uint64_t cpu_us;         /* CPU time of the node's process so far
+                                (user + system, every thread), us */
+    uint64_t observe_cpu_us; /* of which the sampler and the online fit
+                                (node/observe.h): their calls' thread CPU
+                                time, us */
     double compute_seconds;  /* wall seconds the engine was busy */
     double speed_mean;       /* emulated: mean interference factor while
                                 computing (1 = none); 1 when absent */
@@ -73,7 +78,7 @@ typedef struct {
     int per_node;
 } proto_counter_t;
 
-#define PROTO_NCOUNTERS 11
+#define PROTO_NCOUNTERS 13
 extern const proto_counter_t proto_counters[PROTO_NCOUNTERS];
 
 /*  The value of counter i of s. */

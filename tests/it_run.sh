@@ -21,6 +21,17 @@ run_config () {   # name config tasks
 import json, sys
 b = json.load(open(sys.argv[1]))["bound"]
 sys.exit(0 if b["agree"] is True and b["tree"] == b["tasks_per_s"] else 1)' "$out/results.json"
+    expect "$name: every node reports its CPU time and its sampler's and fit's share" \
+        python3 -c '
+import json, sys
+nodes = json.load(open(sys.argv[1]))["nodes"]
+sys.exit(0 if all(0 < n["observe_cpu_us"] < n["cpu_us"] for n in nodes) else 1)' "$out/results.json"
+    expect "$name: the steady-state window lies inside the run" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1])); s = r["steady"]
+sys.exit(0 if s and 0 < s["from_s"] < s["to_s"] <= r["makespan_s"]
+         and 0 < s["tasks"] <= r["tasks"] - s["k"] and s["efficiency"] > 0 else 1)' "$out/results.json"
+    expect "$name: the summary gives the steady state" grep -q "steady [0-9.]*%" "$WORK/$name.out"
 }
 
 run_config fork7 configs/fork7.json 1000

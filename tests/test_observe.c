@@ -87,8 +87,10 @@ test_idle_intervals_stay_out (void **state)
     observe_sample (r.o, r.t += 0.1, r.units, 0, observed);   /* idle now */
     observe_sample (r.o, r.t += 0.1, r.units, 1, observed);   /* idle at its start */
     assert_int_equal (observe_estimates (r.o)->n, 10);
+    assert_int_equal (observe_count (r.o), 10);   /* idle: nothing to solve again */
     feed (&r, 5);
     assert_int_equal (observe_estimates (r.o)->n, 15);
+    assert_int_equal (observe_count (r.o), 15);
     assert_true (observe_due (r.o, r.t + 0.1));
     assert_false (observe_due (r.o, r.t + 0.05));
 

@@ -196,7 +196,8 @@ test_stats_round_trip_and_refusals (void **state)
                                     .requested = 5, .send_seconds = 0.5}};
     proto_stats_t s = {.computed = 1, .forwarded = 2, .received = 3, .requested = 4,
                        .bytes_in = 5, .bytes_out = 6, .malformed = 7, .completed = 8,
-                       .duplicates = 9, .slots = 10, .requeued = 11, .compute_seconds = 1.5,
+                       .duplicates = 9, .slots = 10, .requeued = 11, .cpu_us = 12,
+                       .observe_cpu_us = 13, .compute_seconds = 1.5,
                        .speed_mean = 0.75,
                        .held = 2, .computing = 1, .has_bound = 1, .bound = {1, 2, 3},
                        .lag_loop = 0.1, .lag_engine = 0.2, .lag_link = 0.3,

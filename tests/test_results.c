@@ -384,11 +384,12 @@ check_csv_files (fixture_t *f)
     char *text = slurp (f->dir, "nodes.csv");
     assert_string_equal (text,
                          "name,parent,pid,computed,forwarded,received,requested,bytes_in,"
-                         "bytes_out,malformed,slots,requeued,compute_seconds\n"
-                         "root,,1000,2,3,0,0,0,3145728,0,0,0,1.500000\n"
-                         "a,root,1001,1,1,2,0,2097152,0,0,0,0,0.000000\n"
-                         "b,root,1002,1,0,1,0,1048576,0,0,0,0,0.000000\n"
-                         "a1,a,1003,1,0,1,0,1048576,0,0,0,0,0.000000\n");
+                         "bytes_out,malformed,slots,requeued,cpu_us,observe_cpu_us,"
+                         "compute_seconds\n"
+                         "root,,1000,2,3,0,0,0,3145728,0,0,0,0,0,1.500000\n"
+                         "a,root,1001,1,1,2,0,2097152,0,0,0,0,0,0,0.000000\n"
+                         "b,root,1002,1,0,1,0,1048576,0,0,0,0,0,0,0.000000\n"
+                         "a1,a,1003,1,0,1,0,1048576,0,0,0,0,0,0,0.000000\n");
     free (text);
     /*  In the order recorded, not sorted. */
     text = slurp (f->dir, "tasks.csv");
@@ -519,6 +520,115 @@ test_lag_makes_fidelity_and_flags_efficiency (void **state)
     /*  A lag object that is not one, or a negative lag, is refused. */
     refused (f, 0, 1, "{\"lag\": 3}", "lag");
     refused (f, 0, 1, "{\"lag\": {\"loop_s\": -1}}", "loop_s");
+}
+
+/*  A run of 100 tasks, 10 left out at each end: a slow start (one task a
+ *  second for 10 s), a steady middle (ten a second) and a slow tail (one
+ *  a second). The whole run averages 100 / 28 tasks/s; the window sees
+ *  only the middle, 80 tasks in 8 s. */
+static void
+test_steady_window_leaves_out_start_and_tail (void **state)
+{
+    (void) state;
+    results_window_t w = results_window_make (100, 10);
+    uint64_t tasks;
+    double seconds;
+    double t = 0;
+    for (uint64_t r = 1; r <= 100; r++) {
+        t += r <= 10 || r > 90 ? 1.0 : 0.1;
+        results_window_note (&w, r, t);
+        if (r < 90)
+            assert_int_equal (results_window_get (&w, &tasks, &seconds), -1);
+    }
+    assert_int_equal (results_window_get (&w, &tasks, &seconds), 0);
+    assert_int_equal (tasks, 80);
+    assert_float_equal (seconds, 8.0, 1e-9);
+    assert_float_equal ((double) tasks / seconds, 10.0, 1e-9);
+
+    /*  Batches: an end is the first batch that reaches it, and the tasks
+     *  are those recorded after the window opened. */
+    w = results_window_make (100, 10);
+    results_window_note (&w, 8, 1.0);
+    results_window_note (&w, 14, 2.0);
+    results_window_note (&w, 89, 4.0);
+    assert_int_equal (results_window_get (&w, &tasks, &seconds), -1);
+    results_window_note (&w, 95, 6.0);
+    results_window_note (&w, 100, 9.0);
+    assert_int_equal (results_window_get (&w, &tasks, &seconds), 0);
+    assert_int_equal (tasks, 81);
+    assert_float_equal (seconds, 4.0, 1e-9);
+
+    /*  At most 2k tasks: no steady state; one batch reaching both ends:
+     *  none either. */
+    w = results_window_make (20, 10);
+    for (uint64_t r = 1; r <= 20; r++)
+        results_window_note (&w, r, (double) r);
+    assert_int_equal (results_window_get (&w, &tasks, &seconds), -1);
+    w = results_window_make (30, 10);
+    results_window_note (&w, 30, 1.0);
+    assert_int_equal (results_window_get (&w, &tasks, &seconds), -1);
+}
+
+/*  k is the tree's in-flight capacity: the small tree's three non-root
+ *  nodes hold buffer (3) + 1 each, the root runs one: 13. Its 5 tasks
+ *  have no steady state, so results.json says null. */
+static void
+test_steady_window_k_and_results (void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal (results_window_k (f->cfg), 13);
+    feed_complete_run (f);
+    json_t *r = results_to_json (f->results);
+    assert_true (json_is_null (json_object_get (r, "steady")));
+    json_decref (r);
+
+    /*  A star of one child (k = 1 + 4 = 5) and 40 tasks: 5 slow at each
+     *  end, 30 at 10 per wall second in between, time scale 10. */
+    char err[TF_ERRLEN];
+    config_t *cfg = config_load_string (
+        "{\"name\": \"star\", \"tasks\": {\"count\": 40, \"input_mb\": 1, \"units\": 1},"
+        " \"policy\": \"fcfs\", \"platform\": {\"time_scale\": 10},"
+        " \"tree\": [{\"name\": \"r\", \"compute\": 1},"
+        "  {\"name\": \"c\", \"parent\": \"r\", \"compute\": 1, \"link_mbps\": 1}]}",
+        "<test>", err, sizeof err);
+    assert_non_null (cfg);
+    results_t *res = results_new (cfg);
+    double t = 0;
+    for (uint64_t task = 0; task < 40; task++) {
+        t += task < 5 || task >= 35 ? 1.0 : 0.1;
+        assert_int_equal (results_record (res, task, task % 2, NULL, err, sizeof err), 0);
+        results_note_recorded_at (res, t);
+    }
+    results_set_wall (res, t, 1);
+    results_set_status (res, RESULTS_COMPLETE, NULL);
+    r = results_to_json (res);
+    json_t *st = json_object_get (r, "steady");
+    assert_true (json_is_object (st));
+    assert_int_equal (json_integer_value (json_object_get (st, "k")), 5);
+    assert_int_equal (json_integer_value (json_object_get (st, "tasks")), 30);
+    /*  Platform time: from 5 wall s to 8, times 10. */
+    assert_float_equal (json_number_value (json_object_get (st, "from_s")), 50.0, 1e-9);
+    assert_float_equal (json_number_value (json_object_get (st, "to_s")), 80.0, 1e-9);
+    assert_float_equal (json_number_value (json_object_get (st, "throughput")), 1.0, 1e-9);
+    double bound = json_number_value (json_object_get (json_object_get (r, "bound"),
+                                                       "tasks_per_s"));
+    assert_float_equal (json_number_value (json_object_get (st, "efficiency")), 1.0 / bound,
+                        1e-9);
+    /*  The whole run's is lower: 40 tasks in 130 platform seconds. */
+    assert_true (json_number_value (json_object_get (r, "throughput")) < 0.31);
+    json_decref (r);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream (&text, &size);
+    results_print_summary (res, out);
+    fclose (out);
+    char want[64];
+    snprintf (want, sizeof want, "steady %.1f%%", 100.0 / bound);
+    if (!strstr (text, want))
+        fail_msg ("the summary does not say \"%s\":\n%s", want, text);
+    free (text);
+    results_destroy (&res);
+    config_destroy (&cfg);
 }
 
 /*  Nodes lost during a run: listed in results.json with why and when,
@@ -690,6 +800,8 @@ main (void)
         cmocka_unit_test_setup_teardown (test_make_dir, setup, teardown),
         cmocka_unit_test_setup_teardown (test_check_writable, setup, teardown),
         cmocka_unit_test (test_default_dir),
+        cmocka_unit_test (test_steady_window_leaves_out_start_and_tail),
+        cmocka_unit_test_setup_teardown (test_steady_window_k_and_results, setup, teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
