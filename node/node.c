@@ -460,6 +460,7 @@ make_core (node_t *self, char *err, size_t errlen)
     const config_node_t *me = self->me;
     self->bps_per_mbps = setup_bps_per_mbps (cfg);
     self->payloads = payload_store_new (config_chunk_bytes (cfg));
+    payload_tune_allocator (config_chunk_bytes (cfg));
     if (make_cargo_and_core (self, err, errlen) != 0)
         return -1;
     double *ir_send = xcalloc (me->nchildren + 1, sizeof *ir_send);

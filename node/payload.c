@@ -1,6 +1,7 @@
 /*  payload — the bytes of synthetic tasks a node holds. See payload.h. */
 #include "node/payload.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +169,15 @@ payload_release (payload_store_t *self, uint64_t task)
     self->held_bytes -= h->got;
     held_clear (h);
     *h = self->held[--self->nheld];
+}
+
+void
+payload_tune_allocator (uint32_t chunk_bytes)
+{
+    if (chunk_bytes < PAYLOAD_FRAME_MIN)
+        return;
+    mallopt (M_MMAP_THRESHOLD, (int) PAYLOAD_MMAP_MAX);
+    mallopt (M_TRIM_THRESHOLD, (int) PAYLOAD_TRIM);
 }
 
 size_t

@@ -61,6 +61,21 @@ zframe_t *payload_chunk (payload_store_t *self, uint64_t task, uint32_t index,
 /*  Drop what is held of task. */
 void payload_release (payload_store_t *self, uint64_t task);
 
+/*  A process whose chunks are large (chunk_bytes >= PAYLOAD_FRAME_MIN)
+ *  keeps the memory they arrive in for the next ones: libzmq mallocs every
+ *  arriving message larger than its batch, in its I/O thread, and the node
+ *  frees it once the chunk is acknowledged (a leaf) or forwarded (a
+ *  relay); glibc's defaults give such memory back to the kernel as soon as
+ *  a heap's top holds twice the largest block freed, so the next chunk's
+ *  pages fault in again, zeroed by the kernel (a 1.5 GiB edge of 64 MiB
+ *  tasks: about 60,000 page faults and a sixth of the nodes' CPU time).
+ *  Allocations up to PAYLOAD_MMAP_MAX then come from the heap, and up to
+ *  PAYLOAD_TRIM bytes free at a heap's top stay the process's. Does
+ *  nothing for smaller chunks, where there is little to gain. */
+#define PAYLOAD_MMAP_MAX (32u << 20)   /* glibc's largest mmap threshold */
+#define PAYLOAD_TRIM (16u << 20)
+void payload_tune_allocator (uint32_t chunk_bytes);
+
 /*  Tasks held, and payload bytes held over all of them. */
 size_t payload_tasks (const payload_store_t *self);
 uint64_t payload_bytes (const payload_store_t *self);
