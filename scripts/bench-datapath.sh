@@ -5,10 +5,10 @@
 # (docs/performance.md, "Data path"). RUNS runs (default 5) of:
 #
 #   edge    one parent-to-child edge on loopback: 16 tasks of 64 MiB to the
-#           child (payload_scale 1, chunks of 512 KiB, window WINDOW,
-#           default 16), against iperf3 moving 1 GiB over 127.0.0.1;
-#           also, for the record and without a target, the same edge with
-#           the default window (4);
+#           child (payload_scale 1, the default chunks of 512 KiB and
+#           window of 4, or WINDOW), against iperf3 moving 1 GiB over
+#           127.0.0.1; also, for the record and without a target, the same
+#           edge with a window of 16;
 #   chain4  src -> a -> b -> leaf on loopback, 16 tasks delivered to the
 #           leaf, the relays forwarding each chunk as it arrives, against
 #           the edge of the same run;
@@ -40,7 +40,7 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
 TF=$BUILD/bin/treefarm
 RUNS=${RUNS:-5}
-WINDOW=${WINDOW:-16}
+WINDOW=${WINDOW:-4}
 BENCH_DIR=${BENCH_DIR:-$(mktemp -d /tmp/treefarm-bench.XXXXXX)}
 OUT=$BENCH_DIR/datapath.json
 MIB=1048576
@@ -162,7 +162,7 @@ netns_ok () {
 # computes one and relays the rest.
 HOLD_EDGE=2 HOLD_CHAIN=4 HOLD_NETNS=4
 config "$WORK/edge.json" edge 17 "src sink" "$WINDOW" "$HOLD_EDGE"
-config "$WORK/edge4.json" edge4 17 "src sink" 4 "$HOLD_EDGE"
+config "$WORK/edge16.json" edge16 17 "src sink" 16 "$HOLD_EDGE"
 config "$WORK/chain.json" chain4 19 "src a b leaf" "$WINDOW" "$HOLD_CHAIN"
 
 # testbed CONFIG: bring its namespaces up; the netns config in TB.
@@ -185,14 +185,14 @@ if netns_ok; then
     NETNS=1
 fi
 
-edge=() edge4=() iperf=() chain=() ns=() nsiperf=() nschain=()
+edge=() edge16=() iperf=() chain=() ns=() nsiperf=() nschain=()
 echo "datapath: $RUNS runs, interleaved (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 for i in $(seq "$RUNS"); do
     tf_run "$WORK/edge.json" "$WORK/edge-$i" sink; edge+=("$RATE")
     iperf_run 1024M "" "" 127.0.0.1; iperf+=("$RATE")
     tf_run "$WORK/chain.json" "$WORK/chain-$i" leaf; chain+=("$RATE")
-    tf_run "$WORK/edge4.json" "$WORK/edge4-$i" sink; edge4+=("$RATE")
-    line="  run $i: edge ${edge[-1]}, iperf3 ${iperf[-1]}, chain4 ${chain[-1]}, edge window 4 ${edge4[-1]}"
+    tf_run "$WORK/edge16.json" "$WORK/edge16-$i" sink; edge16+=("$RATE")
+    line="  run $i: edge ${edge[-1]}, iperf3 ${iperf[-1]}, chain4 ${chain[-1]}, edge window 16 ${edge16[-1]}"
     if [ -n "$NETNS" ]; then
         tf_run "$NS_EDGE" "$WORK/ns-$i" sink; ns+=("$RATE")
         iperf_run 256M "tf-$NAME-sink" "tf-$NAME-src" 198.18.0.2; nsiperf+=("$RATE")
@@ -207,10 +207,10 @@ fig --id datapath-edge-loopback \
     --what "payload over one parent-to-child edge on loopback, 64 MiB tasks, window $WINDOW" \
     --values "${edge[@]}" --ref-what "iperf3 on 127.0.0.1" --ref-values "${iperf[@]}" \
     --target ratio-min:0.60
-fig --id datapath-edge-loopback-window4 \
-    --what "the same edge with the default window of 4 chunks" \
-    --values "${edge4[@]}" --ref-what "iperf3 on 127.0.0.1" --ref-values "${iperf[@]}" \
-    --note "the default window, for the record: the target is held with window $WINDOW"
+fig --id datapath-edge-loopback-window16 \
+    --what "the same edge with a window of 16 chunks (8 MiB in flight)" \
+    --values "${edge16[@]}" --ref-what "iperf3 on 127.0.0.1" --ref-values "${iperf[@]}" \
+    --note "for the record: a wider window than the default, no target"
 fig --id datapath-chain4 \
     --what "payload delivered to the leaf of src -> a -> b -> leaf on loopback, cut-through relays" \
     --values "${chain[@]}" --ref-what "the single edge, same run" --ref-values "${edge[@]}" \
