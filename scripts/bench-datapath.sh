@@ -33,6 +33,7 @@
 # Figures go to $BENCH_DIR/datapath.json (scripts/benchlib.py); BENCH_DIR
 # defaults to a fresh temporary directory. Takes about 2 minutes (HOLD_*
 # below are most of it: the nodes above the receiver compute for that long).
+# KEEP=1 keeps the scratch directory (configs, results, traces, logs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 START=$(date +%s.%N)
@@ -43,7 +44,6 @@ RUNS=${RUNS:-5}
 WINDOW=${WINDOW:-4}
 BENCH_DIR=${BENCH_DIR:-$(mktemp -d /tmp/treefarm-bench.XXXXXX)}
 OUT=$BENCH_DIR/datapath.json
-MIB=1048576
 CHUNK=$((512 * 1024))
 [ -x "$TF" ] || { echo "datapath: $TF is missing (make first)" >&2; exit 1; }
 for tool in iperf3 python3; do
