@@ -378,13 +378,26 @@ in_subtree (const core_t *self, uint32_t x, uint32_t top)
     return 0;
 }
 
+/*  Is t the task arriving from the parent now, held in part? Only a
+ *  synthetic task is held before its last chunk (cut-through, on_chunk). */
+static int
+arriving (const core_t *self, const task_t *t)
+{
+    return self->recv_active && t->id == self->recv.id;
+}
+
 /*  May t go to dest: this node's engine (dest < 0: a free slot, and for a
- *  synthetic task the engine free; not a node t failed on) or child slot
- *  dest, whose subtree must hold a node t has not failed on? */
+ *  synthetic task the engine free; not a node t failed on; all of it
+ *  here) or child slot dest, whose subtree must hold a node t has not
+ *  failed on? A task still arriving goes to a child only while the engine
+ *  is busy: an idle engine takes it once it is whole (local compute
+ *  first). */
 static int
 eligible (const core_t *self, const task_t *t, int dest)
 {
     if (dest < 0 && t->kind == CORE_KIND_SYNTHETIC && self->engine_busy)
+        return 0;
+    if (arriving (self, t) && (dest < 0 || !self->engine_busy))
         return 0;
     if (t->navoid == 0)
         return 1;
@@ -606,11 +619,20 @@ pacer_advance (double free, double now, uint64_t len, double rate)
     return free + step > now - step ? free + step : now - step;
 }
 
+/*  Chunks of ch's transfer this node holds: all of them, but of a task
+ *  still arriving (cut-through) only those arrived. */
+static uint32_t
+held_chunks (const core_t *self, const child_t *ch)
+{
+    return !ch->probe && arriving (self, &ch->task) ? self->recv_next : ch->count;
+}
+
 /*  Does child c's transfer have a chunk to send, window aside pacing? */
 static int
 has_room (const core_t *self, const child_t *ch)
 {
-    return ch->sending && ch->next < ch->count && ch->next - ch->acked < self->cfg.window;
+    return ch->sending && ch->next < held_chunks (self, ch)
+        && ch->next - ch->acked < self->cfg.window;
 }
 
 /*  When may ch's next chunk be delivered? Now or earlier when unpaced. */
@@ -1085,13 +1107,18 @@ on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     core_action_t *a = emit (self, CORE_ACT_ACK);
     a->task = ev->task;
     a->index = ev->index;
+    /*  A synthetic task is held from its first chunk on, so that it can be
+     *  forwarded while it arrives (cut-through: has_room sends a child only
+     *  the chunks held); a command's input bundle, spooled to a file, from
+     *  its last. */
+    int held_now = ev->kind == CORE_KIND_SYNTHETIC ? ev->index == 0 : last;
+    if (!probe && held_now) {
+        self->pending--;
+        queue_push (self, self->recv);
+    }
     if (last) {
         self->recv_active = 0;
-        if (!probe) {
-            self->pending--;
-            self->stats.received++;
-            queue_push (self, self->recv);
-        }
+        self->stats.received += !probe;
     }
     return 0;
 }

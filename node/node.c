@@ -3,7 +3,8 @@
  *  All decisions are the core's; this file only translates: socket
  *  messages and engine completions into core events, core actions into
  *  socket messages and engine starts. It also keeps the payloads of tasks
- *  in transit, so a node forwards the very bytes it received.
+ *  in transit (node/payload.h), so a node forwards the very bytes it
+ *  received, without copying them.
  */
 #include "node/node.h"
 
@@ -26,6 +27,7 @@
 #include "node/liveness.h"
 #include "node/meter.h"
 #include "node/observe.h"
+#include "node/payload.h"
 #include "node/setup.h"
 #include "node/subtree.h"
 #include "overlay/bound.h"
@@ -70,11 +72,6 @@ _Static_assert (PROTO_MAX_STREAM_BYTES == BUNDLE_MAX_BYTES,
 #define NODE_BEAT_SUFFIX "/beat"
 
 typedef struct {
-    uint64_t bytes, got;
-    byte *data;
-} payload_t;
-
-typedef struct {
     const node_opts_t *opts;
     config_t *cfg;
     const config_node_t *me;
@@ -82,7 +79,7 @@ typedef struct {
     char *endpoint;          /* our children's endpoint, "" for leaves */
     core_t *core;
     engine_t *engine;
-    zhashx_t *payloads;      /* task id (decimal) -> payload_t */
+    payload_store_t *payloads;   /* synthetic tasks' bytes, to forward */
     zhashx_t *slots;         /* child name -> slot + 1 (as a pointer) */
     double compute_seconds;
     double bps_per_mbps;     /* physical bytes/s per platform MB/s */
@@ -167,17 +164,6 @@ log_refusal (node_t *self, const char *fmt, ...)
         if ((self)->opts->verbose) \
             logmsg ((self), __VA_ARGS__); \
     } while (0)
-
-static void
-payload_destroy (void **item)
-{
-    payload_t *p = *item;
-    if (p) {
-        free (p->data);
-        free (p);
-    }
-    *item = NULL;
-}
 
 /*  Tell the controller why we give up, and say it on stderr too. */
 static int
@@ -536,6 +522,8 @@ make_core (node_t *self, char *err, size_t errlen)
     const config_t *cfg = self->cfg;
     const config_node_t *me = self->me;
     self->bps_per_mbps = setup_bps_per_mbps (cfg);
+    self->payloads = payload_store_new (config_chunk_bytes (cfg));
+    payload_tune_allocator (config_chunk_bytes (cfg));
     if (make_cargo_and_core (self, err, errlen) != 0)
         return -1;
     double *ir_send = xcalloc (me->nchildren + 1, sizeof *ir_send);
@@ -811,45 +799,32 @@ chunk_span (node_t *self, trace_kind_t kind, uint32_t lane, uint64_t task,
         span (self, 0, kind, lane, task);
 }
 
-static char *
-task_key (uint64_t task, char buf[24])
-{
-    snprintf (buf, 24, "%" PRIu64, task);
-    return buf;
-}
-
 /*  The bytes of one chunk: the root makes them, others forward what they
- *  received; a command's come from its files (node/cargo.h). */
+ *  received (node/payload.h: a frame the store keeps, *shared set, to be
+ *  sent without giving it up); a command's come from its files
+ *  (node/cargo.h), a frame of the caller's. */
 static zframe_t *
-chunk_frame (node_t *self, const core_action_t *a)
+chunk_frame (node_t *self, const core_action_t *a, int *shared)
 {
-    if (a->kind == CORE_KIND_COMMAND) {
-        char err[TF_ERRLEN];
-        zframe_t *f = cargo_input_chunk (self->cargo, a->task, a->offset, a->len, err,
-                                         sizeof err);
-        if (!f)
-            logmsg (self, "task %" PRIu64 ": %s", a->task, err);
-        return f;
-    }
-    char key[24];
-    payload_t *p = self->payloads ? zhashx_lookup (self->payloads, task_key (a->task, key))
-                                  : NULL;
-    if (p && a->offset + a->len <= p->got)
-        return zframe_new (p->data + a->offset, a->len);
-    /*  The root makes a synthetic payload: its task id's low byte,
-     *  repeated. A node sending one again after a child was lost released
-     *  its copy and makes it the same way. */
-    zframe_t *f = zframe_new (NULL, a->len);
-    memset (zframe_data (f), (int) (a->task & 0xff), a->len);
+    *shared = a->kind != CORE_KIND_COMMAND;
+    if (*shared)
+        return payload_chunk (self->payloads, a->task, a->index, a->offset, a->len);
+    char err[TF_ERRLEN];
+    zframe_t *f = cargo_input_chunk (self->cargo, a->task, a->offset, a->len, err,
+                                     sizeof err);
+    if (!f)
+        logmsg (self, "task %" PRIu64 ": %s", a->task, err);
     return f;
 }
 
-/*  Send to a child. A child whose connection is gone (the ROUTER is
- *  mandatory: EHOSTUNREACH) is noted, to be declared lost once the
- *  actions in hand are carried out (settle_losses); whatever else was
- *  for it is dropped meanwhile. */
+/*  Send to a child, and then, when not NULL, `shared` as the message's
+ *  last frame without giving it up: ZFRAME_REUSE makes libzmq share its
+ *  bytes (reference counted), not copy them. A child whose connection is
+ *  gone (the ROUTER is mandatory: EHOSTUNREACH) is noted, to be declared
+ *  lost once the actions in hand are carried out (settle_losses);
+ *  whatever else was for it is dropped meanwhile. */
 static int
-send_to_child (node_t *self, int slot, zmsg_t **msg_p)
+send_shared (node_t *self, int slot, zmsg_t **msg_p, zframe_t *shared)
 {
     const char *name = self->cfg->nodes[self->me->children[slot]].name;
     if (self->unreachable[slot]) {
@@ -857,7 +832,10 @@ send_to_child (node_t *self, int slot, zmsg_t **msg_p)
         return 0;
     }
     zmsg_pushstr (*msg_p, name);
-    if (zmsg_send (msg_p, self->router) == 0)
+    int rc = shared ? zmsg_sendm (msg_p, self->router) : zmsg_send (msg_p, self->router);
+    if (rc == 0 && shared)
+        rc = zframe_send (&shared, self->router, ZFRAME_REUSE);
+    if (rc == 0)
         return 0;
     int error = zmq_errno ();
     zmsg_destroy (msg_p);
@@ -867,6 +845,12 @@ send_to_child (node_t *self, int slot, zmsg_t **msg_p)
     }
     logmsg (self, "cannot send to child %s: %s", name, zmq_strerror (error));
     return -1;
+}
+
+static int
+send_to_child (node_t *self, int slot, zmsg_t **msg_p)
+{
+    return send_shared (self, slot, msg_p, NULL);
 }
 
 /*  Hand a command task to the worker. */
@@ -992,21 +976,22 @@ static int
 act (node_t *self, const core_action_t *a)
 {
     zmsg_t *msg = NULL;
-    char key[24];
     switch (a->type) {
     case CORE_ACT_REQUEST:
         msg = proto_request (a->n);
         return zmsg_send (&msg, self->parent);
     case CORE_ACT_SEND_CHUNK: {
-        zframe_t *frame = chunk_frame (self, a);
+        int shared;
+        zframe_t *frame = chunk_frame (self, a, &shared);
         if (!frame) {
             logmsg (self, "no payload for task %" PRIu64 " chunk %u", a->task, a->index);
             return -1;
         }
+        zframe_t *own = shared ? NULL : frame;
         msg = proto_chunk (a->task, a->units, a->bytes, a->index, a->count, a->kind,
-                           a->avoid, a->navoid, &frame);
+                           a->avoid, a->navoid, &own);
         chunk_span (self, TRACE_SEND, (uint32_t) a->child, a->task, a->index, a->count);
-        return send_to_child (self, a->child, &msg);
+        return send_shared (self, a->child, &msg, shared ? frame : NULL);
     }
     case CORE_ACT_ACK:
         msg = proto_ack (a->task, a->index);
@@ -1020,8 +1005,7 @@ act (node_t *self, const core_action_t *a)
     case CORE_ACT_RECORDED:
         return send_done (self, a);
     case CORE_ACT_RELEASE:
-        if (self->payloads)
-            zhashx_delete (self->payloads, task_key (a->task, key));
+        payload_release (self->payloads, a->task);
         if (self->cargo)
             cargo_input_release (self->cargo, a->task);
         return 0;
@@ -1123,14 +1107,14 @@ refused (node_t *self, const char *peer, const char *why)
 }
 
 /*  Keep the bytes of a chunk the core accepted, so we can forward them:
- *  a command's in its spool, a synthetic task's in memory. The core
- *  checked its sizes against the task's; the buffer is sized from them
- *  only within PROTO_MAX_TASK_BYTES all the same. Returns 0, or -1 after
+ *  a command's in its spool, a synthetic task's in memory (the frame
+ *  itself, node/payload.h), except on a leaf, which forwards nothing. The
+ *  core checked its sizes against the task's; they size memory only
+ *  within PROTO_MAX_TASK_BYTES all the same. Returns 0, or -1 after
  *  saying why (a spool that cannot be written is fatal). */
 static int
-store_chunk (node_t *self, const proto_msg_t *m)
+store_chunk (node_t *self, proto_msg_t *m)
 {
-    char key[24];
     if (m->kind == CORE_KIND_COMMAND) {
         char err[TF_ERRLEN];
         if (self->cargo && cargo_input_store (self->cargo, m->task, m->bytes, m->index,
@@ -1140,23 +1124,14 @@ store_chunk (node_t *self, const proto_msg_t *m)
             return 0;
         return fail (self, self->cargo ? err : "a command task in a run without any"), -1;
     }
-    task_key (m->task, key);
-    payload_t *p = zhashx_lookup (self->payloads, key);
-    if (!p && m->bytes > PROTO_MAX_TASK_BYTES) {
+    if (self->me->nchildren == 0 || m->task == CORE_PROBE_TASK)
+        return 0;
+    if (m->bytes > PROTO_MAX_TASK_BYTES) {
         logmsg (self, "dropped a payload of %" PRIu64 " bytes", m->bytes);
         return 0;
     }
-    if (!p) {
-        p = xcalloc (1, sizeof *p);
-        p->bytes = m->bytes;
-        p->data = xmalloc (m->bytes);
-        zhashx_update (self->payloads, key, p);
-    }
-    size_t len = zframe_size (m->payload);
-    if (p->got + len <= p->bytes) {
-        memcpy (p->data + p->got, zframe_data (m->payload), len);
-        p->got += len;
-    }
+    if (payload_put (self->payloads, m->task, m->bytes, m->index, &m->payload) != 0)
+        return fail (self, "a chunk out of order reached the payload store"), -1;
     return 0;
 }
 
@@ -1808,8 +1783,6 @@ take_start (node_t *self, const proto_msg_t *m, char *err, size_t errlen)
     if (zsock_connect (self->beat, "%s", m->text) < 0)
         return tf_error (err, errlen, "cannot connect to the parent at %s", m->text);
     verbose (self, "connected to the parent at %s", m->text);
-    self->payloads = zhashx_new ();
-    zhashx_set_destructor (self->payloads, payload_destroy);
     return 0;
 }
 
@@ -1877,7 +1850,7 @@ node_run (const node_opts_t *opts)
     cargo_destroy (&self->cargo);
     json_decref (self->run);
     core_destroy (&self->core);
-    zhashx_destroy (&self->payloads);
+    payload_store_destroy (&self->payloads);
     zhashx_destroy (&self->slots);
     zsock_destroy (&self->router);
     zactor_destroy (&self->auth);   /* after the socket it guards */

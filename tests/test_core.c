@@ -610,6 +610,133 @@ test_a_lost_child_s_commands_keep_their_inputs (void **state)
     core_destroy (&core);
 }
 
+/*  A non-root node with one child: START, then task (5 by default)
+ *  arrives whole and goes to the engine, which stays busy with it. */
+static core_t *
+busy_relay_task (core_cfg_t cfg, uint64_t task)
+{
+    core_t *core = make_core (cfg);
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    feed (core, chunk_ev (task, 0, 3, 400), &n);
+    feed (core, chunk_ev (task, 1, 3, 400), &n);
+    const core_action_t *a = feed (core, chunk_ev (task, 2, 3, 200), &n);
+    assert_int_equal (find_type (a, n, CORE_ACT_COMPUTE)->task, task);
+    return core;
+}
+
+static core_t *
+busy_relay (core_cfg_t cfg)
+{
+    return busy_relay_task (cfg, 5);
+}
+
+/*  The chunks of task sent to child 0 among the actions: their indexes,
+ *  in order, in sent[] (at most 8); returns how many. */
+static int
+sends_of (const core_action_t *a, int n, uint64_t task, uint32_t *sent)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (a[i].type == CORE_ACT_SEND_CHUNK) {
+            assert_int_equal (a[i].task, task);
+            assert_int_equal (a[i].child, 0);
+            assert_true (k < 8);
+            sent[k++] = a[i].index;
+        }
+    return k;
+}
+
+/*  Cut-through: a relay whose engine is busy forwards a task to a child
+ *  that asked as its chunks arrive, each chunk once it holds it and
+ *  never before, within the window; the task is never computed here. */
+static void
+test_a_relay_forwards_a_task_while_it_arrives (void **state)
+{
+    (void) state;
+    core_t *core = busy_relay (make_cfg (0, 1, 100));   /* window 2 */
+    int n;
+    uint32_t sent[8];
+    const core_action_t *a =
+        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    assert_int_equal (count_type (a, n, CORE_ACT_SEND_CHUNK), 0);   /* nothing held */
+    a = feed (core, chunk_ev (7, 0, 3, 400), &n);
+    assert_int_equal (sends_of (a, n, 7, sent), 1);   /* the window allows 2 */
+    assert_int_equal (sent[0], 0);
+    assert_int_equal (count_type (a, n, CORE_ACT_ACK), 1);
+    a = feed (core, chunk_ev (7, 1, 3, 400), &n);
+    assert_int_equal (sends_of (a, n, 7, sent), 1);
+    assert_int_equal (sent[0], 1);
+    a = feed (core, chunk_ev (7, 2, 3, 200), &n);
+    assert_int_equal (sends_of (a, n, 7, sent), 0);   /* the window is full */
+    assert_int_equal (count_type (a, n, CORE_ACT_COMPUTE), 0);
+    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 7}, &n);
+    assert_int_equal (sends_of (a, n, 7, sent), 1);
+    assert_int_equal (sent[0], 2);
+    feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 7, .index = 1}, &n);
+    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 7, .index = 2},
+              &n);
+    assert_int_equal (find_type (a, n, CORE_ACT_RELEASE)->task, 7);
+    core_stats_t st = core_stats (core);
+    assert_int_equal (st.received, 2);
+    assert_int_equal (st.forwarded, 1);
+    assert_int_equal (st.held, 0);
+    core_destroy (&core);
+}
+
+/*  Local compute first holds for a task that arrives: with the engine
+ *  idle, a relay keeps it until it is whole and computes it, even though
+ *  a child has asked; the next task, with the engine busy, cuts through. */
+static void
+test_an_idle_engine_keeps_the_task_that_arrives (void **state)
+{
+    (void) state;
+    core_t *core = make_core (make_cfg (0, 1, 100));
+    int n;
+    uint32_t sent[8];
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 2}, &n);
+    const core_action_t *a = feed (core, chunk_ev (7, 0, 3, 400), &n);
+    assert_int_equal (sends_of (a, n, 7, sent), 0);
+    assert_int_equal (count_type (a, n, CORE_ACT_COMPUTE), 0);   /* not whole yet */
+    a = feed (core, chunk_ev (7, 1, 3, 400), &n);
+    assert_int_equal (n, 1);   /* its ack */
+    a = feed (core, chunk_ev (7, 2, 3, 200), &n);
+    assert_int_equal (find_type (a, n, CORE_ACT_COMPUTE)->task, 7);
+    assert_int_equal (sends_of (a, n, 7, sent), 0);
+    a = feed (core, chunk_ev (8, 0, 3, 400), &n);
+    assert_int_equal (sends_of (a, n, 8, sent), 1);
+    assert_int_equal (sent[0], 0);
+    core_destroy (&core);
+}
+
+/*  A command's input bundle is spooled to a file: a relay forwards it
+ *  only once it has all of it (store and forward). */
+static void
+test_a_command_is_forwarded_only_once_whole (void **state)
+{
+    (void) state;
+    core_cfg_t cfg = make_cfg (0, 1, 4);
+    cfg.command_tasks = 2;   /* 0 and 1; 2 and 3 synthetic */
+    core_t *core = busy_relay_task (cfg, 3);
+    int n;
+    uint32_t sent[8];
+    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    core_event_t ch = {.type = CORE_EV_CHUNK, .task = 1, .units = 1, .bytes = 1000,
+                       .index = 0, .count = 3, .len = 400, .kind = CORE_KIND_COMMAND};
+    const core_action_t *a = feed (core, ch, &n);
+    assert_int_equal (sends_of (a, n, 1, sent), 0);
+    ch.index = 1;
+    a = feed (core, ch, &n);
+    assert_int_equal (sends_of (a, n, 1, sent), 0);
+    ch.index = 2, ch.len = 200;
+    a = feed (core, ch, &n);
+    assert_int_equal (sends_of (a, n, 1, sent), 2);   /* the window */
+    assert_int_equal (sent[0], 0);
+    assert_int_equal (sent[1], 1);
+    core_destroy (&core);
+}
+
 static void
 test_bad_configurations_are_refused (void **state)
 {
@@ -670,6 +797,7 @@ typedef struct {
     int per_node[SIM_NODES];
     int finished;
     int dead[SIM_NODES];     /* killed, or below a node killed */
+    uint32_t *got[SIM_NODES];   /* per node and task: chunks received */
 } sim_t;
 
 /*  Child `slot` of node at. */
@@ -698,6 +826,10 @@ sim_route (sim_t *sim, int at, const core_action_t *x)
         sim_push (up, ev, NULL);
         break;
     case CORE_ACT_SEND_CHUNK:
+        /*  A relay sends a chunk only once it holds it (cut-through). */
+        if (at > 0 && sim->got[at][x->task] <= x->index)
+            fail_msg ("node %d sent chunk %u of task %llu holding %u of its chunks", at,
+                      x->index, (unsigned long long) x->task, sim->got[at][x->task]);
         sim_push (&sim->qs[sim_child (at, x->child)],
                   (core_event_t){.type = CORE_EV_CHUNK, .task = x->task, .units = x->units,
                                  .bytes = x->bytes, .index = x->index, .count = x->count,
@@ -832,6 +964,7 @@ run_sim_killing (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes,
         cfg.batch_delay = 0;
         sim.cores[i] = make_core (cfg);
         sim.engine[i] = -1;
+        sim.got[i] = xcalloc (tasks, sizeof *sim.got[i]);
         sim_push (&sim.qs[i], (core_event_t){.type = CORE_EV_START}, NULL);
     }
     srand (seed);
@@ -845,6 +978,8 @@ run_sim_killing (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes,
         m.ev.done = m.done;
         m.ev.now = steps * 0.001;
         const core_action_t *a = feed (sim.cores[at], m.ev, &n);
+        if (m.ev.type == CORE_EV_CHUNK)
+            sim.got[at][m.ev.task] = m.ev.index + 1;
         free (m.done);
         assert_true (core_sending (sim.cores[at]) <= 1);   /* FCFS is single-port */
         for (int i = 0; i < n; i++)
@@ -859,6 +994,7 @@ run_sim_killing (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes,
         for (int j = sim.qs[i].head; j < sim.qs[i].head + sim.qs[i].len; j++)
             free (sim.qs[i].q[j].done);
         free (sim.qs[i].q);
+        free (sim.got[i]);
         core_destroy (&sim.cores[i]);
     }
     free (sim.by);
@@ -1184,6 +1320,9 @@ main (void)
         cmocka_unit_test (test_bad_configurations_are_refused),
         cmocka_unit_test (test_a_lost_child_s_tasks_go_out_again),
         cmocka_unit_test (test_a_lost_child_s_commands_keep_their_inputs),
+        cmocka_unit_test (test_a_relay_forwards_a_task_while_it_arrives),
+        cmocka_unit_test (test_an_idle_engine_keeps_the_task_that_arrives),
+        cmocka_unit_test (test_a_command_is_forwarded_only_once_whole),
         cmocka_unit_test (test_ack_wait_is_the_time_from_last_chunk_to_its_ack),
         cmocka_unit_test (test_a_tree_completes_every_task_exactly_once),
         cmocka_unit_test (test_a_tree_survives_a_lost_node),
