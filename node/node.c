@@ -465,6 +465,20 @@ make_cargo_and_core (node_t *self, char *err, size_t errlen)
     return root && self->cargo ? resume (self, err, errlen) : 0;
 }
 
+/*  How often the busy engine reports progress: twice per sample interval
+ *  (a sample is taken at the first report after it is due, so samples
+ *  come every 1 to 1.5 intervals), within the engine's limits. Each
+ *  report wakes the loop; at the old fixed 10 ms, hundreds of emulated
+ *  nodes spent most of a machine's CPU on them (docs/performance.md,
+ *  "Scale and memory"). */
+static double
+engine_progress_period (const config_t *cfg)
+{
+    double p = cfg->platform.sample_ms / 1000.0 / 2;
+    return p < ENGINE_PROGRESS_EVERY ? ENGINE_PROGRESS_EVERY
+         : p > ENGINE_PROGRESS_MAX  ? ENGINE_PROGRESS_MAX : p;
+}
+
 /*  The core (node/setup.h) and the models around it: emulated
  *  interference, the subtree bound, calibration, sampling; the engine. */
 static int
@@ -490,7 +504,7 @@ make_core (node_t *self, char *err, size_t errlen)
                                  cfg->platform.time_scale, self->bps_per_mbps);
     self->observed = xcalloc (me->nchildren + 2, sizeof *self->observed);
     engine_cfg_t ec = {cfg->platform.mode, me->compute_rate, cfg->platform.time_scale,
-                       cfg->platform.matrix_n};
+                       cfg->platform.matrix_n, engine_progress_period (cfg)};
     self->engine = engine_new (&ec, err, errlen);
     return self->engine ? 0 : -1;
 }
@@ -1586,7 +1600,11 @@ clock_work (node_t *self, double now, double *next_stats)
         return -1;
     if (wait > NODE_TICK_MAX)
         wait = NODE_TICK_MAX;
-    if (self->cfg->platform.mode == PLATFORM_EMULATED && wait > NODE_SPEED_EVERY)
+    /*  Only traffic that slows the engine needs the loop this awake: on a
+     *  node without interference, 100 wake-ups a second are pure cost,
+     *  and hundreds of emulated nodes on one machine starve each other
+     *  of CPU with them (docs/performance.md, "Scale and memory"). */
+    if (emul_interferes (self->emul) && wait > NODE_SPEED_EVERY)
         wait = NODE_SPEED_EVERY;
     return wait;
 }
