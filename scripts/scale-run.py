@@ -18,8 +18,10 @@ once) and prints one JSON object:
   elapsed_s (the command, start to exit), samples;
   peak_node_kib {name: KiB}, peak_controller_kib;
   growth {name: fraction}: each process's RssAnon at its last sample
-  before the run's end (tasks.csv complete) over its first sample at or
-  after 10% of the tasks, minus 1; "controller" for the controller.
+  before the run's end (before 99% of the tasks are in tasks.csv: the
+  last percent is the end, when the controller gathers the REPORTs) over
+  its first sample at or after 10% of the tasks, minus 1; "controller"
+  for the controller.
 
   scale-run.py --treefarm build/bin/treefarm --config tree.json --out DIR
                [--every 0.2] [--series FILE]
@@ -104,9 +106,12 @@ def sample_run(a):
 
 
 def growth(points, count):
-    """Last sample before the end over the first at >= 10% of the tasks."""
+    """Last sample before the end (before 99% of the tasks: the last
+    percent is the run's end, when the controller gathers every node's
+    REPORT and samples, and tasks.csv's last flush lags by up to a
+    second) over the first at >= 10% of the tasks."""
     first = next((k for r, k in points if r >= 0.1 * count), None)
-    last = [k for r, k in points if r < count]
+    last = [k for r, k in points if r < 0.99 * count]
     if first is None or not last:
         return None
     return last[-1] / first - 1
