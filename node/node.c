@@ -465,15 +465,20 @@ make_cargo_and_core (node_t *self, char *err, size_t errlen)
     return root && self->cargo ? resume (self, err, errlen) : 0;
 }
 
-/*  How often the busy engine reports progress: twice per sample interval
- *  (a sample is taken at the first report after it is due, so samples
- *  come every 1 to 1.5 intervals), within the engine's limits. Each
- *  report wakes the loop; at the old fixed 10 ms, hundreds of emulated
- *  nodes spent most of a machine's CPU on them (docs/performance.md,
- *  "Scale and memory"). */
+/*  How often the busy engine reports progress. Where its speed varies
+ *  (real compute, emulated interference) a sample or a calibration
+ *  phase's snapshot takes the units of the last report, so every 10 ms
+ *  keeps them exact enough to measure IR (a 50-ms period made it_measure's
+ *  IRs 20% high). Where the speed is constant, twice per sample interval
+ *  (a sample is taken at the first report after it is due, every 1 to
+ *  1.5 intervals), within the engine's limits: each report wakes the
+ *  loop, and at every 10 ms hundreds of emulated nodes spent most of a
+ *  machine's CPU on them (docs/performance.md, "Scale and memory"). */
 static double
-engine_progress_period (const config_t *cfg)
+engine_progress_period (const config_t *cfg, const emul_t *emul)
 {
+    if (cfg->platform.mode != PLATFORM_EMULATED || emul_interferes (emul))
+        return ENGINE_PROGRESS_EVERY;
     double p = cfg->platform.sample_ms / 1000.0 / 2;
     return p < ENGINE_PROGRESS_EVERY ? ENGINE_PROGRESS_EVERY
          : p > ENGINE_PROGRESS_MAX  ? ENGINE_PROGRESS_MAX : p;
@@ -504,7 +509,7 @@ make_core (node_t *self, char *err, size_t errlen)
                                  cfg->platform.time_scale, self->bps_per_mbps);
     self->observed = xcalloc (me->nchildren + 2, sizeof *self->observed);
     engine_cfg_t ec = {cfg->platform.mode, me->compute_rate, cfg->platform.time_scale,
-                       cfg->platform.matrix_n, engine_progress_period (cfg)};
+                       cfg->platform.matrix_n, engine_progress_period (cfg, self->emul)};
     self->engine = engine_new (&ec, err, errlen);
     return self->engine ? 0 : -1;
 }
