@@ -82,6 +82,17 @@ emul_update (emul_t *self, double now, int busy, double recv, const double *send
     return self->speed;
 }
 
+int
+emul_interferes (const emul_t *self)
+{
+    if (!self->apply)
+        return 0;
+    int any = self->ir_recv != 0;
+    for (int i = 0; i < self->n; i++)
+        any |= self->ir_send[i] != 0;
+    return any;
+}
+
 double
 emul_updated_at (const emul_t *self)
 {

@@ -36,6 +36,13 @@ void emul_destroy (emul_t **self_p);
  *  engine must run at from now, in [0, 1]. */
 double emul_update (emul_t *self, double now, int busy, double recv, const double *send);
 
+/*  1 if traffic can change the speed factor (apply, and some IR_r or
+ *  IR_s is not 0): only then must the runtime update it every few
+ *  milliseconds; otherwise the factor is 1 whatever flows, and updates
+ *  may be as rare as the runtime likes (the held rates are then only
+ *  the sampler's, integrated as they were metered at each update). */
+int emul_interferes (const emul_t *self);
+
 /*  When emul_update last ran, 0 before the first. */
 double emul_updated_at (const emul_t *self);
 

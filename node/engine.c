@@ -24,9 +24,9 @@
  *  then waited to be read. Their sum is the engine's lag (engine_lag).
  *
  *  The actor answers $TERM and SPEED promptly even mid-task: the emulated
- *  engine sleeps in slices of at most ENGINE_SLICE polling its pipe, and
- *  the real one checks the pipe every ENGINE_BLOCK_MACS multiply-adds, a
- *  few milliseconds of work at any matrix size.
+ *  engine sleeps in slices of at most its progress period polling its
+ *  pipe, and the real one checks the pipe every ENGINE_BLOCK_MACS
+ *  multiply-adds, a few milliseconds of work at any matrix size.
  *
  *  Emulated progress is the integral of the speed over time, taken piece
  *  by piece: each time the actor wakes it credits the time since it last
@@ -34,9 +34,10 @@
  *  woke it, which applies from that instant. Slices bound how late a
  *  task's end is noticed, not how exact its progress is.
  *
- *  While busy the actor reports progress about every ENGINE_PROGRESS_EVERY
- *  seconds: the emulated engine after a slice, the real one after a block
- *  of rows (counting rows done / N of the current diagonal), both limited
+ *  While busy the actor reports progress about every progress_s seconds
+ *  (default ENGINE_PROGRESS_EVERY): the emulated engine after a slice,
+ *  the real one after a block of rows (counting rows done / N of the
+ *  current diagonal), both limited
  *  by the time since the last report, so SPEED messages waking the actor
  *  early, or small blocks, do not add reports. Idle, it sends nothing.
  *  A report is sent without waiting: if the front has stopped reading and
@@ -57,9 +58,9 @@
 #define ENGINE_MAX_N 16384
 #define ENGINE_SEED 0x7472ee           /* every node: the same matrix */
 #define ENGINE_BLOCK_MACS 65536        /* real: work between pipe checks */
-/* A report is due once this much of ENGINE_PROGRESS_EVERY has passed, so
- * that a slice waking a hair early does not skip a beat. */
-#define ENGINE_PROGRESS_DUE (0.9 * ENGINE_PROGRESS_EVERY)
+/* A report is due once this much of the period has passed, so that a
+ * slice waking a hair early does not skip a beat. */
+#define ENGINE_PROGRESS_DUE 0.9
 
 struct engine {
     zactor_t *actor;
@@ -80,6 +81,7 @@ typedef struct {
     int terminated;           /* $TERM or an interrupt seen */
     double done;              /* units of the tasks finished so far */
     double task_units;        /* units of the running task */
+    double every;             /* progress period, seconds */
     double reported;          /* when the last report (or START) was */
     double late;              /* emulated: how long after its exact end the
                                  last task's end was noticed, seconds */
@@ -148,7 +150,7 @@ static void actor_start (actor_t *self, zmsg_t *msg);
 static void
 actor_progress (actor_t *self, double in_task, double now)
 {
-    if (now - self->reported < ENGINE_PROGRESS_DUE)
+    if (now - self->reported < ENGINE_PROGRESS_DUE * self->every)
         return;
     self->reported = now;
 
@@ -221,7 +223,7 @@ actor_run_emulated (actor_t *self, double units)
 
     while (progress < units && !self->terminated) {
         double speed = full * self->factor;
-        double nap = ENGINE_SLICE;
+        double nap = self->every;
         if (speed > 0 && (units - progress) / speed < nap)
             nap = (units - progress) / speed;
         int ready = actor_nap (self, nap);
@@ -325,6 +327,7 @@ static void
 engine_actor (zsock_t *pipe, void *args)
 {
     actor_t self = {.pipe = pipe, .cfg = *(const engine_cfg_t *) args, .factor = 1};
+    self.every = self.cfg.progress_s > 0 ? self.cfg.progress_s : ENGINE_PROGRESS_EVERY;
     self.poller = zpoller_new (pipe, NULL);
     if (self.cfg.mode == PLATFORM_REAL)
         self.kernel = kernel_new (self.cfg.matrix_n, ENGINE_SEED);
@@ -343,6 +346,10 @@ engine_actor (zsock_t *pipe, void *args)
 static int
 engine_check_cfg (const engine_cfg_t *cfg, char *err, size_t errlen)
 {
+    if (cfg->progress_s != 0 && !(cfg->progress_s >= ENGINE_PROGRESS_EVERY
+                                  && cfg->progress_s <= ENGINE_PROGRESS_MAX))
+        return tf_error (err, errlen, "engine: progress period must be 0 or in [%g, %g] s, "
+                         "got %g", ENGINE_PROGRESS_EVERY, ENGINE_PROGRESS_MAX, cfg->progress_s);
     switch (cfg->mode) {
     case PLATFORM_EMULATED:
         if (!(cfg->rate > 0) || !isfinite (cfg->rate))

@@ -9,8 +9,8 @@
  *  - emulated: a task of w units takes w / (C * s) seconds of wall time for
  *    a configured rate C and time scale s, slowed by a speed factor the
  *    node sets from the interference it observes (engine_set_speed). The
- *    actor sleeps rather than burns CPU, in slices of at most ENGINE_SLICE
- *    seconds so that it stays responsive to $TERM and speed changes.
+ *    actor sleeps rather than burns CPU, in slices of at most progress_s
+ *    seconds (a report each), waking at once for $TERM and speed changes.
  *  - real: a task runs the diagonal kernel (node/kernel.h) for w units on an
  *    N x N matrix, burning real CPU, checking its pipe between blocks of rows.
  */
@@ -22,8 +22,11 @@
 
 #include "overlay/config.h"
 
-#define ENGINE_SLICE 0.010
+/*  The default period of progress reports while busy (engine_cfg_t
+ *  progress_s 0), which is also the emulated actor's longest nap; a
+ *  period is at most ENGINE_PROGRESS_MAX. */
 #define ENGINE_PROGRESS_EVERY 0.010
+#define ENGINE_PROGRESS_MAX 1.0
 
 typedef struct engine engine_t;
 
@@ -32,6 +35,12 @@ typedef struct {
     double rate;             /* emulated: units/s, > 0 */
     double time_scale;       /* emulated: s, > 0 */
     uint32_t matrix_n;       /* real: N */
+    double progress_s;       /* seconds between progress reports while
+                                busy: 0 for ENGINE_PROGRESS_EVERY, else in
+                                [ENGINE_PROGRESS_EVERY, ENGINE_PROGRESS_MAX].
+                                Each report wakes the node's loop: a node
+                                that samples every 100 ms needs one about
+                                every 50, not 10 (node.c) */
 } engine_cfg_t;
 
 /*  Start an engine thread. Returns NULL with a message in err if the
@@ -51,14 +60,14 @@ zsock_t *engine_sock (engine_t *self);
 
 /*  Read one message from the engine. A completion fills the task id and
  *  the wall seconds it took and returns 0. A progress report (the actor
- *  sends one about every ENGINE_PROGRESS_EVERY seconds while busy) only
+ *  sends one about every progress_s seconds while busy) only
  *  updates engine_units and returns 1. Returns -1 if what arrived was
  *  neither. Call only when engine_sock is readable. */
 int engine_recv (engine_t *self, uint64_t *task, double *seconds);
 
 /*  Compute units done since the engine started, counting progress inside
  *  the running task, as of the last message engine_recv read (so at most
- *  about ENGINE_PROGRESS_EVERY seconds old while busy, exact at each
+ *  about progress_s seconds old while busy, exact at each
  *  completion). */
 double engine_units (const engine_t *self);
 

@@ -1,6 +1,7 @@
 /*  treefarm-node — one node of a treefarm tree. Started by the controller;
  *  see `treefarm-node --help`. */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -48,6 +49,13 @@ main (int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    /*  One malloc arena for the process's few threads (the loop, the
+     *  engine or command workers, libzmq's I/O thread) instead of one
+     *  each: every arena keeps its own pages, and hundreds of nodes on one
+     *  machine pay for them many times (about 100 to 170 KiB of RssAnon
+     *  a node; docs/performance.md, "Scale and memory"). tcache still
+     *  serves most small allocations without the arena's lock. */
+    mallopt (M_ARENA_MAX, 1);
     node_opts_t opts = {0};
     int c;
     while ((c = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {

@@ -514,6 +514,25 @@ process_cpu_us (void)
          + (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
+/*  How often the busy engine reports progress. Where its speed varies
+ *  (real compute, emulated interference) a sample or a calibration
+ *  phase's snapshot takes the units of the last report, so every 10 ms
+ *  keeps them exact enough to measure IR (a 50-ms period made it_measure's
+ *  IRs 20% high). Where the speed is constant, twice per sample interval
+ *  (a sample is taken at the first report after it is due, every 1 to
+ *  1.5 intervals), within the engine's limits: each report wakes the
+ *  loop, and at every 10 ms hundreds of emulated nodes spent most of a
+ *  machine's CPU on them (docs/performance.md, "Scale and memory"). */
+static double
+engine_progress_period (const config_t *cfg, const emul_t *emul)
+{
+    if (cfg->platform.mode != PLATFORM_EMULATED || emul_interferes (emul))
+        return ENGINE_PROGRESS_EVERY;
+    double p = cfg->platform.sample_ms / 1000.0 / 2;
+    return p < ENGINE_PROGRESS_EVERY ? ENGINE_PROGRESS_EVERY
+         : p > ENGINE_PROGRESS_MAX  ? ENGINE_PROGRESS_MAX : p;
+}
+
 /*  The core (node/setup.h) and the models around it: emulated
  *  interference, the subtree bound, calibration, sampling; the engine. */
 static int
@@ -542,7 +561,7 @@ make_core (node_t *self, char *err, size_t errlen)
     self->observed = xcalloc (me->nchildren + 2, sizeof *self->observed);
     self->clock_cost = clock_cost ();
     engine_cfg_t ec = {cfg->platform.mode, me->compute_rate, cfg->platform.time_scale,
-                       cfg->platform.matrix_n};
+                       cfg->platform.matrix_n, engine_progress_period (cfg, self->emul)};
     self->engine = engine_new (&ec, err, errlen);
     return self->engine ? 0 : -1;
 }
@@ -1653,7 +1672,11 @@ clock_work (node_t *self, double now, double *next_stats)
         return -1;
     if (wait > NODE_TICK_MAX)
         wait = NODE_TICK_MAX;
-    if (self->cfg->platform.mode == PLATFORM_EMULATED && wait > NODE_SPEED_EVERY)
+    /*  Only traffic that slows the engine needs the loop this awake: on a
+     *  node without interference, 100 wake-ups a second are pure cost,
+     *  and hundreds of emulated nodes on one machine starve each other
+     *  of CPU with them (docs/performance.md, "Scale and memory"). */
+    if (emul_interferes (self->emul) && wait > NODE_SPEED_EVERY)
         wait = NODE_SPEED_EVERY;
     return wait;
 }

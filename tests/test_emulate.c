@@ -88,6 +88,29 @@ test_real_compute_keeps_full_speed (void **state)
     emul_destroy (&e);
 }
 
+/*  Only a node whose traffic can slow its engine needs its speed updated
+ *  every few milliseconds (node.c keeps its loop that awake only then). */
+static void
+test_interferes_only_with_some_ir (void **state)
+{
+    (void) state;
+    const double none[2] = {0, 0}, one[2] = {0, 0.2};
+    emul_t *e = emul_new (2, 0, none, MB, 1);
+    assert_false (emul_interferes (e));
+    double send[2] = {5 * MB, 5 * MB};
+    assert_true (emul_update (e, 1.0, 1, 5 * MB, send) == 1.0);
+    emul_destroy (&e);
+    e = emul_new (2, 0, one, MB, 1);
+    assert_true (emul_interferes (e));
+    emul_destroy (&e);
+    e = emul_new (0, 0.1, NULL, MB, 1);
+    assert_true (emul_interferes (e));
+    emul_destroy (&e);
+    e = emul_new (2, 0.1, one, MB, 0);     /* real compute: never */
+    assert_false (emul_interferes (e));
+    emul_destroy (&e);
+}
+
 int
 main (void)
 {
@@ -96,6 +119,7 @@ main (void)
         cmocka_unit_test (test_observed_bytes_integrate_the_held_rates),
         cmocka_unit_test (test_mean_speed_counts_busy_time_only),
         cmocka_unit_test (test_real_compute_keeps_full_speed),
+        cmocka_unit_test (test_interferes_only_with_some_ir),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -319,6 +319,9 @@ test_invalid_configs (void **state)
     cfg = real, cfg.matrix_n = 16385, check_rejected (cfg, "matrix_n");
 
     cfg = ok, cfg.mode = (platform_mode_t) 7, check_rejected (cfg, "mode");
+    cfg = ok, cfg.progress_s = 0.001, check_rejected (cfg, "progress");
+    cfg = ok, cfg.progress_s = 2, check_rejected (cfg, "progress");
+    cfg = ok, cfg.progress_s = nan, check_rejected (cfg, "progress");
 
     /* A real engine ignores rate and time_scale; an emulated one, N. */
     cfg = real, cfg.rate = 0, cfg.time_scale = 0;
@@ -594,6 +597,33 @@ test_units_grow_while_busy (void **state)
     engine_destroy (&engine);
 }
 
+/*  A longer progress period means fewer reports (each wakes the node's
+ *  loop): with progress_s 0.05, a task of 0.4 s brings at most one report
+ *  per 0.045 s of its run, and still some. */
+static void
+test_progress_period_is_honoured (void **state)
+{
+    (void) state;
+    engine_cfg_t cfg = {.mode = PLATFORM_EMULATED, .rate = 10, .time_scale = 1,
+                        .progress_s = 0.05};
+    char err[TF_ERRLEN] = "";
+    engine_t *engine = engine_new (&cfg, err, sizeof (err));
+    assert_non_null (engine);
+    double t0 = tf_now ();
+    assert_int_equal (engine_start (engine, 1, 4), 0);
+    int reports = 0, rc;
+    do {
+        assert_int_equal (wait_ready (engine, 10000), 0);
+        rc = engine_recv (engine, NULL, NULL);
+        assert_in_range (rc, 0, 1);
+        reports += rc;
+    } while (rc == 1);
+    double elapsed = tf_now () - t0;
+    if (reports < 1 || reports > elapsed / 0.045 + 1)
+        fail_msg ("%d reports in %.3f s with a 0.05 s period", reports, elapsed);
+    engine_destroy (&engine);
+}
+
 /*  Run `count` tasks of `units` each; during each, reports lie between
  *  the totals before and after it, and each completion brings the total
  *  to the exact sum of the units so far. */
@@ -766,6 +796,7 @@ main (void)
         cmocka_unit_test (test_actor_checks_speed_messages),
         cmocka_unit_test (test_real_ignores_speed),
         cmocka_unit_test (test_units_grow_while_busy),
+        cmocka_unit_test (test_progress_period_is_honoured),
         cmocka_unit_test (test_units_sum_completions_emulated),
         cmocka_unit_test (test_units_sum_completions_real),
         cmocka_unit_test (test_speed_zero_stops_units),
