@@ -135,7 +135,7 @@ demo: $(BINS)
 bench: $(BINS) $(BENCH_BINS)
 	@BUILD=$(BUILD) bash scripts/bench.sh
 	@echo
-	@BUILD=$(BUILD) bash scripts/bench-commands.sh
+	@BUILD=$(BUILD) bash scripts/bench-dispatch.sh
 	@echo
 	@BUILD=$(BUILD) bash scripts/bench-bigfile.sh
 
