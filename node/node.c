@@ -26,6 +26,7 @@
 #include "node/observe.h"
 #include "node/setup.h"
 #include "node/subtree.h"
+#include "node/waitset.h"
 #include "overlay/bound.h"
 #include "overlay/config.h"
 #include "overlay/curve.h"
@@ -52,6 +53,11 @@ _Static_assert (PROTO_MAX_STREAM_BYTES == BUNDLE_MAX_BYTES,
 #define NODE_SAMPLES 65536        /* samples a node keeps */
 #define NODE_FIT_MIN 20           /* busy samples before "ir": "measured"
                                      trusts an estimate */
+/*  Messages the loop reads from one socket in a turn before it looks at
+ *  the clock and the other sockets again. */
+#define NODE_DRAIN 64
+/*  Sockets one wait may report readable. */
+#define NODE_MAX_READY WAITSET_MAX
 /*  serve's loop ends well: STOP came and the final REPORT was heard. Not
  *  0 (go on), not 1 or -1 (what fail and failed actions return). */
 #define NODE_STOPPED 2
@@ -1398,14 +1404,6 @@ on_cmdrun (node_t *self, uint32_t slot)
     return feed (self, &ev, "the command worker");
 }
 
-/*  Sleep for seconds (< 1), to the microsecond, unlike zclock_sleep. */
-static void
-sleep_precise (double seconds)
-{
-    struct timespec ts = {0, (long) (seconds * 1e9)};
-    nanosleep (&ts, NULL);
-}
-
 /*  Emulated interference: hand the rates this node meters now to the
  *  model (node/emulate.h) and run the engine at the speed it says. */
 static void
@@ -1591,30 +1589,26 @@ clock_work (node_t *self, double now, double *next_stats)
     return wait;
 }
 
-/*  Wait up to `wait` seconds for a socket. Polls whole milliseconds, then
- *  sleeps out the remainder: with time scaled by s, a millisecond late is
- *  s milliseconds of platform time on every paced chunk. Notes how late
- *  the loop woke. Returns the socket that is readable, or NULL. */
-static void *
-wait_for (node_t *self, zpoller_t *poller, double now, double wait)
+/*  Wait up to `wait` seconds for the sockets (node/waitset.h: to the
+ *  microsecond, never deaf: with time scaled by s, a millisecond late is
+ *  s milliseconds of platform time on every paced chunk). Notes how late
+ *  the loop woke. Returns how many sockets are readable, in ready[] in
+ *  priority order, or -1 when interrupted. */
+static int
+wait_for (node_t *self, waitset_t *ws, double now, double wait, zsock_t **ready)
 {
     double until = now + wait;
-    void *which = zpoller_wait (poller, (int) (wait * 1000));
-    if (!which && !zpoller_terminated (poller)) {
-        double left = until - tf_now ();
-        if (left > 0)
-            sleep_precise (left);
-    }
+    int n = waitset_wait (ws, until, ready, NODE_MAX_READY);
     note_lag (self, tf_now () - until);
-    return which;
+    return n;
 }
 
-/*  Handle what woke the loop. Returns 0 to go on, NODE_STOPPED after STOP
- *  and the final REPORT, anything else after a fatal error (said). */
+/*  Handle one message from sock. Returns 0 to go on, NODE_STOPPED after
+ *  STOP and the final REPORT, anything else after a fatal error (said). */
 static int
-handle (node_t *self, void *which)
+handle (node_t *self, zsock_t *sock)
 {
-    if (which == self->ctl) {
+    if (sock == self->ctl) {
         int c = on_control (self);
         if (c < 0) {
             fail (self, "calibration failed");
@@ -1625,36 +1619,77 @@ handle (node_t *self, void *which)
         verbose (self, "stopped by the controller");
         return report (self) == 0 ? NODE_STOPPED : -1;
     }
-    if (which == engine_sock (self->engine))
+    if (sock == engine_sock (self->engine))
         return on_engine (self);
     for (uint32_t i = 0; i < self->nworkers; i++)
-        if (which == cmdrun_sock (self->cmdrun[i]))
+        if (sock == cmdrun_sock (self->cmdrun[i]))
             return on_cmdrun (self, i);
-    if (self->parent && which == self->parent)
+    if (self->parent && sock == self->parent)
         return on_parent (self);
-    if (self->beat && which == self->beat) {
+    if (self->beat && sock == self->beat) {
         on_parent_beat (self);
         return 0;
     }
-    if (self->router && which == self->router)
+    if (self->router && sock == self->router)
         return on_child (self);
-    core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
-    return feed (self, &tick, "the clock");
+    return 0;
+}
+
+/*  Serve what woke the loop: every readable socket in priority order,
+ *  each drained of up to NODE_DRAIN messages, so one wake-up and one
+ *  turn of clock work serve a burst; nothing readable: the clock. */
+static int
+serve_ready (node_t *self, zsock_t **ready, int n)
+{
+    if (n == 0) {
+        core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
+        return feed (self, &tick, "the clock");
+    }
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        int k = 0;
+        do
+            rc = handle (self, ready[i]);
+        while (rc == 0 && ++k < NODE_DRAIN && waitset_readable (ready[i]));
+    }
+    return rc;
+}
+
+/*  The sockets the loop waits on, most urgent first: a child's REQUEST or
+ *  ACK starts the next transfer, so children come before the parent's
+ *  chunks, and both before the engine's completions, so that a node's
+ *  own computing never keeps its children waiting (docs/architecture.md,
+ *  "Serving before computing"). The controller comes last. */
+static waitset_t *
+loop_sockets (node_t *self)
+{
+    char err[TF_ERRLEN];
+    waitset_t *ws = waitset_new (err, sizeof err);
+    if (!ws) {
+        fail (self, err);
+        return NULL;
+    }
+    if (self->router)
+        waitset_add (ws, self->router);
+    if (self->parent)
+        waitset_add (ws, self->parent);
+    waitset_add (ws, engine_sock (self->engine));
+    for (uint32_t i = 0; i < self->nworkers; i++)
+        waitset_add (ws, cmdrun_sock (self->cmdrun[i]));
+    if (self->beat)
+        waitset_add (ws, self->beat);
+    waitset_add (ws, self->ctl);
+    return ws;
 }
 
 /*  The run proper: until STOP, or a fatal error. Returns the exit status. */
 static int
 serve (node_t *self)
 {
-    zpoller_t *poller = zpoller_new (self->ctl, engine_sock (self->engine), NULL);
-    for (uint32_t i = 0; i < self->nworkers; i++)
-        zpoller_add (poller, cmdrun_sock (self->cmdrun[i]));
-    if (self->parent)
-        zpoller_add (poller, self->parent);
-    if (self->beat)
-        zpoller_add (poller, self->beat);
-    if (self->router)
-        zpoller_add (poller, self->router);
+    waitset_t *ws = loop_sockets (self);
+    if (!ws)
+        return 1;
+    zsock_t *ready[NODE_MAX_READY];
     double next_stats = tf_now ();
     self->ctl_heard = next_stats;
     self->live = liveness_new (self->me->nchildren + (self->parent != NULL),
@@ -1671,14 +1706,14 @@ serve (node_t *self)
         }
         if ((rc = keep_alive (self, now, &wait)) != 0)
             break;
-        void *which = wait_for (self, poller, now, wait);
-        if (zpoller_terminated (poller)) {
+        int n = wait_for (self, ws, now, wait, ready);
+        if (n < 0) {
             rc = fail (self, "interrupted");
             break;
         }
-        rc = handle (self, which);
+        rc = serve_ready (self, ready, n);
     }
-    zpoller_destroy (&poller);
+    waitset_destroy (&ws);
     return rc == NODE_STOPPED ? 0 : rc == NODE_ORPHANED ? NODE_EXIT_ORPHANED : 1;
 }
 
