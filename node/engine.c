@@ -1,5 +1,10 @@
 /*  engine — the worker thread that computes a node's tasks; see engine.h.
  *
+ *  An emulated engine in the caller's loop (in_loop) has no actor: the
+ *  front keeps the running task (in_loop_t) and integrates its progress
+ *  at each speed change and each engine_recv, as the actor does at each
+ *  wake-up; everything below about the pipe is the threaded engine's.
+ *
  *  Pipe protocol between engine_t (front) and its actor (back), one
  *  message per command, every frame length-checked on receipt:
  *
@@ -66,13 +71,26 @@
  * costs a system call and a wake-up of about this much anyway. */
 #define ENGINE_MIN_NAP 2e-6
 
+/*  An emulated engine in the caller's loop: the running task as numbers. */
+typedef struct {
+    double full;              /* rate * time_scale: units/s at factor 1 */
+    uint64_t task;
+    double task_units;        /* the running task's units */
+    double progress;          /* of them, done as of `last` */
+    double last;              /* when progress was last integrated */
+    double started;           /* when the task started */
+    double reported;          /* when progress was last reported */
+    double done;              /* units of the tasks finished so far */
+} in_loop_t;
+
 struct engine {
-    zactor_t *actor;
+    zactor_t *actor;          /* NULL for an engine in the loop */
     platform_mode_t mode;
     double factor;            /* the speed factor last sent */
     int busy;                 /* a START went out; its DONE not yet read */
     double units;             /* cumulative units, as last reported */
     double lag, lag_max;      /* seconds behind at task ends: total, worst */
+    in_loop_t loop;           /* in the loop: the running task */
 };
 
 /*  The actor's own state; lives on the actor thread's stack. */
@@ -389,6 +407,10 @@ engine_new (const engine_cfg_t *cfg, char *err, size_t errlen)
     engine_t *self = xcalloc (1, sizeof (*self));
     self->mode = cfg->mode;
     self->factor = 1;
+    if (cfg->mode == PLATFORM_EMULATED && cfg->in_loop) {
+        self->loop.full = cfg->rate * cfg->time_scale;
+        return self;
+    }
     /* The actor copies *cfg before it signals, and zactor_new waits for
      * that signal, so the caller's cfg need not outlive this call. */
     self->actor = zactor_new (engine_actor, (void *) cfg);
@@ -412,6 +434,61 @@ engine_destroy (engine_t **self_p)
     *self_p = NULL;
 }
 
+/*  In the loop: credit the running task's progress up to now at the
+ *  speed in force since it was last credited. */
+static void
+loop_integrate (engine_t *self, double now)
+{
+    in_loop_t *l = &self->loop;
+    if (self->busy && now > l->last) {
+        l->progress += (now - l->last) * l->full * self->factor;
+        l->last = now;
+    }
+}
+
+/*  In the loop: the running task's end, or a progress report. */
+static int
+loop_recv (engine_t *self, uint64_t *task, double *seconds)
+{
+    in_loop_t *l = &self->loop;
+    if (!self->busy)
+        return -1;
+    double now = tf_now ();
+    loop_integrate (self, now);
+    if (l->progress < l->task_units) {
+        self->units = l->done + l->progress;
+        l->reported = now;
+        return 1;
+    }
+    double speed = l->full * self->factor;
+    double late = speed > 0 ? (l->progress - l->task_units) / speed : 0;
+    l->done += l->task_units;
+    self->units = l->done;
+    self->busy = 0;
+    self->lag += late;
+    self->lag_max = fmax (self->lag_max, late);
+    if (task)
+        *task = l->task;
+    if (seconds)
+        *seconds = now - l->started;
+    return 0;
+}
+
+double
+engine_deadline (const engine_t *self, double now)
+{
+    assert (self);
+    const in_loop_t *l = &self->loop;
+    if (self->actor || !self->busy)
+        return -1;
+    double speed = l->full * self->factor;
+    double left = l->task_units - l->progress - (now - l->last) * speed;
+    double due = l->reported + ENGINE_PROGRESS_EVERY - now;
+    if (speed > 0 && left / speed < due)
+        due = left / speed;
+    return due > 0 ? due : 0;
+}
+
 int
 engine_start (engine_t *self, uint64_t task, double units)
 {
@@ -419,6 +496,15 @@ engine_start (engine_t *self, uint64_t task, double units)
     if (self->busy)
         return -1;
     assert (units >= 0 && units <= 1e15);
+    if (!self->actor) {
+        double now = tf_now ();
+        self->loop.task = task;
+        self->loop.task_units = units;
+        self->loop.progress = 0;
+        self->loop.last = self->loop.started = self->loop.reported = now;
+        self->busy = 1;
+        return 0;
+    }
 
     zmsg_t *msg = zmsg_new ();
     zmsg_addstr (msg, "START");
@@ -441,6 +527,11 @@ engine_set_speed (engine_t *self, double factor)
     factor = factor < 0 ? 0 : factor > 1 ? 1 : factor;
     if (self->mode != PLATFORM_EMULATED || factor == self->factor)
         return 0;
+    if (!self->actor) {
+        loop_integrate (self, tf_now ());
+        self->factor = factor;
+        return 0;
+    }
 
     zmsg_t *msg = zmsg_new ();
     zmsg_addstr (msg, "SPEED");
@@ -457,13 +548,15 @@ zsock_t *
 engine_sock (engine_t *self)
 {
     assert (self);
-    return zactor_sock (self->actor);
+    return self->actor ? zactor_sock (self->actor) : NULL;
 }
 
 int
 engine_recv (engine_t *self, uint64_t *task, double *seconds)
 {
     assert (self);
+    if (!self->actor)
+        return loop_recv (self, task, seconds);
     zmsg_t *msg = zmsg_recv (self->actor);
     if (!msg)
         return -1;

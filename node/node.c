@@ -496,7 +496,7 @@ make_core (node_t *self, char *err, size_t errlen)
                                  cfg->platform.time_scale, self->bps_per_mbps);
     self->observed = xcalloc (me->nchildren + 2, sizeof *self->observed);
     engine_cfg_t ec = {cfg->platform.mode, me->compute_rate, cfg->platform.time_scale,
-                       cfg->platform.matrix_n};
+                       cfg->platform.matrix_n, .in_loop = 1};
     self->engine = engine_new (&ec, err, errlen);
     return self->engine ? 0 : -1;
 }
@@ -1580,6 +1580,9 @@ clock_work (node_t *self, double now, double *next_stats)
     double due = core_next_deadline (self->core, now);
     if (due >= 0 && due < wait)
         wait = due;
+    due = engine_deadline (self->engine, now);   /* emulated, in the loop */
+    if (due >= 0 && due < wait)
+        wait = due;
     if (self->cargo && journal_due (self, now, &wait) != 0)
         return -1;
     if (wait > NODE_TICK_MAX)
@@ -1637,20 +1640,23 @@ handle (node_t *self, zsock_t *sock)
 
 /*  Serve what woke the loop: every readable socket in priority order,
  *  each drained of up to NODE_DRAIN messages, so one wake-up and one
- *  turn of clock work serve a burst; nothing readable: the clock. */
+ *  turn of clock work serve a burst; then an emulated engine whose task
+ *  (or progress report) is due; nothing readable: the clock. */
 static int
 serve_ready (node_t *self, zsock_t **ready, int n)
 {
-    if (n == 0) {
-        core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
-        return feed (self, &tick, "the clock");
-    }
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         int k = 0;
         do
             rc = handle (self, ready[i]);
         while (rc == 0 && ++k < NODE_DRAIN && waitset_readable (ready[i]));
+    }
+    if (rc == 0 && engine_deadline (self->engine, tf_now ()) == 0)
+        rc = on_engine (self);   /* emulated, in the loop: after the sockets */
+    if (rc == 0 && n == 0) {
+        core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
+        return feed (self, &tick, "the clock");
     }
     return rc;
 }
@@ -1673,7 +1679,8 @@ loop_sockets (node_t *self)
         waitset_add (ws, self->router);
     if (self->parent)
         waitset_add (ws, self->parent);
-    waitset_add (ws, engine_sock (self->engine));
+    if (engine_sock (self->engine))   /* NULL: emulated, in the loop */
+        waitset_add (ws, engine_sock (self->engine));
     for (uint32_t i = 0; i < self->nworkers; i++)
         waitset_add (ws, cmdrun_sock (self->cmdrun[i]));
     if (self->beat)
