@@ -117,6 +117,9 @@ typedef struct {
     zactor_t *auth;          /* the children ROUTER's ZAP handler */
     int trace_wanted;        /* CONFIG's run asks for a timeline */
     trace_t *trace;          /* its spans, from START; NULL: not traced */
+    zmsg_t *outbox[PROTO_MAX_BATCH];   /* this turn's REQUESTs, ACKs and
+                                          DONEs for the parent */
+    uint32_t nout;
     double trace_t0;         /* when START came (tf_now) */
 } node_t;
 
@@ -501,6 +504,39 @@ make_core (node_t *self, char *err, size_t errlen)
     return self->engine ? 0 : -1;
 }
 
+/*  --- to the parent ------------------------------------------------------ */
+
+/*  Send what the outbox holds, as one BATCH when it holds several: a
+ *  loop turn's small messages travel together (docs/protocol.md).
+ *  Returns 0, or -1 if the parent's socket refused it. */
+static int
+flush_parent (node_t *self)
+{
+    if (self->nout == 0)
+        return 0;
+    zmsg_t *msg = self->nout == 1 ? self->outbox[0] : proto_batch (self->outbox, self->nout);
+    self->outbox[0] = NULL;
+    self->nout = 0;
+    if (zmsg_send (&msg, self->parent) == 0)
+        return 0;
+    zmsg_destroy (&msg);
+    return -1;
+}
+
+/*  A REQUEST, ACK or DONE for the parent, sent when the loop turn ends
+ *  (flush_parent), so those of one turn go as one message. */
+static int
+to_parent (node_t *self, zmsg_t **msg_p)
+{
+    if (self->nout == PROTO_MAX_BATCH && flush_parent (self) != 0) {
+        zmsg_destroy (msg_p);
+        return -1;
+    }
+    self->outbox[self->nout++] = *msg_p;
+    *msg_p = NULL;
+    return 0;
+}
+
 /*  --- the subtree's throughput bound ------------------------------------ */
 
 /*  Once every child has reported its subtree's bound, our own is known:
@@ -510,6 +546,8 @@ subtree_bound (node_t *self)
 {
     if (!subtree_step (self->subtree) || !self->parent)
         return 0;
+    if (flush_parent (self) != 0)   /* in order after what is waiting */
+        return -1;
     zmsg_t *msg = proto_subtree (subtree_bounds (self->subtree));
     return zmsg_send (&msg, self->parent);
 }
@@ -862,7 +900,7 @@ send_done (node_t *self, const core_action_t *a)
         zmsg_destroy (&msg);
         return -1;
     }
-    return zmsg_send (&msg, recorded ? self->ctl : self->parent);
+    return recorded ? zmsg_send (&msg, self->ctl) : to_parent (self, &msg);
 }
 
 /*  The actions of result streams, and a retry. */
@@ -880,6 +918,10 @@ act_result (node_t *self, const core_action_t *a)
             return -1;
         }
         msg = proto_result (a->task, a->node, a->failed, a->bytes, a->index, a->count, &f);
+        if (flush_parent (self) != 0) {   /* in order after what is waiting */
+            zmsg_destroy (&msg);
+            return -1;
+        }
         return zmsg_send (&msg, self->parent);
     }
     case CORE_ACT_ACK_RESULT:
@@ -910,7 +952,7 @@ act (node_t *self, const core_action_t *a)
     switch (a->type) {
     case CORE_ACT_REQUEST:
         msg = proto_request (a->n);
-        return zmsg_send (&msg, self->parent);
+        return to_parent (self, &msg);
     case CORE_ACT_SEND_CHUNK: {
         zframe_t *frame = chunk_frame (self, a);
         if (!frame) {
@@ -924,7 +966,7 @@ act (node_t *self, const core_action_t *a)
     }
     case CORE_ACT_ACK:
         msg = proto_ack (a->task, a->index);
-        return zmsg_send (&msg, self->parent);
+        return to_parent (self, &msg);
     case CORE_ACT_COMPUTE:
         if (a->kind == CORE_KIND_COMMAND)
             return compute_command (self, a->task);
@@ -1223,6 +1265,29 @@ out:
     return rc;
 }
 
+/*  A message on a child's connection, or each part of its BATCH in
+ *  order (none after one that got the child declared lost). */
+static int
+on_child_messages (node_t *self, int slot, zmsg_t **msg_p, const char *name)
+{
+    zmsg_t *parts[PROTO_MAX_BATCH];
+    char why[TF_ERRLEN];
+    int n = proto_unbatch (msg_p, parts, why, sizeof why);
+    if (n < 0) {
+        refused (self, name, why);
+        return 0;
+    }
+    if (n == 0)
+        return on_child_message (self, slot, msg_p, name);
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        if (rc == 0 && !liveness_lost (self->live, slot))
+            rc = on_child_message (self, slot, &parts[i], name);
+        zmsg_destroy (&parts[i]);
+    }
+    return rc;
+}
+
 static int
 on_child (node_t *self)
 {
@@ -1250,7 +1315,7 @@ on_child (node_t *self)
         if (beat)
             on_beat_message (self, &msg, name);
         else
-            rc = on_child_message (self, (int) slot, &msg, name);
+            rc = on_child_messages (self, (int) slot, &msg, name);
     }
     free (name);
     return rc;
@@ -1713,6 +1778,10 @@ serve (node_t *self)
         }
         if ((rc = keep_alive (self, now, &wait)) != 0)
             break;
+        if (self->parent && flush_parent (self) != 0) {
+            rc = fail (self, "cannot send to the parent");
+            break;
+        }
         int n = wait_for (self, ws, now, wait, ready);
         if (n < 0) {
             rc = fail (self, "interrupted");
@@ -1832,6 +1901,8 @@ node_run (const node_opts_t *opts)
     zsock_destroy (&self->router);
     zactor_destroy (&self->auth);   /* after the socket it guards */
     zcert_destroy (&self->cert);
+    for (uint32_t i = 0; i < self->nout; i++)
+        zmsg_destroy (&self->outbox[i]);
     zsock_destroy (&self->parent);
     zsock_destroy (&self->beat);
     zsock_destroy (&self->ctl);
