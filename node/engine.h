@@ -21,7 +21,7 @@
  *  progress report about every ENGINE_PROGRESS_EVERY seconds while busy,
  *  and the completion once the integral of the speed reaches the task's
  *  units. Progress is integrated exactly at every speed change. A task
- *  then costs the node no thread hand-off: two wake-ups and four inter-
+ *  then costs the node no thread hand-off: two wake-ups and two inter-
  *  thread signals fewer per task (docs/performance.md, "Dispatch").
  */
 #ifndef TF_ENGINE_H

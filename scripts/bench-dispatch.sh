@@ -3,7 +3,7 @@
 # programs doing the same work on the same machine, timed in the same
 # invocation, run by run interleaved (RUNS runs, default 5):
 #
-#   dispatch: DISPATCH_TASKS (50000) zero-compute tasks of 0 B and of
+#   dispatch: DISPATCH_TASKS (20000) zero-compute tasks of 0 B and of
 #     1 KiB through a flat star, a root and 8 emulated workers (config
 #     written into a temp dir: tasks of 1 unit, workers compute 1e9
 #     units/s, so a task's emulated compute is 1 ns; the root computes
@@ -37,7 +37,7 @@ case "$BUILD" in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
 TF=$BUILD/bin/treefarm
 RAW=$BUILD/bin/raw-dispatch
 RUNS=${RUNS:-5}
-N=${DISPATCH_TASKS:-50000}
+N=${DISPATCH_TASKS:-20000}
 POLICY=${DISPATCH_POLICY:-fcfs}
 ROOT_COMPUTE=${ROOT_COMPUTE:-100}
 N_NOOP=${N_NOOP:-2000}
