@@ -20,7 +20,7 @@
 #     of the per-run ratios at least 1/3. Beside it, unjudged: the share
 #     of the tasks the root computed itself, and the tasks/s the root
 #     forwarded to its workers.
-#   commands: N_NOOP (2000) command tasks `true`, and N_SHA (500)
+#   commands: N_NOOP (1000) command tasks `true`, and N_SHA (200)
 #     `sha256sum` of a 1 MiB file each, on bench/star2.json (a root and two
 #     workers, real mode, each with its CPUs as slots), against GNU
 #     parallel -j(CPUs) of the same commands; tasks per second of the
@@ -40,8 +40,8 @@ RUNS=${RUNS:-5}
 N=${DISPATCH_TASKS:-20000}
 POLICY=${DISPATCH_POLICY:-fcfs}
 ROOT_COMPUTE=${ROOT_COMPUTE:-100}
-N_NOOP=${N_NOOP:-2000}
-N_SHA=${N_SHA:-500}
+N_NOOP=${N_NOOP:-1000}
+N_SHA=${N_SHA:-200}
 CPUS=$(nproc)
 WORK=$(mktemp -d /tmp/treefarm-bench-dispatch.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
