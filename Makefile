@@ -3,7 +3,7 @@
 #   make            build bin/treefarm and bin/treefarm-node under $(BUILD)
 #   make check      build and run every unit and integration test
 #   make demo       run the reference 7-node fork in emulation
-#   make bench      benchmarks that print figures (pacing accuracy, ...)
+#   make bench      benchmarks against the machine's limits: a table and bench/results.json
 #   make study      the reference policy study into docs/study (~30 min)
 #   make fuzz       libFuzzer on the wire decoder, the config loader and
 #                   the tasks loader (tests/fuzz/fuzz_*.c), FUZZ_SECONDS
@@ -134,10 +134,6 @@ demo: $(BINS)
 
 bench: $(BINS) $(BENCH_BINS)
 	@BUILD=$(BUILD) bash scripts/bench.sh
-	@echo
-	@BUILD=$(BUILD) bash scripts/bench-dispatch.sh
-	@echo
-	@BUILD=$(BUILD) bash scripts/bench-bigfile.sh
 
 # The reference study (docs/study/README.md): the published grid on
 # configs/fork7.json in emulation, from scratch; about half an hour.

@@ -109,6 +109,8 @@ def line(fig):
         t = fig["target"]
         s += "  target %s %s: %s" % (t["kind"], num(t["bound"]),
                                      "met" if t["met"] else "NOT MET")
+    if "note" in fig:
+        s += "\n      " + fig["note"]
     return s
 
 
