@@ -61,6 +61,9 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # Helper programs of the integration scripts (not unit tests).
 HELPERS  := $(BUILD)/tests/hostile
 
+# The benchmarks' reference programs (make bench builds them).
+BENCH_BINS := $(BUILD)/bin/raw-dispatch
+
 # Fuzz targets: clang, libFuzzer, ASan and UBSan, the library built
 # again with coverage. One build for every pass (not under $(BUILD)).
 FUZZ_CC     ?= clang
@@ -73,7 +76,8 @@ FUZZ_BINS   := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_SECONDS ?= 60
 
 ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
-            $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(FUZZ_OBJ) $(HELPERS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.o)
+            $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(FUZZ_OBJ) $(HELPERS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.o) \
+            $(BUILD)/obj/bench/raw_dispatch.o
 
 .PHONY: all deps check unit integration demo bench study fuzz install uninstall clean
 
@@ -97,6 +101,10 @@ $(BUILD)/bin/treefarm: $(BUILD)/obj/controller/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/bin/treefarm-node: $(BUILD)/obj/node/main.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/bin/raw-dispatch: $(BUILD)/obj/bench/raw_dispatch.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
@@ -124,7 +132,7 @@ unit: $(TESTS)
 demo: $(BINS)
 	@$(BUILD)/bin/treefarm run configs/fork7.json --out $(BUILD)/demo
 
-bench: $(BINS)
+bench: $(BINS) $(BENCH_BINS)
 	@BUILD=$(BUILD) bash scripts/bench.sh
 
 # The reference study (docs/study/README.md): the published grid on

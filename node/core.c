@@ -746,7 +746,7 @@ begin_transfer (core_t *self, int c, task_t task, int probe, double now)
      *  wake-ups during a transfer, not a burst at the start of each. */
     if (ch->link_free < now)
         ch->link_free = now;
-    if (core_sending (self) == 1 && self->total_free < now)
+    if (core_port_busy (self, now) == 1 && self->total_free < now)
         self->total_free = now;
 }
 
@@ -831,22 +831,39 @@ serve_probes (core_t *self, double now)
     }
 }
 
+/*  Does ch's transfer hold the sender's port at now? Paced, only until
+ *  the link has carried its last chunk (ch->delivered): the ack still to
+ *  come is the runtime's round trip, not the platform's, so the port is
+ *  free meanwhile (docs/architecture.md, "Single-port"). Unpaced (real
+ *  mode), a sent chunk is only queued, so until its last ack. */
+static int
+holds_port (const core_t *self, const child_t *ch, double now)
+{
+    if (!ch->sending)
+        return 0;
+    if (!self->cfg.pace)
+        return 1;
+    return ch->next < ch->count || ch->delivered > now + CORE_TIME_EPS;
+}
+
 /*  Serve children's asks while the policy allows, each a task that may
- *  go to it. */
+ *  go to it: a single-port policy while no transfer holds the port, a
+ *  multi-port one while there is spare bandwidth. */
 static void
 serve_children (core_t *self, double now)
 {
     const policy_t *policy = self->cfg.policy;
     for (;;) {
-        int n = 0, busy = 0;
+        int n = 0, busy = 0, port = 0;
         for (int i = 0; i < self->cfg.nchildren; i++) {
             child_t *ch = &self->children[i];
             busy += ch->sending;
+            port += holds_port (self, ch, now);
             if (ch->wanted > 0 && !ch->sending && find_task (self, i) >= 0)
                 self->cands[n++] = candidate (ch, i);
         }
-        if (n == 0 || (busy && !policy->multiport)
-            || (busy && !spare_bandwidth (self, now)))
+        if (n == 0 || (!policy->multiport && port)
+            || (policy->multiport && busy && !spare_bandwidth (self, now)))
             return;
         int k = policy->pick (&self->cfg.parent, self->cands, n);
         if (k < 0 || k >= n)
@@ -919,8 +936,14 @@ dispatch (core_t *self, double now)
         a->units = t.units;
         a->kind = t.kind;
     }
-    serve_children (self, now);
-    pump_all (self, now);
+    /*  Paced, a transfer whose last chunk goes out with no pacing delay
+     *  (an empty one) frees the port at once: serve the next ask. Each
+     *  pass starts a transfer or sends a chunk, and both are bounded. */
+    for (int before = -1; before != self->nacts;) {
+        before = self->nacts;
+        serve_children (self, now);
+        pump_all (self, now);
+    }
     pump_up (self);
     uint32_t want = self->cfg.buffer + self->slots - 1;
     if (!self->cfg.is_root && self->q_len + self->pending < want) {
@@ -1479,10 +1502,11 @@ core_next_deadline (const core_t *self, double now)
         due = self->batch_since + self->cfg.batch_delay;
     for (int i = 0; i < self->cfg.nchildren; i++) {
         const child_t *ch = &self->children[i];
-        if (!has_room (self, ch))
-            continue;
-        double at = chunk_due (self, ch);
-        if (due < 0 || at < due)
+        /*  Paced: a transfer's last chunk delivered frees the port. */
+        double at = has_room (self, ch) ? chunk_due (self, ch)
+                  : holds_port (self, ch, now) && ch->next == ch->count ? ch->delivered
+                                                                        : -1;
+        if (at >= 0 && (due < 0 || at < due))
             due = at;
     }
     if (due < 0)
@@ -1509,6 +1533,15 @@ core_set_child_ir (core_t *self, int child, double ir_send)
 {
     if (child >= 0 && child < self->cfg.nchildren && ir_send >= 0 && isfinite (ir_send))
         self->children[child].info.ir_send = ir_send;
+}
+
+int
+core_port_busy (const core_t *self, double now)
+{
+    int n = 0;
+    for (int i = 0; i < self->cfg.nchildren; i++)
+        n += holds_port (self, &self->children[i], now);
+    return n;
 }
 
 int

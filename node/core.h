@@ -17,7 +17,8 @@
  *  - The local engine takes a held task whenever it is idle.
  *  - A parent only sends to a child that asked. The policy picks among the
  *    children with unserved requests; a single-port policy has at most one
- *    transfer in flight. A multi-port policy starts another transfer, to a
+ *    transfer holding its port: in flight, and when paced, until the link
+ *    has delivered its last chunk (the ack may come later). A multi-port policy starts another transfer, to a
  *    child not already receiving, while the estimated outgoing total is
  *    below 90% of the send limit (a transfer younger than one meter window counts
  *    at its link's rate, older ones at their measured rate).
@@ -331,7 +332,13 @@ double core_send_rate (core_t *self, int child, double now);
  *  decision on. Ignored for a bad slot or a non-finite or negative value. */
 void core_set_child_ir (core_t *self, int child, double ir_send);
 
-/*  Number of transfers to children in flight now. */
+/*  Number of transfers to children in flight now (their last ack not
+ *  yet in). */
 int core_sending (const core_t *self);
+
+/*  Number of those holding the sender's port at now: paced, a transfer
+ *  whose chunks the link has all delivered waits for its last ack without
+ *  holding it. A single-port policy never has more than one. */
+int core_port_busy (const core_t *self, double now);
 
 #endif

@@ -1,5 +1,10 @@
 /*  engine — the worker thread that computes a node's tasks; see engine.h.
  *
+ *  An emulated engine in the caller's loop (in_loop) has no actor: the
+ *  front keeps the running task (in_loop_t) and integrates its progress
+ *  at each speed change and each engine_recv, as the actor does at each
+ *  wake-up; everything below about the pipe is the threaded engine's.
+ *
  *  Pipe protocol between engine_t (front) and its actor (back), one
  *  message per command, every frame length-checked on receipt:
  *
@@ -49,6 +54,7 @@
 #include <assert.h>
 #include <math.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "node/kernel.h"
@@ -61,14 +67,32 @@
 /* A report is due once this much of the period has passed, so that a
  * slice waking a hair early does not skip a beat. */
 #define ENGINE_PROGRESS_DUE 0.9
+/* A nap shorter than this is not slept: the actor reads the clock again
+ * (a task of a few microseconds or less spins that long), since a sleep
+ * costs a system call and a wake-up of about this much anyway. */
+#define ENGINE_MIN_NAP 2e-6
+
+/*  An emulated engine in the caller's loop: the running task as numbers. */
+typedef struct {
+    double full;              /* rate * time_scale: units/s at factor 1 */
+    double every;             /* progress period, seconds */
+    uint64_t task;
+    double task_units;        /* the running task's units */
+    double progress;          /* of them, done as of `last` */
+    double last;              /* when progress was last integrated */
+    double started;           /* when the task started */
+    double reported;          /* when progress was last reported */
+    double done;              /* units of the tasks finished so far */
+} in_loop_t;
 
 struct engine {
-    zactor_t *actor;
+    zactor_t *actor;          /* NULL for an engine in the loop */
     platform_mode_t mode;
     double factor;            /* the speed factor last sent */
     int busy;                 /* a START went out; its DONE not yet read */
     double units;             /* cumulative units, as last reported */
     double lag, lag_max;      /* seconds behind at task ends: total, worst */
+    in_loop_t loop;           /* in the loop: the running task */
 };
 
 /*  The actor's own state; lives on the actor thread's stack. */
@@ -194,7 +218,8 @@ actor_recv (actor_t *self, int midtask)
  *  readable. Returns 1 if a command waits to be read, else 0. zpoller
  *  counts whole milliseconds, so a remainder below one millisecond is
  *  slept with nanosleep: short tasks stay accurate at high time scales,
- *  and the actor is deaf for under a millisecond. */
+ *  and the actor is deaf for under a millisecond; one below ENGINE_MIN_NAP
+ *  is not slept at all (the caller reads the clock and comes back). */
 static int
 actor_nap (actor_t *self, double seconds)
 {
@@ -203,7 +228,7 @@ actor_nap (actor_t *self, double seconds)
             return 1;
         if (zpoller_terminated (self->poller))
             self->terminated = 1;
-    } else if (seconds > 0) {
+    } else if (seconds >= ENGINE_MIN_NAP) {
         struct timespec ts = {0, (long) (seconds * 1e9)};
         nanosleep (&ts, NULL);
     }
@@ -328,6 +353,9 @@ engine_actor (zsock_t *pipe, void *args)
 {
     actor_t self = {.pipe = pipe, .cfg = *(const engine_cfg_t *) args, .factor = 1};
     self.every = self.cfg.progress_s > 0 ? self.cfg.progress_s : ENGINE_PROGRESS_EVERY;
+    /* Sleep as long as asked, not up to the default 50 us of timer slack
+     * more: a task's end is noticed that much later otherwise. */
+    prctl (PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     self.poller = zpoller_new (pipe, NULL);
     if (self.cfg.mode == PLATFORM_REAL)
         self.kernel = kernel_new (self.cfg.matrix_n, ENGINE_SEED);
@@ -387,6 +415,11 @@ engine_new (const engine_cfg_t *cfg, char *err, size_t errlen)
     engine_t *self = xcalloc (1, sizeof (*self));
     self->mode = cfg->mode;
     self->factor = 1;
+    if (cfg->mode == PLATFORM_EMULATED && cfg->in_loop) {
+        self->loop.full = cfg->rate * cfg->time_scale;
+        self->loop.every = cfg->progress_s > 0 ? cfg->progress_s : ENGINE_PROGRESS_EVERY;
+        return self;
+    }
     /* The actor copies *cfg before it signals, and zactor_new waits for
      * that signal, so the caller's cfg need not outlive this call. */
     self->actor = zactor_new (engine_actor, (void *) cfg);
@@ -410,6 +443,61 @@ engine_destroy (engine_t **self_p)
     *self_p = NULL;
 }
 
+/*  In the loop: credit the running task's progress up to now at the
+ *  speed in force since it was last credited. */
+static void
+loop_integrate (engine_t *self, double now)
+{
+    in_loop_t *l = &self->loop;
+    if (self->busy && now > l->last) {
+        l->progress += (now - l->last) * l->full * self->factor;
+        l->last = now;
+    }
+}
+
+/*  In the loop: the running task's end, or a progress report. */
+static int
+loop_recv (engine_t *self, uint64_t *task, double *seconds)
+{
+    in_loop_t *l = &self->loop;
+    if (!self->busy)
+        return -1;
+    double now = tf_now ();
+    loop_integrate (self, now);
+    if (l->progress < l->task_units) {
+        self->units = l->done + l->progress;
+        l->reported = now;
+        return 1;
+    }
+    double speed = l->full * self->factor;
+    double late = speed > 0 ? (l->progress - l->task_units) / speed : 0;
+    l->done += l->task_units;
+    self->units = l->done;
+    self->busy = 0;
+    self->lag += late;
+    self->lag_max = fmax (self->lag_max, late);
+    if (task)
+        *task = l->task;
+    if (seconds)
+        *seconds = now - l->started;
+    return 0;
+}
+
+double
+engine_deadline (const engine_t *self, double now)
+{
+    assert (self);
+    const in_loop_t *l = &self->loop;
+    if (self->actor || !self->busy)
+        return -1;
+    double speed = l->full * self->factor;
+    double left = l->task_units - l->progress - (now - l->last) * speed;
+    double due = l->reported + l->every - now;
+    if (speed > 0 && left / speed < due)
+        due = left / speed;
+    return due > 0 ? due : 0;
+}
+
 int
 engine_start (engine_t *self, uint64_t task, double units)
 {
@@ -417,6 +505,15 @@ engine_start (engine_t *self, uint64_t task, double units)
     if (self->busy)
         return -1;
     assert (units >= 0 && units <= 1e15);
+    if (!self->actor) {
+        double now = tf_now ();
+        self->loop.task = task;
+        self->loop.task_units = units;
+        self->loop.progress = 0;
+        self->loop.last = self->loop.started = self->loop.reported = now;
+        self->busy = 1;
+        return 0;
+    }
 
     zmsg_t *msg = zmsg_new ();
     zmsg_addstr (msg, "START");
@@ -439,6 +536,11 @@ engine_set_speed (engine_t *self, double factor)
     factor = factor < 0 ? 0 : factor > 1 ? 1 : factor;
     if (self->mode != PLATFORM_EMULATED || factor == self->factor)
         return 0;
+    if (!self->actor) {
+        loop_integrate (self, tf_now ());
+        self->factor = factor;
+        return 0;
+    }
 
     zmsg_t *msg = zmsg_new ();
     zmsg_addstr (msg, "SPEED");
@@ -455,13 +557,15 @@ zsock_t *
 engine_sock (engine_t *self)
 {
     assert (self);
-    return zactor_sock (self->actor);
+    return self->actor ? zactor_sock (self->actor) : NULL;
 }
 
 int
 engine_recv (engine_t *self, uint64_t *task, double *seconds)
 {
     assert (self);
+    if (!self->actor)
+        return loop_recv (self, task, seconds);
     zmsg_t *msg = zmsg_recv (self->actor);
     if (!msg)
         return -1;

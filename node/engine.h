@@ -13,6 +13,16 @@
  *    seconds (a report each), waking at once for $TERM and speed changes.
  *  - real: a task runs the diagonal kernel (node/kernel.h) for w units on an
  *    N x N matrix, burning real CPU, checking its pipe between blocks of rows.
+ *
+ *  An emulated engine may instead run in the caller's loop (in_loop): no
+ *  thread and no socket (engine_sock is NULL), the running task is only a
+ *  deadline. The loop waits no longer than engine_deadline says and then
+ *  calls engine_recv, which answers as the actor's messages would: a
+ *  progress report about every ENGINE_PROGRESS_EVERY seconds while busy,
+ *  and the completion once the integral of the speed reaches the task's
+ *  units. Progress is integrated exactly at every speed change. A task
+ *  then costs the node no thread hand-off: two wake-ups and two inter-
+ *  thread signals fewer per task (docs/performance.md, "Dispatch").
  */
 #ifndef TF_ENGINE_H
 #define TF_ENGINE_H
@@ -41,6 +51,8 @@ typedef struct {
                                 Each report wakes the node's loop: a node
                                 that samples every 100 ms needs one about
                                 every 50, not 10 (node.c) */
+    int in_loop;             /* emulated: run in the caller's loop, no
+                                thread (ignored in real mode) */
 } engine_cfg_t;
 
 /*  Start an engine thread. Returns NULL with a message in err if the
@@ -55,14 +67,21 @@ void engine_destroy (engine_t **self_p);
 int engine_start (engine_t *self, uint64_t task, double units);
 
 /*  The socket to poll; readable when a progress report or a completion
- *  waits to be read by engine_recv. */
+ *  waits to be read by engine_recv. NULL for an engine in the loop. */
 zsock_t *engine_sock (engine_t *self);
+
+/*  An engine in the loop: seconds from now until engine_recv has
+ *  something to say (the running task's end at the speed in force, or
+ *  its next progress report), 0 when due; -1 when idle, and always for
+ *  an engine with a thread (poll engine_sock instead). */
+double engine_deadline (const engine_t *self, double now);
 
 /*  Read one message from the engine. A completion fills the task id and
  *  the wall seconds it took and returns 0. A progress report (the actor
  *  sends one about every progress_s seconds while busy) only
  *  updates engine_units and returns 1. Returns -1 if what arrived was
- *  neither. Call only when engine_sock is readable. */
+ *  neither. Call only when engine_sock is readable (an engine in the
+ *  loop: when engine_deadline says 0). */
 int engine_recv (engine_t *self, uint64_t *task, double *seconds);
 
 /*  Compute units done since the engine started, counting progress inside

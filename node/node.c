@@ -30,6 +30,7 @@
 #include "node/payload.h"
 #include "node/setup.h"
 #include "node/subtree.h"
+#include "node/waitset.h"
 #include "overlay/bound.h"
 #include "overlay/config.h"
 #include "overlay/curve.h"
@@ -62,6 +63,11 @@ _Static_assert (PROTO_MAX_STREAM_BYTES == BUNDLE_MAX_BYTES,
                                      counts as this */
 #define NODE_FIT_EVERY 1.0        /* seconds between solving the fit again
                                      for STATS (a REPORT always does) */
+/*  Messages the loop reads from one socket in a turn before it looks at
+ *  the clock and the other sockets again. */
+#define NODE_DRAIN 64
+/*  Sockets one wait may report readable. */
+#define NODE_MAX_READY WAITSET_MAX
 /*  serve's loop ends well: STOP came and the final REPORT was heard. Not
  *  0 (go on), not 1 or -1 (what fail and failed actions return). */
 #define NODE_STOPPED 2
@@ -122,6 +128,9 @@ typedef struct {
     zactor_t *auth;          /* the children ROUTER's ZAP handler */
     int trace_wanted;        /* CONFIG's run asks for a timeline */
     trace_t *trace;          /* its spans, from START; NULL: not traced */
+    zmsg_t *outbox[PROTO_MAX_BATCH];   /* this turn's REQUESTs, ACKs and
+                                          DONEs for the parent */
+    uint32_t nout;
     double trace_t0;         /* when START came (tf_now) */
 } node_t;
 
@@ -561,9 +570,43 @@ make_core (node_t *self, char *err, size_t errlen)
     self->observed = xcalloc (me->nchildren + 2, sizeof *self->observed);
     self->clock_cost = clock_cost ();
     engine_cfg_t ec = {cfg->platform.mode, me->compute_rate, cfg->platform.time_scale,
-                       cfg->platform.matrix_n, engine_progress_period (cfg, self->emul)};
+                       cfg->platform.matrix_n, engine_progress_period (cfg, self->emul),
+                       .in_loop = 1};
     self->engine = engine_new (&ec, err, errlen);
     return self->engine ? 0 : -1;
+}
+
+/*  --- to the parent ------------------------------------------------------ */
+
+/*  Send what the outbox holds, as one BATCH when it holds several: a
+ *  loop turn's small messages travel together (docs/protocol.md).
+ *  Returns 0, or -1 if the parent's socket refused it. */
+static int
+flush_parent (node_t *self)
+{
+    if (self->nout == 0)
+        return 0;
+    zmsg_t *msg = self->nout == 1 ? self->outbox[0] : proto_batch (self->outbox, self->nout);
+    self->outbox[0] = NULL;
+    self->nout = 0;
+    if (zmsg_send (&msg, self->parent) == 0)
+        return 0;
+    zmsg_destroy (&msg);
+    return -1;
+}
+
+/*  A REQUEST, ACK or DONE for the parent, sent when the loop turn ends
+ *  (flush_parent), so those of one turn go as one message. */
+static int
+to_parent (node_t *self, zmsg_t **msg_p)
+{
+    if (self->nout == PROTO_MAX_BATCH && flush_parent (self) != 0) {
+        zmsg_destroy (msg_p);
+        return -1;
+    }
+    self->outbox[self->nout++] = *msg_p;
+    *msg_p = NULL;
+    return 0;
 }
 
 /*  --- the subtree's throughput bound ------------------------------------ */
@@ -575,6 +618,8 @@ subtree_bound (node_t *self)
 {
     if (!subtree_step (self->subtree) || !self->parent)
         return 0;
+    if (flush_parent (self) != 0)   /* in order after what is waiting */
+        return -1;
     zmsg_t *msg = proto_subtree (subtree_bounds (self->subtree));
     return zmsg_send (&msg, self->parent);
 }
@@ -951,7 +996,7 @@ send_done (node_t *self, const core_action_t *a)
         zmsg_destroy (&msg);
         return -1;
     }
-    return zmsg_send (&msg, recorded ? self->ctl : self->parent);
+    return recorded ? zmsg_send (&msg, self->ctl) : to_parent (self, &msg);
 }
 
 /*  The actions of result streams, and a retry. */
@@ -969,6 +1014,10 @@ act_result (node_t *self, const core_action_t *a)
             return -1;
         }
         msg = proto_result (a->task, a->node, a->failed, a->bytes, a->index, a->count, &f);
+        if (flush_parent (self) != 0) {   /* in order after what is waiting */
+            zmsg_destroy (&msg);
+            return -1;
+        }
         return zmsg_send (&msg, self->parent);
     }
     case CORE_ACT_ACK_RESULT:
@@ -998,7 +1047,7 @@ act (node_t *self, const core_action_t *a)
     switch (a->type) {
     case CORE_ACT_REQUEST:
         msg = proto_request (a->n);
-        return zmsg_send (&msg, self->parent);
+        return to_parent (self, &msg);
     case CORE_ACT_SEND_CHUNK: {
         int shared;
         zframe_t *frame = chunk_frame (self, a, &shared);
@@ -1014,7 +1063,7 @@ act (node_t *self, const core_action_t *a)
     }
     case CORE_ACT_ACK:
         msg = proto_ack (a->task, a->index);
-        return zmsg_send (&msg, self->parent);
+        return to_parent (self, &msg);
     case CORE_ACT_COMPUTE:
         if (a->kind == CORE_KIND_COMMAND)
             return compute_command (self, a->task);
@@ -1303,6 +1352,29 @@ out:
     return rc;
 }
 
+/*  A message on a child's connection, or each part of its BATCH in
+ *  order (none after one that got the child declared lost). */
+static int
+on_child_messages (node_t *self, int slot, zmsg_t **msg_p, const char *name)
+{
+    zmsg_t *parts[PROTO_MAX_BATCH];
+    char why[TF_ERRLEN];
+    int n = proto_unbatch (msg_p, parts, why, sizeof why);
+    if (n < 0) {
+        refused (self, name, why);
+        return 0;
+    }
+    if (n == 0)
+        return on_child_message (self, slot, msg_p, name);
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        if (rc == 0 && !liveness_lost (self->live, slot))
+            rc = on_child_message (self, slot, &parts[i], name);
+        zmsg_destroy (&parts[i]);
+    }
+    return rc;
+}
+
 static int
 on_child (node_t *self)
 {
@@ -1330,7 +1402,7 @@ on_child (node_t *self)
         if (beat)
             on_beat_message (self, &msg, name);
         else
-            rc = on_child_message (self, (int) slot, &msg, name);
+            rc = on_child_messages (self, (int) slot, &msg, name);
     }
     free (name);
     return rc;
@@ -1482,14 +1554,6 @@ on_cmdrun (node_t *self, uint32_t slot)
     core_event_t ev = {.type = CORE_EV_COMPUTED, .now = tf_now (), .task = task,
                        .bytes = bytes, .failed = failed};
     return feed (self, &ev, "the command worker");
-}
-
-/*  Sleep for seconds (< 1), to the microsecond, unlike zclock_sleep. */
-static void
-sleep_precise (double seconds)
-{
-    struct timespec ts = {0, (long) (seconds * 1e9)};
-    nanosleep (&ts, NULL);
 }
 
 /*  Emulated interference: hand the rates this node meters now to the
@@ -1668,6 +1732,9 @@ clock_work (node_t *self, double now, double *next_stats)
     double due = core_next_deadline (self->core, now);
     if (due >= 0 && due < wait)
         wait = due;
+    due = engine_deadline (self->engine, now);   /* emulated, in the loop */
+    if (due >= 0 && due < wait)
+        wait = due;
     if (self->cargo && journal_due (self, now, &wait) != 0)
         return -1;
     if (wait > NODE_TICK_MAX)
@@ -1681,30 +1748,26 @@ clock_work (node_t *self, double now, double *next_stats)
     return wait;
 }
 
-/*  Wait up to `wait` seconds for a socket. Polls whole milliseconds, then
- *  sleeps out the remainder: with time scaled by s, a millisecond late is
- *  s milliseconds of platform time on every paced chunk. Notes how late
- *  the loop woke. Returns the socket that is readable, or NULL. */
-static void *
-wait_for (node_t *self, zpoller_t *poller, double now, double wait)
+/*  Wait up to `wait` seconds for the sockets (node/waitset.h: to the
+ *  microsecond, never deaf: with time scaled by s, a millisecond late is
+ *  s milliseconds of platform time on every paced chunk). Notes how late
+ *  the loop woke. Returns how many sockets are readable, in ready[] in
+ *  priority order, or -1 when interrupted. */
+static int
+wait_for (node_t *self, waitset_t *ws, double now, double wait, zsock_t **ready)
 {
     double until = now + wait;
-    void *which = zpoller_wait (poller, (int) (wait * 1000));
-    if (!which && !zpoller_terminated (poller)) {
-        double left = until - tf_now ();
-        if (left > 0)
-            sleep_precise (left);
-    }
+    int n = waitset_wait (ws, until, ready, NODE_MAX_READY);
     note_lag (self, tf_now () - until);
-    return which;
+    return n;
 }
 
-/*  Handle what woke the loop. Returns 0 to go on, NODE_STOPPED after STOP
- *  and the final REPORT, anything else after a fatal error (said). */
+/*  Handle one message from sock. Returns 0 to go on, NODE_STOPPED after
+ *  STOP and the final REPORT, anything else after a fatal error (said). */
 static int
-handle (node_t *self, void *which)
+handle (node_t *self, zsock_t *sock)
 {
-    if (which == self->ctl) {
+    if (sock == self->ctl) {
         int c = on_control (self);
         if (c < 0) {
             fail (self, "calibration failed");
@@ -1715,36 +1778,81 @@ handle (node_t *self, void *which)
         verbose (self, "stopped by the controller");
         return report (self) == 0 ? NODE_STOPPED : -1;
     }
-    if (which == engine_sock (self->engine))
+    if (sock == engine_sock (self->engine))
         return on_engine (self);
     for (uint32_t i = 0; i < self->nworkers; i++)
-        if (which == cmdrun_sock (self->cmdrun[i]))
+        if (sock == cmdrun_sock (self->cmdrun[i]))
             return on_cmdrun (self, i);
-    if (self->parent && which == self->parent)
+    if (self->parent && sock == self->parent)
         return on_parent (self);
-    if (self->beat && which == self->beat) {
+    if (self->beat && sock == self->beat) {
         on_parent_beat (self);
         return 0;
     }
-    if (self->router && which == self->router)
+    if (self->router && sock == self->router)
         return on_child (self);
-    core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
-    return feed (self, &tick, "the clock");
+    return 0;
+}
+
+/*  Serve what woke the loop: every readable socket in priority order,
+ *  each drained of up to NODE_DRAIN messages, so one wake-up and one
+ *  turn of clock work serve a burst; then an emulated engine whose task
+ *  (or progress report) is due; nothing readable: the clock. */
+static int
+serve_ready (node_t *self, zsock_t **ready, int n)
+{
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        int k = 0;
+        do
+            rc = handle (self, ready[i]);
+        while (rc == 0 && ++k < NODE_DRAIN && waitset_readable (ready[i]));
+    }
+    if (rc == 0 && engine_deadline (self->engine, tf_now ()) == 0)
+        rc = on_engine (self);   /* emulated, in the loop: after the sockets */
+    if (rc == 0 && n == 0) {
+        core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};
+        return feed (self, &tick, "the clock");
+    }
+    return rc;
+}
+
+/*  The sockets the loop waits on, most urgent first: a child's REQUEST or
+ *  ACK starts the next transfer, so children come before the parent's
+ *  chunks, and both before the engine's completions, so that a node's
+ *  own computing never keeps its children waiting (docs/architecture.md,
+ *  "Serving before computing"). The controller comes last. */
+static waitset_t *
+loop_sockets (node_t *self)
+{
+    char err[TF_ERRLEN];
+    waitset_t *ws = waitset_new (err, sizeof err);
+    if (!ws) {
+        fail (self, err);
+        return NULL;
+    }
+    if (self->router)
+        waitset_add (ws, self->router);
+    if (self->parent)
+        waitset_add (ws, self->parent);
+    if (engine_sock (self->engine))   /* NULL: emulated, in the loop */
+        waitset_add (ws, engine_sock (self->engine));
+    for (uint32_t i = 0; i < self->nworkers; i++)
+        waitset_add (ws, cmdrun_sock (self->cmdrun[i]));
+    if (self->beat)
+        waitset_add (ws, self->beat);
+    waitset_add (ws, self->ctl);
+    return ws;
 }
 
 /*  The run proper: until STOP, or a fatal error. Returns the exit status. */
 static int
 serve (node_t *self)
 {
-    zpoller_t *poller = zpoller_new (self->ctl, engine_sock (self->engine), NULL);
-    for (uint32_t i = 0; i < self->nworkers; i++)
-        zpoller_add (poller, cmdrun_sock (self->cmdrun[i]));
-    if (self->parent)
-        zpoller_add (poller, self->parent);
-    if (self->beat)
-        zpoller_add (poller, self->beat);
-    if (self->router)
-        zpoller_add (poller, self->router);
+    waitset_t *ws = loop_sockets (self);
+    if (!ws)
+        return 1;
+    zsock_t *ready[NODE_MAX_READY];
     double next_stats = tf_now ();
     self->ctl_heard = next_stats;
     self->live = liveness_new (self->me->nchildren + (self->parent != NULL),
@@ -1761,14 +1869,18 @@ serve (node_t *self)
         }
         if ((rc = keep_alive (self, now, &wait)) != 0)
             break;
-        void *which = wait_for (self, poller, now, wait);
-        if (zpoller_terminated (poller)) {
+        if (self->parent && flush_parent (self) != 0) {
+            rc = fail (self, "cannot send to the parent");
+            break;
+        }
+        int n = wait_for (self, ws, now, wait, ready);
+        if (n < 0) {
             rc = fail (self, "interrupted");
             break;
         }
-        rc = handle (self, which);
+        rc = serve_ready (self, ready, n);
     }
-    zpoller_destroy (&poller);
+    waitset_destroy (&ws);
     return rc == NODE_STOPPED ? 0 : rc == NODE_ORPHANED ? NODE_EXIT_ORPHANED : 1;
 }
 
@@ -1878,6 +1990,8 @@ node_run (const node_opts_t *opts)
     zsock_destroy (&self->router);
     zactor_destroy (&self->auth);   /* after the socket it guards */
     zcert_destroy (&self->cert);
+    for (uint32_t i = 0; i < self->nout; i++)
+        zmsg_destroy (&self->outbox[i]);
     zsock_destroy (&self->parent);
     zsock_destroy (&self->beat);
     zsock_destroy (&self->ctl);

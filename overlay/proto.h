@@ -17,7 +17,9 @@
  *    node's name): HELLO, CONFIG, BOUND, START, STATS, FINISHED, STOP,
  *    RECORDED, REPORT, BYE, FAIL;
  *  - child <-> parent (child DEALER -> parent ROUTER, identity = the
- *    child's name): REQUEST, CHUNK, ACK, DONE, SUBTREE.
+ *    child's name): REQUEST, CHUNK, ACK, DONE, SUBTREE; a child sends the
+ *    REQUESTs, ACKs and DONEs of one loop turn as one BATCH, which
+ *    proto_unbatch splits before each part is decoded as usual.
  */
 #ifndef TF_PROTO_H
 #define TF_PROTO_H
@@ -54,6 +56,8 @@
 #define PROTO_MAX_STREAM_BYTES (16ull << 30)
 /*  Nodes a retried command avoids (CHUNK "avoid"). */
 #define PROTO_MAX_AVOID 8
+/*  Messages in one BATCH: a loop turn's small messages to the parent. */
+#define PROTO_MAX_BATCH 64
 
 /*  The controller pings every node this often (wall seconds); a node that
  *  hears nothing from its controller for PROTO_CONTROL_SILENCE seconds
@@ -100,6 +104,10 @@ typedef enum {
                                         connection: the peer is alive */
     PROTO_LOST,         /* node -> ctl  {peer, why}  lost contact with its
                                         parent or a child (peer's name) */
+    PROTO_BATCH,        /* child -> parent {n} + n messages, each its
+                                        header and body frames: the
+                                        REQUESTs, ACKs and DONEs of one
+                                        loop turn in one message          */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -216,6 +224,20 @@ zmsg_t *proto_measured (uint32_t phase, double seconds, double units_per_s,
                         double recv_mbps, json_t **send_mbps_p);
 zmsg_t *proto_empty (proto_command_t command);   /* FINISHED, STOP, BYE, PING,
                                                     BEAT */
+
+/*  BATCH: the n messages msgs[0 .. n-1] (2 <= n <= PROTO_MAX_BATCH, each
+ *  a REQUEST, ACK or DONE as its encoder made it) as one message; takes
+ *  them and nulls the caller's pointers. */
+zmsg_t *proto_batch (zmsg_t **msgs, uint32_t n);
+
+/*  If *msg_p (identity popped) is a BATCH, check it (its count, 2 ..
+ *  PROTO_MAX_BATCH, and its frames, each part a REQUEST, ACK or DONE's
+ *  two frames; no part is decoded yet), move its parts into parts[] as
+ *  messages of their own for proto_decode, destroy it, and return their
+ *  number; 0 (*msg_p untouched) when it is not a BATCH; -1 with a message
+ *  in err (*msg_p destroyed) for a BATCH that breaks these rules. parts
+ *  has room for PROTO_MAX_BATCH. */
+int proto_unbatch (zmsg_t **msg_p, zmsg_t **parts, char *err, size_t errlen);
 
 /*  A message as raw frames, unchecked: header {version, command}, then the
  *  body text and the payload (len bytes) when not NULL. For tests, fuzzers

@@ -232,8 +232,34 @@ typedef struct {
     pid_t pid;
 } fake_t;
 
+/*  Decode msg (taken) into out if it is, or its BATCH holds, a message
+ *  of command want (the first such part). Returns 0, or -1 (out clear). */
+static int
+take_wanted (zmsg_t **msg_p, proto_command_t want, proto_msg_t *out)
+{
+    zmsg_t *parts[PROTO_MAX_BATCH];
+    char err[TF_ERRLEN];
+    int n = proto_unbatch (msg_p, parts, err, sizeof err), rc = -1;
+    if (n == 0) {
+        parts[0] = *msg_p;
+        *msg_p = NULL;
+        n = 1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (rc < 0 && proto_decode (&parts[i], out, err, sizeof err) == 0) {
+            if (out->command == want)
+                rc = 0;
+            else
+                proto_msg_clear (out);
+        }
+        zmsg_destroy (&parts[i]);
+    }
+    return rc;
+}
+
 /*  Wait for a message of command want on sock (a ROUTER), decoded into
- *  out; others are dropped. Returns 0, or -1 on timeout. */
+ *  out (a child's BATCH is split); others are dropped. Returns 0, or -1
+ *  on timeout. */
 static int
 expect_msg (zsock_t *sock, proto_command_t want, proto_msg_t *out)
 {
@@ -244,16 +270,10 @@ expect_msg (zsock_t *sock, proto_command_t want, proto_msg_t *out)
         if (!zpoller_wait (poller, (int) (deadline - zclock_mono ())))
             continue;
         zmsg_t *msg = zmsg_recv (sock);
-        char err[TF_ERRLEN];
         if (!msg)
             break;
         free (zmsg_popstr (msg));
-        if (proto_decode (&msg, out, err, sizeof err) < 0)
-            continue;
-        if (out->command == want)
-            rc = 0;
-        else
-            proto_msg_clear (out);
+        rc = take_wanted (&msg, want, out);
     }
     zpoller_destroy (&poller);
     if (rc < 0)

@@ -1268,6 +1268,59 @@ test_probes_stream_at_the_link_rate_and_leave_the_bag_alone (void **state)
     core_destroy (&child);
 }
 
+/*  Single-port and paced: a transfer holds the port until the link has
+ *  delivered its last chunk (a paced chunk goes out when its last byte
+ *  would arrive), not until that chunk's ack, which is the runtime's
+ *  round trip: the next child's transfer starts at the delivery. */
+static void
+test_paced_single_port_frees_the_port_at_delivery (void **state)
+{
+    (void) state;
+    static const core_child_info_t two[2] = {{10, 10, 10, 0, 0, 1000},
+                                             {10, 10, 10, 0, 0, 1000}};
+    core_cfg_t cfg = make_cfg (1, 2, 50);   /* fcfs; tasks of 1000 B, chunks of 400 */
+    cfg.children = two;
+    cfg.pace = 1;
+    core_t *core = make_core (cfg);
+    int n;
+    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1}, &n);
+    /*  Child 0's three chunks at 1000 B/s: delivered at 0.4, 0.8, 1.0. */
+    double t = 0;
+    const core_action_t *a = NULL;
+    uint64_t task = 0;
+    for (uint32_t i = 0; i < 3; i++) {
+        assert_int_equal (core_port_busy (core, t), 1);
+        t += core_next_deadline (core, t);
+        a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = t}, &n);
+        const core_action_t *c = find_type (a, n, CORE_ACT_SEND_CHUNK);
+        assert_non_null (c);
+        assert_int_equal (c->child, 0);
+        assert_int_equal (c->index, i);
+        task = c->task;
+        if (i < 2)
+            feed (core, (core_event_t){.type = CORE_EV_ACK, .now = t, .child = 0,
+                                       .task = task, .index = i}, &n);
+    }
+    assert_true (fabs (t - 1.0) < 1e-9);
+    /*  Delivered, not yet acknowledged: child 1's transfer has begun. */
+    assert_int_equal (core_sending (core), 2);
+    assert_int_equal (core_port_busy (core, t), 1);
+    t += core_next_deadline (core, t);
+    a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = t}, &n);
+    const core_action_t *c = find_type (a, n, CORE_ACT_SEND_CHUNK);
+    assert_non_null (c);
+    assert_int_equal (c->child, 1);
+    assert_true (fabs (t - 1.4) < 1e-9);   /* its own link's pace */
+    /*  Child 0's last ack, late, is still taken. */
+    feed (core, (core_event_t){.type = CORE_EV_ACK, .now = t, .child = 0, .task = task,
+                               .index = 2}, &n);
+    assert_int_equal (core_stats (core).forwarded, 1);
+    assert_int_equal (core_sending (core), 1);
+    core_destroy (&core);
+}
+
 /*  "ir": "measured": a node's online estimate replaces the configured
  *  IR_s, and an IA policy's order follows it from the next decision on. */
 static void
@@ -1327,6 +1380,7 @@ main (void)
         cmocka_unit_test (test_a_tree_completes_every_task_exactly_once),
         cmocka_unit_test (test_a_tree_survives_a_lost_node),
         cmocka_unit_test (test_a_paced_link_runs_at_its_configured_rate),
+        cmocka_unit_test (test_paced_single_port_frees_the_port_at_delivery),
         cmocka_unit_test (test_multiport_stays_within_the_send_limit),
         cmocka_unit_test (test_unlimited_multiport_sends_to_every_child_at_once),
         cmocka_unit_test (test_probes_stream_at_the_link_rate_and_leave_the_bag_alone),

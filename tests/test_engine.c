@@ -774,6 +774,109 @@ test_real_progress_is_fractional (void **state)
     engine_destroy (&engine);
 }
 
+/*  --- an emulated engine in the caller's loop ------------------------ */
+
+static engine_t *
+new_in_loop (double rate)
+{
+    engine_cfg_t cfg = {.mode = PLATFORM_EMULATED, .rate = rate, .time_scale = 1,
+                        .in_loop = 1};
+    char err[TF_ERRLEN] = "";
+    engine_t *engine = engine_new (&cfg, err, sizeof (err));
+    assert_non_null (engine);
+    return engine;
+}
+
+static void
+sleep_s (double s)
+{
+    if (s > 0)
+        nanosleep (&(struct timespec){(time_t) s, (long) ((s - (time_t) s) * 1e9)}, NULL);
+}
+
+/*  Drive an engine in the loop as node.c does: wait for its deadline,
+ *  then read it. Returns the completion's seconds; *reports counts the
+ *  progress reports before it. */
+static double
+loop_until_done (engine_t *engine, uint64_t want, int *reports)
+{
+    uint64_t task = 0;
+    double seconds = -1;
+    *reports = 0;
+    for (;;) {
+        double due = engine_deadline (engine, tf_now ());
+        assert_true (due >= 0 && due <= ENGINE_PROGRESS_EVERY + 1e-9);
+        sleep_s (due);
+        int rc = engine_recv (engine, &task, &seconds);
+        if (rc == 0)
+            break;
+        assert_int_equal (rc, 1);
+        (*reports)++;
+    }
+    assert_int_equal (task, want);
+    return seconds;
+}
+
+/*  No thread, no socket: a task of 2 units at 100 units/s ends no earlier
+ *  than 20 ms after its start, with progress reports on the way, and the
+ *  units sum exactly. */
+static void
+test_in_loop_engine_runs_a_task_as_a_deadline (void **state)
+{
+    (void) state;
+    engine_t *engine = new_in_loop (100);
+    assert_null (engine_sock (engine));
+    assert_true (engine_deadline (engine, tf_now ()) < 0);   /* idle */
+    double t0 = tf_now ();
+    assert_int_equal (engine_start (engine, 7, 2), 0);
+    assert_int_equal (engine_start (engine, 8, 2), -1);   /* one at a time */
+    int reports;
+    double seconds = loop_until_done (engine, 7, &reports);
+    assert_true (tf_now () - t0 >= 0.02 - 1e-6);
+    assert_true (seconds >= 0.02 - 1e-6);
+    assert_true (reports >= 1);
+    assert_false (engine_busy (engine));
+    assert_true (engine_units (engine) == 2);
+    assert_true (engine_deadline (engine, tf_now ()) < 0);
+    double max;
+    assert_true (engine_lag (engine, &max) >= 0 && max >= 0);
+    engine_destroy (&engine);
+}
+
+/*  Progress is the integral of the speed: at factor 1 for a while, then
+ *  0.5, the units done lie between what the instants bracketing each
+ *  change allow; at factor 0 a task makes no progress and still reports. */
+static void
+test_in_loop_engine_integrates_speed_changes (void **state)
+{
+    (void) state;
+    engine_t *engine = new_in_loop (100);
+    double t0a = tf_now ();
+    engine_start (engine, 1, 1000);
+    double t0b = tf_now ();
+    sleep_s (0.01);
+    double t1a = tf_now ();
+    engine_set_speed (engine, 0.5);
+    double t1b = tf_now ();
+    sleep_s (0.01);
+    double t2a = tf_now ();
+    assert_int_equal (engine_recv (engine, NULL, NULL), 1);
+    double t2b = tf_now ();
+    double units = engine_units (engine);
+    double lo = (t1a - t0b) * 100 + (t2a - t1b) * 50, hi = (t1b - t0a) * 100 + (t2b - t1a) * 50;
+    if (units < lo - 1e-9 || units > hi + 1e-9)
+        fail_msg ("%.6f units, expected within [%.6f, %.6f]", units, lo, hi);
+    engine_set_speed (engine, 0);
+    double before = engine_units (engine);
+    sleep_s (0.02);
+    assert_int_equal (engine_recv (engine, NULL, NULL), 1);
+    assert_true (engine_units (engine) - before < 0.01 * 50);   /* only the instant
+                                                                    before the stop */
+    double due = engine_deadline (engine, tf_now ());
+    assert_true (due >= 0 && due <= ENGINE_PROGRESS_EVERY);
+    engine_destroy (&engine);
+}
+
 int
 main (void)
 {
@@ -802,6 +905,8 @@ main (void)
         cmocka_unit_test (test_speed_zero_stops_units),
         cmocka_unit_test (test_no_progress_when_idle),
         cmocka_unit_test (test_real_progress_is_fractional),
+        cmocka_unit_test (test_in_loop_engine_runs_a_task_as_a_deadline),
+        cmocka_unit_test (test_in_loop_engine_integrates_speed_changes),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

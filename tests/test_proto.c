@@ -466,6 +466,94 @@ test_malformed_command_messages_are_refused (void **state)
     refused (raw, "failed");
 }
 
+/*  A child's REQUESTs, ACKs and DONEs of one turn travel as one BATCH:
+ *  split back into the very messages, each then decoded as usual. */
+static void
+test_a_batch_splits_into_its_messages (void **state)
+{
+    (void) state;
+    proto_done_t done[2] = {{.task = 5, .node = 2}, {.task = 9, .node = 3}};
+    zmsg_t *msgs[3] = {proto_ack (17, 0), proto_request (2), proto_done (PROTO_DONE, done, 2,
+                                                                          NULL)};
+    zmsg_t *batch = proto_batch (msgs, 3);
+    assert_null (msgs[0]);
+    assert_int_equal (zmsg_size (batch), 8);
+    zmsg_t *parts[PROTO_MAX_BATCH];
+    char err[TF_ERRLEN] = "";
+    assert_int_equal (proto_unbatch (&batch, parts, err, sizeof err), 3);
+    assert_null (batch);
+    proto_msg_t m;
+    decode_ok (parts[0], &m);
+    assert_int_equal (m.command, PROTO_ACK);
+    assert_int_equal (m.task, 17);
+    proto_msg_clear (&m);
+    decode_ok (parts[1], &m);
+    assert_int_equal (m.command, PROTO_REQUEST);
+    assert_int_equal (m.n, 2);
+    proto_msg_clear (&m);
+    decode_ok (parts[2], &m);
+    assert_int_equal (m.command, PROTO_DONE);
+    assert_int_equal (m.ndone, 2);
+    assert_int_equal (m.done[1].task, 9);
+    proto_msg_clear (&m);
+    /*  Not a batch: left alone. */
+    zmsg_t *one = proto_request (1);
+    assert_int_equal (proto_unbatch (&one, parts, err, sizeof err), 0);
+    assert_non_null (one);
+    zmsg_destroy (&one);
+    /*  A BATCH is never decoded whole. */
+    zmsg_t *two[2] = {proto_request (1), proto_request (1)};
+    refused (proto_batch (two, 2), "BATCH: 6 frames");
+    refused (raw (PROTO_VERSION, PROTO_BATCH, "{\"n\": 2}", NULL), "proto_unbatch");
+}
+
+/*  unbatch refuses, with nothing handed on, a count that is not the
+ *  frames', one below 2 or above PROTO_MAX_BATCH, and a part that is not
+ *  a REQUEST, ACK or DONE (a CHUNK, another BATCH). */
+static void
+batch_refused (zmsg_t *msg, const char *why)
+{
+    zmsg_t *parts[PROTO_MAX_BATCH];
+    char err[TF_ERRLEN] = "";
+    assert_int_equal (proto_unbatch (&msg, parts, err, sizeof err), -1);
+    assert_null (msg);
+    if (!strstr (err, why))
+        fail_msg ("error \"%s\" does not mention \"%s\"", err, why);
+}
+
+static void
+test_malformed_batches_are_refused (void **state)
+{
+    (void) state;
+    zmsg_t *b = raw (PROTO_VERSION, PROTO_BATCH, "{\"n\": 3}", NULL);
+    zmsg_t *r = proto_request (1), *a = proto_ack (1, 0);
+    zframe_t *f;
+    while ((f = zmsg_pop (r)))   /* two parts, but it says three */
+        zmsg_append (b, &f);
+    while ((f = zmsg_pop (a)))
+        zmsg_append (b, &f);
+    zmsg_destroy (&r);
+    zmsg_destroy (&a);
+    batch_refused (b, "N messages");
+    zmsg_t *one[1] = {proto_request (1)};
+    batch_refused (proto_batch (one, 1), "2 <= N");
+    zmsg_t *many[PROTO_MAX_BATCH + 1];
+    for (int i = 0; i <= PROTO_MAX_BATCH; i++)
+        many[i] = proto_request (1);
+    batch_refused (proto_batch (many, PROTO_MAX_BATCH + 1), "2 <= N");
+    zmsg_t *odd[2] = {proto_request (1), proto_request (1)};
+    b = proto_batch (odd, 2);
+    zmsg_addstr (b, "extra");
+    batch_refused (b, "two frames");
+    zmsg_t *chunk[2] = {proto_request (1), raw (PROTO_VERSION, PROTO_CHUNK, "{}", NULL)};
+    batch_refused (proto_batch (chunk, 2), "part 1 is not");
+    zmsg_t *inner[2] = {proto_request (1), proto_request (1)};
+    zmsg_t *nest[2] = {proto_request (1), proto_batch (inner, 2)};
+    batch_refused (proto_batch (nest, 2), "N messages");
+    b = raw (PROTO_VERSION, PROTO_BATCH, "[2]", NULL);
+    batch_refused (b, "body must be");
+}
+
 int
 main (void)
 {
@@ -482,6 +570,8 @@ main (void)
         cmocka_unit_test (test_command_names),
         cmocka_unit_test (test_command_messages_round_trip),
         cmocka_unit_test (test_malformed_command_messages_are_refused),
+        cmocka_unit_test (test_a_batch_splits_into_its_messages),
+        cmocka_unit_test (test_malformed_batches_are_refused),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -1,8 +1,9 @@
 /*  fuzz_proto — libFuzzer target for the wire decoder: any bytes, cut
  *  into frames, must be decoded or refused, never crash, leak or read out
- *  of bounds; a decoded STATS or REPORT goes on through proto_stats_decode.
+ *  of bounds; a decoded STATS or REPORT goes on through proto_stats_decode,
+ *  and a BATCH is split by proto_unbatch and each part decoded.
  *
- *  Input: byte 0 says how many frames (1 + its value % 4); then each frame
+ *  Input: byte 0 says how many frames (1 + its value % 8); then each frame
  *  but the last is a 2-byte little-endian length and that many bytes; the
  *  last frame is whatever is left. Seeds in tests/fuzz/corpus/proto.
  */
@@ -20,7 +21,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int frames = 1 + data[0] % 4;
+    int frames = 1 + data[0] % 8;
     size_t at = 1;
     zmsg_t *msg = zmsg_new ();
     for (int f = 0; f < frames; f++) {
@@ -38,6 +39,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
     proto_msg_t m;
     char err[TF_ERRLEN];
+    zmsg_t *parts[PROTO_MAX_BATCH];
+    int n = proto_unbatch (&msg, parts, err, sizeof err);
+    for (int i = 0; i < n; i++)
+        if (proto_decode (&parts[i], &m, err, sizeof err) == 0)
+            proto_msg_clear (&m);
+    if (n != 0)
+        return 0;
     if (proto_decode (&msg, &m, err, sizeof err) == 0) {
         if (m.command == PROTO_STATS || m.command == PROTO_REPORT) {
             proto_stats_t s;

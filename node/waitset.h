@@ -1,0 +1,43 @@
+/*  waitset — the node loop's wait: a few czmq sockets, in priority order,
+ *  and a deadline kept to the microsecond.
+ *
+ *  waitset_wait sleeps until a socket is readable or the deadline passes,
+ *  whichever comes first, and never sleeps blind: the deadline is a
+ *  timerfd polled beside the sockets (zmq_poll counts whole milliseconds
+ *  only), so a message that arrives during the last sub-millisecond of a
+ *  wait is read at once, and the wait ends on the deadline, not up to a
+ *  millisecond after it. It returns every readable socket, in the order
+ *  they were added, so the loop can serve them all in one turn, the most
+ *  urgent first (node/node.c: children, then the parent, then the
+ *  engine ...).
+ */
+#ifndef TF_WAITSET_H
+#define TF_WAITSET_H
+
+#include <czmq.h>
+
+/*  The most sockets one set holds: the controller, engine, parent,
+ *  heartbeat and children's sockets, and a command worker per slot. */
+#define WAITSET_MAX 300
+
+typedef struct waitset waitset_t;
+
+/*  An empty set, or NULL with a message in err if no timer could be made. */
+waitset_t *waitset_new (char *err, size_t errlen);
+void waitset_destroy (waitset_t **self_p);
+
+/*  Add a socket, after those added before it in priority. Returns 0, or
+ *  -1 when the set holds WAITSET_MAX already. */
+int waitset_add (waitset_t *self, zsock_t *sock);
+
+/*  Wait until a socket is readable or `until` (tf_now's clock, seconds)
+ *  has come; a deadline already past only checks the sockets. Stores up
+ *  to max readable sockets in ready[], in priority order, and returns
+ *  how many (0: the deadline came). Returns -1 when the process was
+ *  interrupted (zsys_interrupted) or its ZeroMQ context terminated. */
+int waitset_wait (waitset_t *self, double until, zsock_t **ready, int max);
+
+/*  1 if sock has a message waiting now, without blocking. */
+int waitset_readable (zsock_t *sock);
+
+#endif
