@@ -60,6 +60,15 @@ typedef struct {
                                       acknowledged */
 } stream_t;
 
+/*  A transfer to a child whose chunks are all sent, awaiting their acks
+ *  while a later transfer to the same child goes on (pipelined: the
+ *  child's link is free once the last chunk is delivered). */
+typedef struct {
+    task_t task;
+    uint32_t count, acked;   /* chunks: total, acknowledged */
+    double started_at, delivered;
+} drain_t;
+
 /*  One REQUEST's unserved tasks; each task has its own arrival number. */
 typedef struct {
     uint64_t first_seq;
@@ -81,6 +90,12 @@ typedef struct {
                                 its last chunk (virtual time) */
     double delivered;        /* when the last chunk sent reaches the child:
                                 its pacers' finish, or its send time */
+    drain_t *drain;          /* earlier transfers awaiting acks, ring of
+                                cfg.window, oldest at drain_head: each has
+                                an unacknowledged chunk, and a child has
+                                fewer than window of those */
+    uint32_t drain_head, ndrain;
+    uint32_t drain_unacked;  /* their unacknowledged chunks */
     meter_t *sent;           /* bytes sent to it, by time */
     int res_active;          /* a result stream is arriving from it */
     stream_t res;
@@ -253,6 +268,7 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
     for (int i = 0; i < cfg->nchildren; i++) {
         self->children[i].info = cfg->children[i];
         self->children[i].sent = meter_new (cfg->meter_window);
+        self->children[i].drain = xcalloc (cfg->window, sizeof (drain_t));
     }
     self->recv_meter = meter_new (cfg->meter_window);
     self->slots = cfg->slots ? cfg->slots : 1;
@@ -276,6 +292,7 @@ core_destroy (core_t **self_p)
     for (int i = 0; i < self->cfg.nchildren; i++) {
         free (self->children[i].asks);
         free (self->children[i].given);
+        free (self->children[i].drain);
         meter_destroy (&self->children[i].sent);
     }
     meter_destroy (&self->recv_meter);
@@ -627,12 +644,19 @@ held_chunks (const core_t *self, const child_t *ch)
     return !ch->probe && arriving (self, &ch->task) ? self->recv_next : ch->count;
 }
 
+/*  Chunks sent to ch and not yet acknowledged, over all its transfers. */
+static uint32_t
+unacked (const child_t *ch)
+{
+    return (ch->sending ? ch->next - ch->acked : 0) + ch->drain_unacked;
+}
+
 /*  Does child c's transfer have a chunk to send, window aside pacing? */
 static int
 has_room (const core_t *self, const child_t *ch)
 {
     return ch->sending && ch->next < held_chunks (self, ch)
-        && ch->next - ch->acked < self->cfg.window;
+        && unacked (ch) < self->cfg.window;
 }
 
 /*  When may ch's next chunk be delivered? Now or earlier when unpaced. */
@@ -678,7 +702,7 @@ send_chunk (core_t *self, int c, double now)
     a->units = ch->task.units;
     a->bytes = ch->task.bytes;
     a->kind = ch->task.kind;
-    a->avoid = ch->task.avoid;
+    memcpy (a->avoid, ch->task.avoid, ch->task.navoid * sizeof *a->avoid);
     a->navoid = ch->task.navoid;
     a->index = ch->next;
     a->count = ch->count;
@@ -736,6 +760,13 @@ static void
 begin_transfer (core_t *self, int c, task_t task, int probe, double now)
 {
     child_t *ch = &self->children[c];
+    if (ch->sending) {
+        /*  Pipelined (may_start): the transfer before waits for its acks. */
+        ch->drain[(ch->drain_head + ch->ndrain++) % self->cfg.window] = (drain_t){
+            .task = ch->task, .count = ch->count, .acked = ch->acked,
+            .started_at = ch->started_at, .delivered = ch->delivered};
+        ch->drain_unacked += ch->count - ch->acked;
+    }
     ch->sending = 1;
     ch->probe = probe;
     ch->task = task;
@@ -823,7 +854,7 @@ serve_probes (core_t *self, double now)
 {
     for (int i = 0; i < self->cfg.nchildren; i++) {
         child_t *ch = &self->children[i];
-        if (!ch->streaming || ch->sending)
+        if (!ch->streaming || ch->sending || ch->ndrain)
             continue;
         task_t probe = {.id = CORE_PROBE_TASK, .units = self->cfg.task_units,
                         .bytes = self->cfg.task_bytes};
@@ -846,6 +877,21 @@ holds_port (const core_t *self, const child_t *ch, double now)
     return ch->next < ch->count || ch->delivered > now + CORE_TIME_EPS;
 }
 
+/*  May a transfer to ch start now, its port rule aside? When none is in
+ *  flight to it; and pipelined, when its transfer in flight has every
+ *  chunk sent and (paced) delivered, and the child has fewer than window
+ *  chunks unacknowledged: the acks of earlier transfers are the
+ *  runtime's round trip, which the child's buffer is there to cover
+ *  (docs/architecture.md, "Pipelined transfers"). Probes are not. */
+static int
+may_start (const core_t *self, const child_t *ch, double now)
+{
+    if (!ch->sending)
+        return 1;
+    return !ch->probe && ch->next == ch->count && unacked (ch) < self->cfg.window
+        && (!self->cfg.pace || ch->delivered <= now + CORE_TIME_EPS);
+}
+
 /*  Serve children's asks while the policy allows, each a task that may
  *  go to it: a single-port policy while no transfer holds the port, a
  *  multi-port one while there is spare bandwidth. */
@@ -859,8 +905,10 @@ serve_children (core_t *self, double now)
             child_t *ch = &self->children[i];
             busy += ch->sending;
             port += holds_port (self, ch, now);
-            if (ch->wanted > 0 && !ch->sending && find_task (self, i) >= 0)
-                self->cands[n++] = candidate (ch, i);
+            if (ch->wanted > 0 && may_start (self, ch, now) && find_task (self, i) >= 0) {
+                self->cands[n] = candidate (ch, i);
+                self->cands[n++].sending = 0;   /* its link is free */
+            }
         }
         if (n == 0 || (!policy->multiport && port)
             || (policy->multiport && busy && !spare_bandwidth (self, now)))
@@ -1146,12 +1194,54 @@ on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     return 0;
 }
 
+/*  The last ack of a transfer to ch is in: count it, and release the
+ *  task's payload. */
+static void
+transfer_done (core_t *self, child_t *ch, const task_t *task, double started_at,
+               double delivered, double now)
+{
+    ch->stats.send_seconds += now - started_at;
+    if (now > delivered)
+        ch->stats.ack_wait_seconds += now - delivered;
+    ch->stats.tasks_sent++;
+    self->stats.forwarded++;
+    /*  A command's input bundle stays until its result is back: if the
+     *  child is lost first, the task goes out again from here. */
+    if (task->kind != CORE_KIND_COMMAND || self->cfg.is_root)
+        emit (self, CORE_ACT_RELEASE)->task = task->id;
+}
+
+/*  An ack of one of a pipelined child's earlier transfers: of the
+ *  oldest, in order. */
+static int
+on_drain_ack (core_t *self, child_t *ch, const core_event_t *ev, char *err, size_t errlen)
+{
+    drain_t *d = &ch->drain[ch->drain_head];
+    if (ev->task != d->task.id || ev->index != d->acked)
+        return tf_error (err, errlen, "ack of chunk %u of task %llu, none such "
+                         "awaited", ev->index, (unsigned long long) ev->task);
+    uint64_t len = chunk_len (self, d->task.bytes, ev->index);
+    d->acked++;
+    ch->drain_unacked--;
+    ch->stats.bytes_sent += len;
+    self->stats.bytes_out += len;
+    if (d->acked < d->count)
+        return 0;
+    drain_t done = *d;
+    ch->drain_head = (ch->drain_head + 1) % self->cfg.window;
+    ch->ndrain--;
+    transfer_done (self, ch, &done.task, done.started_at, done.delivered, ev->now);
+    return 0;
+}
+
 static int
 on_ack (core_t *self, const core_event_t *ev, char *err, size_t errlen)
 {
     if (check_child (self, ev->child, err, errlen))
         return -1;
     child_t *ch = &self->children[ev->child];
+    if (ch->ndrain > 0)
+        return on_drain_ack (self, ch, ev, err, errlen);
     if (!ch->sending || ev->task != ch->task.id || ev->index != ch->acked
         || ev->index >= ch->next)
         return tf_error (err, errlen, "ack of chunk %u of task %llu, none such "
@@ -1171,15 +1261,7 @@ on_ack (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         ch->probe = 0;
         return 0;
     }
-    ch->stats.send_seconds += ev->now - ch->started_at;
-    if (ev->now > ch->delivered)
-        ch->stats.ack_wait_seconds += ev->now - ch->delivered;
-    ch->stats.tasks_sent++;
-    self->stats.forwarded++;
-    /*  A command's input bundle stays until its result is back: if the
-     *  child is lost first, the task goes out again from here. */
-    if (ch->task.kind != CORE_KIND_COMMAND || self->cfg.is_root)
-        emit (self, CORE_ACT_RELEASE)->task = ch->task.id;
+    transfer_done (self, ch, &ch->task, ch->started_at, ch->delivered, ev->now);
     return 0;
 }
 
@@ -1359,6 +1441,7 @@ on_lost (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     child_t *ch = &self->children[ev->child];
     ch->lost = 1;
     ch->sending = ch->streaming = ch->probe = 0;
+    ch->ndrain = ch->drain_unacked = 0;
     ch->nasks = ch->wanted = 0;
     if (ch->res_active)
         emit (self, CORE_ACT_DROP_RESULT)->task = ch->res.task;
@@ -1549,6 +1632,6 @@ core_sending (const core_t *self)
 {
     int n = 0;
     for (int i = 0; i < self->cfg.nchildren; i++)
-        n += self->children[i].sending;
+        n += self->children[i].sending + (int) self->children[i].ndrain;
     return n;
 }

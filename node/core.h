@@ -27,6 +27,11 @@
  *    chunk the sender re-decides: among the transfers that may send, the
  *    policy's favourite goes first, so a better child interrupts a worse
  *    one at chunk granularity.
+ *  - Transfers to one child are pipelined: once every chunk of its
+ *    transfer is sent (paced: and delivered), the child may get its next
+ *    task while acks are still due, within its window (its chunks
+ *    unacknowledged over all its transfers). Acks come in order; each
+ *    transfer is counted and released at its own last ack.
  *  - With pacing on, each link is held to link_bps and the node's total to
  *    send_limit_bps by virtual-clock pacers: a chunk of L bytes advances a
  *    pacer by L / rate, and a pacer that fell behind during a transfer
@@ -234,7 +239,9 @@ typedef struct {
     uint32_t index, count;   /* SEND_CHUNK, ACK, SEND_RESULT, ACK_RESULT */
     uint64_t offset, len;    /* SEND_CHUNK, SEND_RESULT: the byte range */
     core_kind_t kind;        /* SEND_CHUNK, COMPUTE */
-    const uint32_t *avoid;   /* SEND_CHUNK: borrowed, like done */
+    uint32_t avoid[CORE_MAX_AVOID];   /* SEND_CHUNK: the nodes the task
+                                failed on, navoid of them (a copy: the
+                                transfer may be over when it is read) */
     uint32_t navoid;
     uint32_t node;           /* SEND_RESULT: who computed it; RETRY: where
                                 it failed */
@@ -333,7 +340,7 @@ double core_send_rate (core_t *self, int child, double now);
 void core_set_child_ir (core_t *self, int child, double ir_send);
 
 /*  Number of transfers to children in flight now (their last ack not
- *  yet in). */
+ *  yet in; pipelined, a child may have several). */
 int core_sending (const core_t *self);
 
 /*  Number of those holding the sender's port at now: paced, a transfer

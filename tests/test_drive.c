@@ -38,6 +38,7 @@ typedef struct {
     int node;
     core_event_t ev;         /* EV_DELIVER; EV_ENGINE: task */
     core_done_t *done;       /* DONE: owned copy */
+    uint32_t avoid[CORE_MAX_AVOID];   /* CHUNK: copy of the action's */
 } event_t;
 
 typedef struct {
@@ -109,6 +110,8 @@ static void
 send (sim_t *s, int to, core_event_t ev, const core_done_t *done, uint32_t ndone)
 {
     event_t e = {.t = s->now + LATENCY, .kind = EV_DELIVER, .node = to, .ev = ev};
+    if (ev.navoid)
+        memcpy (e.avoid, ev.avoid, ev.navoid * sizeof *ev.avoid);
     if (ndone) {
         e.done = xmalloc (ndone * sizeof *done);
         memcpy (e.done, done, ndone * sizeof *done);
@@ -258,6 +261,7 @@ simulate (sim_t *s)
         }
         else {
             e.ev.done = e.done;
+            e.ev.avoid = e.avoid;
             step (s, e.node, e.ev);
             free (e.done);
         }
