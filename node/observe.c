@@ -72,9 +72,8 @@ observe_sample (observe_t *self, double now, double units, int busy,
     if (sampler_record (self->sampler, now, units, observed[0], observed + 1, whole))
         return;
     self->last = now;
-    int k = sampler_intervals (self->sampler);
     sampler_interval_t iv;
-    if (k == 0 || sampler_interval (self->sampler, k - 1, &iv) || !iv.busy)
+    if (sampler_last (self->sampler, &iv) || !iv.busy)
         return;
     self->x[0] = iv.recv_rate / self->bps_per_mbps;
     for (int c = 0; c < self->n; c++)

@@ -1,16 +1,20 @@
-/*  sampler — a ring of cumulative samples; see sampler.h.
+/*  sampler — a history of cumulative samples that thins itself; see
+ *  sampler.h.
  *
  *  A sample holds the counters as recorded; rates are differences of
- *  consecutive samples, computed when asked. The ring only ever drops its
- *  oldest sample, so the samples kept are always consecutive records and
- *  every interval between neighbours in the ring is a real one. All memory
- *  is allocated by sampler_new; recording is O(nchildren).
+ *  consecutive samples, computed when asked. Kept samples are always
+ *  records, in order, so every interval between neighbours is a true one
+ *  (a sum of recorded intervals): thinning only ever merges neighbouring
+ *  intervals. The two latest records are kept aside for sampler_last,
+ *  which the online fit reads at full resolution. All memory is allocated
+ *  and written by sampler_new.
  */
 #include "node/sampler.h"
 
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "overlay/util.h"
 
@@ -24,27 +28,33 @@ typedef struct {
 struct sampler {
     int nchildren;
     int capacity;
-    int head;                /* slot of the oldest sample */
-    int count;               /* samples kept */
-    uint64_t dropped;
-    sample_t *ring;          /* capacity */
-    double *bytes_out;       /* capacity x nchildren, row per slot */
+    int count;               /* samples kept, hist[0 .. count-1] */
+    uint64_t stride;         /* records per kept sample */
+    uint64_t pending;        /* records since the last kept one */
+    int pending_busy;        /* every one of their intervals was busy */
+    uint64_t records;
+    sample_t *hist;          /* capacity */
+    double *bytes_out;       /* capacity x nchildren, row per sample */
+    sample_t last, prev;     /* the two latest records */
+    double *last_out, *prev_out;   /* nchildren each */
     double *send_rate;       /* nchildren, lent by sampler_interval */
 };
-
 
 sampler_t *
 sampler_new (int nchildren, int capacity)
 {
     assert (nchildren >= 0);
-    assert (capacity >= 2);
+    assert (capacity >= 4 && capacity % 2 == 0);
     sampler_t *self = xcalloc (1, sizeof (*self));
+    size_t n = (size_t) nchildren;
     self->nchildren = nchildren;
     self->capacity = capacity;
-    self->ring = xcalloc ((size_t) capacity, sizeof (sample_t));
-    self->bytes_out = xcalloc ((size_t) capacity * (size_t) nchildren,
-                               sizeof (double));
-    self->send_rate = xcalloc ((size_t) nchildren, sizeof (double));
+    self->stride = 1;
+    self->hist = xcalloc_resident ((size_t) capacity, sizeof (sample_t));
+    self->bytes_out = xcalloc_resident ((size_t) capacity * n, sizeof (double));
+    self->last_out = xcalloc (n + 1, sizeof (double));
+    self->prev_out = xcalloc (n + 1, sizeof (double));
+    self->send_rate = xcalloc (n + 1, sizeof (double));
     return self;
 }
 
@@ -55,24 +65,78 @@ sampler_destroy (sampler_t **self_p)
     sampler_t *self = *self_p;
     if (!self)
         return;
-    free (self->ring);
+    free (self->hist);
     free (self->bytes_out);
+    free (self->last_out);
+    free (self->prev_out);
     free (self->send_rate);
     free (self);
     *self_p = NULL;
 }
 
-/*  The ring slot of the i-th sample kept, oldest first. */
-static int
-slot_of (const sampler_t *self, int i)
+static double *
+bytes_out_at (const sampler_t *self, int i)
 {
-    return (self->head + i) % self->capacity;
+    return self->bytes_out + (size_t) i * (size_t) self->nchildren;
 }
 
-static double *
-bytes_out_at (const sampler_t *self, int slot)
+/*  Keep every second sample (0, 2, 4, ...): the interval ending at 2i
+ *  becomes the one ending at i, busy if both it and the one before were.
+ *  The last sample (odd) goes too: returns its interval's flag, which
+ *  joins the pending records' (they now span two old strides, the new
+ *  stride). */
+static int
+thin (sampler_t *self)
 {
-    return self->bytes_out + (size_t) slot * (size_t) self->nchildren;
+    size_t row = (size_t) self->nchildren * sizeof (double);
+    int half = self->capacity / 2;
+    for (int i = 1; i < half; i++) {
+        int busy = self->hist[2 * i - 1].busy && self->hist[2 * i].busy;
+        self->hist[i] = self->hist[2 * i];
+        self->hist[i].busy = busy;
+        if (row)
+            memcpy (bytes_out_at (self, i), bytes_out_at (self, 2 * i), row);
+    }
+    self->count = half;
+    self->stride *= 2;
+    return self->hist[self->capacity - 1].busy;
+}
+
+/*  Keep the latest record (self->last) in the history. */
+static void
+keep (sampler_t *self, int busy)
+{
+    if (self->count == self->capacity)
+        busy = thin (self) && busy;
+    self->hist[self->count] = self->last;
+    self->hist[self->count].busy = busy;
+    if (self->nchildren)
+        memcpy (bytes_out_at (self, self->count), self->last_out,
+                (size_t) self->nchildren * sizeof (double));
+    self->count++;
+    self->pending = 0;
+    self->pending_busy = 1;
+}
+
+/*  The counters are finite and none went back since the last record. */
+static int
+acceptable (const sampler_t *self, double t, double units, double bytes_in,
+            const double *bytes_out)
+{
+    if (!isfinite (t) || !isfinite (units) || !isfinite (bytes_in))
+        return 0;
+    for (int c = 0; c < self->nchildren; c++)
+        if (!isfinite (bytes_out[c]))
+            return 0;
+    if (self->records == 0)
+        return 1;
+    const sample_t *prev = &self->last;
+    if (!(t > prev->t) || units < prev->units || bytes_in < prev->bytes_in)
+        return 0;
+    for (int c = 0; c < self->nchildren; c++)
+        if (bytes_out[c] < self->last_out[c])
+            return 0;
+    return 1;
 }
 
 int
@@ -81,37 +145,25 @@ sampler_record (sampler_t *self, double t, double units, double bytes_in,
 {
     assert (self);
     assert (self->nchildren == 0 || bytes_out);
-    int n = self->nchildren;
-    if (!isfinite (t) || !isfinite (units) || !isfinite (bytes_in))
+    if (!acceptable (self, t, units, bytes_in, bytes_out))
         return -1;
-    for (int c = 0; c < n; c++)
-        if (!isfinite (bytes_out[c]))
-            return -1;
-
-    if (self->count > 0) {
-        int last = slot_of (self, self->count - 1);
-        const sample_t *prev = &self->ring[last];
-        const double *prev_out = bytes_out_at (self, last);
-        if (!(t > prev->t) || units < prev->units || bytes_in < prev->bytes_in)
-            return -1;
-        for (int c = 0; c < n; c++)
-            if (bytes_out[c] < prev_out[c])
-                return -1;
+    size_t row = (size_t) self->nchildren * sizeof (double);
+    self->prev = self->last;
+    if (row) {
+        memcpy (self->prev_out, self->last_out, row);
+        memcpy (self->last_out, bytes_out, row);
     }
-
-    if (self->count == self->capacity) {
-        self->head = (self->head + 1) % self->capacity;
-        self->count--;
-        self->dropped++;
-    }
-    int slot = slot_of (self, self->count);
-    self->ring[slot] = (sample_t) {
+    self->last = (sample_t) {
         .t = t, .units = units, .bytes_in = bytes_in, .busy = busy != 0
     };
-    double *out = bytes_out_at (self, slot);
-    for (int c = 0; c < n; c++)
-        out[c] = bytes_out[c];
-    self->count++;
+    if (self->records++ == 0) {
+        keep (self, self->last.busy);
+        return 0;
+    }
+    self->pending++;
+    self->pending_busy = self->pending_busy && self->last.busy;
+    if (self->pending == self->stride)
+        keep (self, self->pending_busy);
     return 0;
 }
 
@@ -123,23 +175,19 @@ sampler_intervals (const sampler_t *self)
 }
 
 uint64_t
-sampler_dropped (const sampler_t *self)
+sampler_stride (const sampler_t *self)
 {
     assert (self);
-    return self->dropped;
+    return self->stride;
 }
 
-int
-sampler_interval (sampler_t *self, int i, sampler_interval_t *out)
+/*  The interval from a to b (b->t > a->t: sampler_record refuses the
+ *  rest), its busy flag b's. */
+static void
+interval_of (sampler_t *self, const sample_t *a, const double *out0,
+             const sample_t *b, const double *out1, sampler_interval_t *out)
 {
-    assert (self && out);
-    if (i < 0 || i >= sampler_intervals (self))
-        return -1;
-    int s0 = slot_of (self, i), s1 = slot_of (self, i + 1);
-    const sample_t *a = &self->ring[s0], *b = &self->ring[s1];
-    const double *out0 = bytes_out_at (self, s0), *out1 = bytes_out_at (self, s1);
-    double dt = b->t - a->t;     /* > 0: sampler_record refuses the rest */
-
+    double dt = b->t - a->t;
     for (int c = 0; c < self->nchildren; c++)
         self->send_rate[c] = (out1[c] - out0[c]) / dt;
     *out = (sampler_interval_t) {
@@ -150,6 +198,26 @@ sampler_interval (sampler_t *self, int i, sampler_interval_t *out)
         .send_rate = self->send_rate,
         .busy = b->busy,
     };
+}
+
+int
+sampler_interval (sampler_t *self, int i, sampler_interval_t *out)
+{
+    assert (self && out);
+    if (i < 0 || i >= sampler_intervals (self))
+        return -1;
+    interval_of (self, &self->hist[i], bytes_out_at (self, i), &self->hist[i + 1],
+                 bytes_out_at (self, i + 1), out);
+    return 0;
+}
+
+int
+sampler_last (sampler_t *self, sampler_interval_t *out)
+{
+    assert (self && out);
+    if (self->records < 2)
+        return -1;
+    interval_of (self, &self->prev, self->prev_out, &self->last, self->last_out, out);
     return 0;
 }
 

@@ -4,9 +4,14 @@
  *  units completed (counting progress inside the running task, so long
  *  tasks still give samples), bytes received from its parent and bytes
  *  sent to each child, and whether the engine was busy for the whole
- *  interval. The sampler keeps the last `capacity` samples in a ring
- *  (older ones are dropped, and counted) and turns consecutive samples into
- *  per-interval rates. Pure: the caller passes the time.
+ *  interval. The sampler keeps at most `capacity` samples covering the
+ *  whole run: when they fill, every second one is dropped and from then on
+ *  only every second record is kept, so the history's resolution halves
+ *  (an interval of the coarser history is two of the finer, busy if both
+ *  were) while its memory stays what sampler_new allocated. Consecutive
+ *  kept samples give per-interval rates; the latest interval recorded is
+ *  always at full resolution (sampler_last). Pure: the caller passes the
+ *  time.
  */
 #ifndef TF_SAMPLER_H
 #define TF_SAMPLER_H
@@ -27,7 +32,9 @@ typedef struct {
 } sampler_interval_t;
 
 /*  Create a sampler for a node with nchildren (>= 0) children, keeping at
- *  most capacity (>= 2) samples. All its memory is allocated here. */
+ *  most capacity (>= 4, even) samples. All its memory is allocated and
+ *  written here, so the process's resident memory does not grow as the
+ *  history fills: (32 + 8 x nchildren) x capacity bytes. */
 sampler_t *sampler_new (int nchildren, int capacity);
 
 /*  Destroy and null the caller's pointer. Safe on NULL. */
@@ -38,20 +45,28 @@ void sampler_destroy (sampler_t **self_p);
  *  busy during the whole interval since the previous sample (the first
  *  sample's flag belongs to no interval). A time not after the previous
  *  sample's is ignored (returns -1), as are counters that go backwards and
- *  non-finite values; nothing is changed then. When the ring is full the
- *  oldest sample is dropped and counted. Returns 0 when recorded.
- *  O(nchildren). */
+ *  non-finite values; nothing is changed then. When the history is full
+ *  it is thinned to every second sample (above). Returns 0 when recorded.
+ *  O(nchildren), amortized: a thinning is O(capacity x nchildren) and
+ *  happens after capacity/2 x stride records. */
 int sampler_record (sampler_t *self, double t, double units, double bytes_in,
                     const double *bytes_out, int busy);
 
-/*  Number of intervals available (samples kept - 1, or 0). */
+/*  Number of intervals in the history (samples kept - 1, or 0). */
 int sampler_intervals (const sampler_t *self);
 
-/*  Samples dropped from the ring so far. */
-uint64_t sampler_dropped (const sampler_t *self);
+/*  Records per kept sample now: 1 until the history first fills, then 2,
+ *  4, ... */
+uint64_t sampler_stride (const sampler_t *self);
 
-/*  The i-th interval, oldest first (0 <= i < sampler_intervals), between
- *  the i-th and (i+1)-th samples kept; busy is the later sample's flag.
+/*  The interval between the two latest records, whatever the history
+ *  keeps of them. Returns 0, or -1 before the second record (out
+ *  untouched). send_rate as for sampler_interval. */
+int sampler_last (sampler_t *self, sampler_interval_t *out);
+
+/*  The i-th interval of the history, oldest first (0 <= i <
+ *  sampler_intervals), between the i-th and (i+1)-th samples kept; busy
+ *  when every record's interval it spans was busy.
  *  Returns 0, or -1 if i is out of range (out untouched). */
 int sampler_interval (sampler_t *self, int i, sampler_interval_t *out);
 

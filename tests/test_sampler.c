@@ -1,5 +1,5 @@
 /*  test_sampler — per-interval rates from cumulative counters, the ring
- *  that bounds them, and the CSV a run writes from them.
+ *  history that thins itself to stay bounded, and the CSV a run writes from them.
  *
  *  Time is passed in, so every expectation is exact arithmetic on the
  *  contract in node/sampler.h.
@@ -37,7 +37,7 @@ test_new_and_destroy (void **state)
     sampler_t *s = sampler_new (2, 4);
     assert_non_null (s);
     assert_int_equal (sampler_intervals (s), 0);
-    assert_int_equal (sampler_dropped (s), 0);
+    assert_int_equal (sampler_stride (s), 1);
     sampler_interval_t iv;
     assert_int_equal (sampler_interval (s, 0, &iv), -1);
     sampler_destroy (&s);
@@ -97,38 +97,68 @@ test_busy_flag (void **state)
     sampler_destroy (&s);
 }
 
-/*  A full ring drops its oldest sample and counts it; what is left are the
- *  latest samples, and their intervals are still the true ones. Memory
- *  stays bounded however long the run. */
+/*  A full history keeps every second sample and from then on every second
+ *  record: it still spans the whole run, its intervals are sums of the
+ *  recorded ones (busy only if all were), and its size never passes the
+ *  capacity however long the run. The latest interval stays at full
+ *  resolution. */
 static void
-test_ring_drops_oldest (void **state)
+test_history_thins (void **state)
 {
     (void) state;
-    sampler_t *s = sampler_new (2, 3);
-    for (int i = 0; i < 5; i++)
-        record2 (s, T0 + i, 10.0 * i * i, 100.0 * i, 0, i, i % 2);
-    assert_int_equal (sampler_intervals (s), 2);
-    assert_int_equal (sampler_dropped (s), 2);
+    sampler_t *s = sampler_new (2, 4);
+    /*  Records 0..4 at T0 + i; units i^2 x 10, bytes 100 i, out1 = i; the
+     *  interval ending at i busy when i is odd, but the one ending at 3. */
+    for (int i = 0; i < 4; i++)
+        record2 (s, T0 + i, 10.0 * i * i, 100.0 * i, 0, i, i % 2 && i != 3);
+    assert_int_equal (sampler_intervals (s), 3);
+    assert_int_equal (sampler_stride (s), 1);
 
-    /*  Kept: samples 2, 3, 4. */
+    /*  The fifth record fills it: kept 0, 2 and now 4; stride 2. */
+    record2 (s, T0 + 4, 160, 400, 0, 4, 1);
+    assert_int_equal (sampler_stride (s), 2);
+    assert_int_equal (sampler_intervals (s), 2);
     sampler_interval_t iv;
     assert_int_equal (sampler_interval (s, 0, &iv), 0);
-    assert_true (iv.t0 == T0 + 2 && iv.t1 == T0 + 3);
-    assert_true (iv.units_rate == 90 - 40);
-    assert_true (iv.recv_rate == 100);
+    assert_true (iv.t0 == T0 && iv.t1 == T0 + 2);
+    assert_true (iv.units_rate == 40.0 / 2 && iv.recv_rate == 100);
     assert_true (iv.send_rate[0] == 0 && iv.send_rate[1] == 1);
-    assert_int_equal (iv.busy, 1);
+    assert_int_equal (iv.busy, 0);          /* 1 busy, 2 not */
     assert_int_equal (sampler_interval (s, 1, &iv), 0);
-    assert_true (iv.t0 == T0 + 3 && iv.t1 == T0 + 4);
+    assert_true (iv.t0 == T0 + 2 && iv.t1 == T0 + 4);
+    assert_true (iv.units_rate == (160.0 - 40) / 2);
+    assert_int_equal (iv.busy, 0);          /* 3 not busy, 4 busy */
+    assert_int_equal (sampler_interval (s, 2, &iv), -1);
+    assert_int_equal (sampler_last (s, &iv), 0);
+    assert_true (iv.t0 == T0 + 3 && iv.t1 == T0 + 4 && iv.busy == 1);
     assert_true (iv.units_rate == 160 - 90);
-    assert_int_equal (iv.busy, 0);
 
-    for (int i = 5; i < 10000; i++)
-        record2 (s, T0 + i, 10.0 * i * i, 100.0 * i, 0, i, 1);
+    /*  Records 5 and 6 make one kept interval, busy since both were. */
+    record2 (s, T0 + 5, 250, 500, 0, 5, 1);
     assert_int_equal (sampler_intervals (s), 2);
-    assert_int_equal (sampler_dropped (s), 9997);
-    assert_int_equal (sampler_interval (s, 1, &iv), 0);
-    assert_true (iv.t1 == T0 + 9999);
+    record2 (s, T0 + 6, 360, 600, 0, 6, 1);
+    assert_int_equal (sampler_intervals (s), 3);
+    assert_int_equal (sampler_interval (s, 2, &iv), 0);
+    assert_true (iv.t0 == T0 + 4 && iv.t1 == T0 + 6 && iv.busy == 1);
+    assert_true (iv.units_rate == (360.0 - 160) / 2);
+
+    /*  A long run: the history spans it all, in at most 4 samples, and
+     *  the rates of its intervals add up to the run's totals. */
+    for (int i = 7; i < 10000; i++)
+        record2 (s, T0 + i, 10.0 * i * i, 100.0 * i, 0, i, 1);
+    int k = sampler_intervals (s);
+    assert_true (k >= 1 && k <= 3);
+    double units = 0, t = T0;
+    for (int i = 0; i < k; i++) {
+        assert_int_equal (sampler_interval (s, i, &iv), 0);
+        assert_true (iv.t0 == t);
+        units += iv.units_rate * (iv.t1 - iv.t0);
+        t = iv.t1;
+    }
+    assert_true (fabs (units - 10.0 * (t - T0) * (t - T0)) < 1e-6 * units);
+    assert_true (t > T0 + 10000 - 1 - (double) sampler_stride (s));
+    assert_int_equal (sampler_last (s, &iv), 0);
+    assert_true (iv.t0 == T0 + 9998 && iv.t1 == T0 + 9999);
     sampler_destroy (&s);
 }
 
@@ -144,6 +174,7 @@ test_bad_samples_refused (void **state)
     record2 (s, T0, 10, 100, 50, 60, 1);
     const double ok[2] = {50, 60}, back[2] = {49, 60}, back1[2] = {50, 59};
     const double inf[2] = {INFINITY, 60};
+    sampler_interval_t iv;
 
     assert_int_equal (sampler_record (s, T0, 11, 100, ok, 1), -1);
     assert_int_equal (sampler_record (s, T0 - 1, 11, 100, ok, 1), -1);
@@ -155,11 +186,10 @@ test_bad_samples_refused (void **state)
     assert_int_equal (sampler_record (s, T0 + 1, NAN, 100, ok, 1), -1);
     assert_int_equal (sampler_record (s, T0 + 1, 11, 100, inf, 1), -1);
     assert_int_equal (sampler_intervals (s), 0);
-    assert_int_equal (sampler_dropped (s), 0);
+    assert_int_equal (sampler_last (s, &iv), -1);
 
     assert_int_equal (sampler_record (s, T0 + 2, 10, 100, ok, 0), 0);
     assert_int_equal (sampler_intervals (s), 1);
-    sampler_interval_t iv;
     assert_int_equal (sampler_interval (s, 0, &iv), 0);
     assert_true (iv.t0 == T0 && iv.t1 == T0 + 2);
     assert_true (iv.units_rate == 0 && iv.recv_rate == 0);
@@ -213,7 +243,7 @@ test_csv (void **state)
     sampler_destroy (&s);
 
     /*  A leaf: no send columns. */
-    s = sampler_new (0, 2);
+    s = sampler_new (0, 4);
     assert_int_equal (sampler_record (s, 1, 0, 0, NULL, 1), 0);
     assert_int_equal (sampler_record (s, 2, 5, 1048576, NULL, 1), 0);
     text = csv_of (s, NULL, 1, 1048576);
@@ -248,7 +278,7 @@ main (void)
         cmocka_unit_test (test_new_and_destroy),
         cmocka_unit_test (test_intervals_and_rates),
         cmocka_unit_test (test_busy_flag),
-        cmocka_unit_test (test_ring_drops_oldest),
+        cmocka_unit_test (test_history_thins),
         cmocka_unit_test (test_bad_samples_refused),
         cmocka_unit_test (test_csv),
         cmocka_unit_test (test_csv_write_error),
