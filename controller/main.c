@@ -5,6 +5,7 @@
  *  argv[0] = the command's name and returns the exit code. A command
  *  answers its own --help.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -118,6 +119,11 @@ policies_main (int argc, char **argv)
 int
 main (int argc, char **argv)
 {
+    /*  One malloc arena, as in the node (node/main.c): libzmq's I/O thread
+     *  then allocates from the heap the session reserves up front
+     *  (session.c, tf_heap_reserve) instead of an arena of its own that
+     *  grows as the run goes (docs/performance.md, "Scale and memory"). */
+    mallopt (M_ARENA_MAX, 1);
     if (argc < 2) {
         usage (stderr);
         return EXIT_USAGE;

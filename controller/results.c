@@ -633,7 +633,7 @@ results_open_tasks (results_t *self, const char *dir, char *err, size_t errlen)
     free (self->tasks_path);
     self->tasks_path = xasprintf ("%s/tasks.csv", dir);
     if (!self->recorded_bits)
-        self->recorded_bits = xcalloc (config_bag_size (self->cfg) / 8 + 1, 1);
+        self->recorded_bits = xcalloc_resident (config_bag_size (self->cfg) / 8 + 1, 1);
     errno = 0;
     self->tasks_file = fopen (self->tasks_path, "we");
     if (!self->tasks_file || fputs (RESULTS_TASKS_HEADER "\n", self->tasks_file) == EOF)

@@ -37,6 +37,14 @@
 #define FAILED_REPORT_TIMEOUT 2.0
 /*  Messages handled before the loop looks at processes and clocks again. */
 #define DRAIN_MAX 256
+/*  Heap committed when a session starts (tf_heap_reserve): what the
+ *  controller's heap grows by during a run, reached at once. Measured on a
+ *  15-node tree (docs/performance.md, "Scale and memory"): libzmq's pipes
+ *  each take a second 16 KiB queue chunk after their 256th message and
+ *  keep it, two pipes a node's connection, 32 KiB a node; the rest is the
+ *  heap's churn. */
+#define HEAP_RESERVE_BASE (256 * 1024)
+#define HEAP_RESERVE_PER_NODE (48 * 1024)
 /*  A send to a node that does not read within this is an error. */
 #define SEND_TIMEOUT_MS 1000
 /*  Words after the node program: --name N --controller EP [--bind A]. */
@@ -639,6 +647,7 @@ check_deadlines (session_t *self, double now)
 static int
 make_control (session_t *self)
 {
+    tf_heap_reserve (HEAP_RESERVE_BASE + (size_t) self->cfg->nnodes * HEAP_RESERVE_PER_NODE);
     self->control = zsock_new (ZMQ_ROUTER);
     if (!self->control) {
         session_fail (self, RESULTS_FAILED, "cannot create the control socket: %s",

@@ -274,7 +274,7 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
     self->slots = cfg->slots ? cfg->slots : 1;
     self->running = xcalloc (self->slots, sizeof *self->running);
     if (cfg->is_root) {
-        self->done_bits = xcalloc (cfg->task_count / 8 + 1, 1);
+        self->done_bits = xcalloc_resident (cfg->task_count / 8 + 1, 1);
         self->attempts = xcalloc (cfg->command_tasks + 1, 1);
     }
     if (cfg->tree_parent)

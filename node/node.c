@@ -54,7 +54,16 @@ _Static_assert (PROTO_MAX_STREAM_BYTES == BUNDLE_MAX_BYTES,
                                      the handshake, since a controller
                                      filing 255 REPORTs on a starved
                                      machine may take seconds */
-#define NODE_SAMPLES 65536        /* samples a node keeps */
+/*  Heap committed at start (tf_heap_reserve), what a node's heap grows by
+ *  in a run, reached at once: libzmq's pipes each take a second 16 KiB
+ *  queue chunk after their 256th message and keep it (two pipes a
+ *  connection: the parent, each child, the controller), and the heap's
+ *  churn under load (docs/performance.md, "Scale and memory"). */
+#define NODE_HEAP_BASE (64 * 1024)
+#define NODE_HEAP_PER_PEER (32 * 1024)
+#define NODE_SAMPLES 1024         /* samples a node keeps: the whole run, thinned
+                                     as it fills (node/sampler.h): 1024 x 100 ms
+                                     at full resolution */
 #define NODE_FIT_MIN 20           /* busy samples before "ir": "measured"
                                      trusts an estimate */
 #define NODE_SAMPLE_MAX 50e-6     /* a sample costs about 1 us: one whose
@@ -550,6 +559,7 @@ make_core (node_t *self, char *err, size_t errlen)
     const config_t *cfg = self->cfg;
     const config_node_t *me = self->me;
     self->bps_per_mbps = setup_bps_per_mbps (cfg);
+    tf_heap_reserve (NODE_HEAP_BASE + (size_t) (me->nchildren + 2) * NODE_HEAP_PER_PEER);
     self->payloads = payload_store_new (config_chunk_bytes (cfg));
     payload_tune_allocator (config_chunk_bytes (cfg));
     if (make_cargo_and_core (self, err, errlen) != 0)

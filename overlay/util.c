@@ -2,6 +2,8 @@
 #include "overlay/util.h"
 
 #include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +45,37 @@ xstrdup (const char *text)
 {
     size_t len = strlen (text) + 1;
     return memcpy (xmalloc (len), text, len);
+}
+
+void *
+xcalloc_resident (size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        oom (SIZE_MAX);
+    size_t n = count * size;
+    void *p = xmalloc (n ? n : 1);
+    memset (p, 0, n);
+    return p;
+}
+
+void
+tf_heap_reserve (size_t bytes)
+{
+    /*  Pieces under the mmap threshold come from the heap's top; freed
+     *  in reverse they coalesce back into it. */
+    enum { PIECE = 16 * 1024 };
+    mallopt (M_TRIM_THRESHOLD, (int) (2 * bytes + 128 * 1024));
+    size_t n = (bytes + PIECE - 1) / PIECE;
+    if (n == 0)
+        return;
+    void **piece = xcalloc (n, sizeof *piece);
+    for (size_t i = 0; i < n; i++) {
+        piece[i] = xmalloc (PIECE);
+        memset (piece[i], 0, PIECE);
+    }
+    for (size_t i = n; i-- > 0;)
+        free (piece[i]);
+    free (piece);
 }
 
 char *

@@ -20,6 +20,23 @@ void *xcalloc (size_t count, size_t size);
 void *xrealloc (void *ptr, size_t size);
 char *xstrdup (const char *text);
 
+/*  Like xcalloc, but every page of the block is written now, so it is
+ *  resident from the start: a table sized up front (a bit per task, a
+ *  sampler's history) then costs its memory at once instead of growing a
+ *  process's RssAnon as the run fills it (docs/performance.md, "Scale and
+ *  memory"). */
+void *xcalloc_resident (size_t count, size_t size);
+
+/*  Commit `bytes` of malloc heap now: allocate them in pieces, write
+ *  them, free them, and raise glibc's trim threshold above them so the
+ *  freed top of the heap is kept, not given back. Later allocations up to
+ *  that much then land on pages already resident, so a process whose heap
+ *  settles within the reserve shows flat private memory from its start.
+ *  Call early, in a process with one malloc arena (M_ARENA_MAX 1); a later
+ *  mallopt may raise the trim threshold (node/payload.c does), never lower
+ *  it. */
+void tf_heap_reserve (size_t bytes);
+
 /*  Return a newly allocated string formatted like printf; the caller frees. */
 char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,12 +115,91 @@ test_long_line_is_cut (void **state)
     free (big);
 }
 
+/*  This process's RssAnon in KiB (/proc/self/status). */
+static long
+rss_anon_kib (void)
+{
+    FILE *f = fopen ("/proc/self/status", "r");
+    assert_non_null (f);
+    char line[256];
+    long kib = -1;
+    while (fgets (line, sizeof line, f))
+        if (sscanf (line, "RssAnon: %ld", &kib) == 1)
+            break;
+    fclose (f);
+    assert_true (kib >= 0);
+    return kib;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define REPLACED_MALLOC 1       /* ASan's allocator: no glibc heap to measure */
+#else
+#define REPLACED_MALLOC 0
+#endif
+
+/*  A block from xcalloc_resident is zeroed and resident at once; one as
+ *  large from xcalloc is not (glibc maps it and the kernel fills pages on
+ *  first touch), which is what made tables sized up front look like
+ *  growth. */
+static void
+test_resident_block (void **state)
+{
+    (void) state;
+    size_t n = 8u << 20;
+    long r0 = rss_anon_kib ();
+    unsigned char *p = xcalloc_resident (n, 1);
+    long r1 = rss_anon_kib ();
+    for (size_t i = 0; i < n; i += 4093)
+        assert_int_equal (p[i], 0);
+    assert_int_equal (p[n - 1], 0);
+    unsigned char *q = xcalloc (n, 1);
+    long r2 = rss_anon_kib ();
+    if (!REPLACED_MALLOC) {
+        assert_true (r1 - r0 >= 7 * 1024);
+        assert_true (r2 - r1 < 1024);
+    }
+    free (q);
+    free (p);
+}
+
+/*  tf_heap_reserve leaves its bytes resident in the heap, and small
+ *  allocations up to that much then cost no new resident memory. Without
+ *  the raised trim threshold, glibc would give the freed top back at once
+ *  and the second half would grow instead. */
+static void
+test_heap_reserve (void **state)
+{
+    (void) state;
+    /*  glibc's default, which freeing a large mapped block (the test
+     *  above) raises on its own. */
+    mallopt (M_TRIM_THRESHOLD, 128 * 1024);
+    long r0 = rss_anon_kib ();
+    tf_heap_reserve (4u << 20);
+    long r1 = rss_anon_kib ();
+    enum { PIECES = 2048, SIZE = 1000 };   /* about 2 MiB in small blocks */
+    char **piece = xcalloc (PIECES, sizeof *piece);
+    for (int i = 0; i < PIECES; i++) {
+        piece[i] = xmalloc (SIZE);
+        memset (piece[i], 0x5a, SIZE);
+    }
+    long r2 = rss_anon_kib ();
+    for (int i = 0; i < PIECES; i++)
+        free (piece[i]);
+    free (piece);
+    if (!REPLACED_MALLOC) {
+        assert_true (r1 - r0 >= 3 * 1024 + 512);
+        assert_true (r2 - r1 < 256);
+    }
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_lines_never_interleave),
         cmocka_unit_test (test_long_line_is_cut),
+        cmocka_unit_test (test_resident_block),
+        cmocka_unit_test (test_heap_reserve),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
