@@ -14,7 +14,7 @@
 #   high-water mark): the largest over the nodes (target: every run at
 #   most 2 MiB) and the controller's.
 # flat15: a binary tree of depth 3 (15 nodes) runs FLAT_TASKS tasks
-#   (default 1,000,000) once, sampling every 0.5 s; each process's growth
+#   (default 1,000,000) FLAT_RUNS times (default 1, for the same reason), sampling every 0.5 s; each process's growth
 #   is its RssAnon at its last sample before the end (99% of the tasks)
 #   over its sample at 10% of the tasks; the figure is the largest over
 #   the nodes and the controller (target: at most 0.10).
@@ -27,7 +27,7 @@
 # efficiency and fidelity are recorded, not held to a target.
 #
 #   bash scripts/bench-scale.sh           (BENCH_DIR, BUILD, SCALE_RUNS,
-#                                          SCALE_TASKS, FLAT_TASKS)
+#                                          SCALE_TASKS, FLAT_RUNS, FLAT_TASKS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T0=$(date +%s)
@@ -41,12 +41,13 @@ WORK=$(mktemp -d /tmp/treefarm-scale.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 OUT=$BENCH_DIR/scale.json
 SCALE_RUNS=${SCALE_RUNS:-1}
+FLAT_RUNS=${FLAT_RUNS:-1}
 SCALE_TASKS=${SCALE_TASKS:-100000}
 FLAT_TASKS=${FLAT_TASKS:-1000000}
 LIB="python3 scripts/benchlib.py"
 TREE="--input-mb 0.01 --compute 10 --link 100 --policy ia_multi --time-scale 1"
 
-echo "scale: 255-node tree, $SCALE_TASKS tasks, $SCALE_RUNS runs; 15-node tree, $FLAT_TASKS tasks"
+echo "scale: 255-node tree, $SCALE_TASKS tasks, $SCALE_RUNS runs; 15-node tree, $FLAT_TASKS tasks, $FLAT_RUNS runs"
 echo "  (load before: $(cut -d' ' -f1-3 /proc/loadavg))"
 python3 scripts/tree-config.py --depth 7 --count "$SCALE_TASKS" $TREE --units 0.1 \
     >"$WORK/tree255.json"
@@ -104,18 +105,20 @@ $LIB figure --out "$OUT" --id scale.tree255.controller_mib --unit MiB \
     --what "255-node tree: the controller's peak RssAnon" \
     --values $(field 'r["peak_controller_kib"] / 1024' t255)
 
-run "f15-1" "$WORK/tree15.json" 0.5
-python3 - "$WORK/f15-1.json" <<'PY'
+for i in $(seq "$FLAT_RUNS"); do
+    run "f15-$i" "$WORK/tree15.json" 0.5
+    python3 - "$WORK/f15-$i.json" "$i" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 g = {k: v for k, v in r["growth"].items() if v is not None}
 worst = max(g, key=g.get) if g else "-"
-print("  tree15: %s, %d/%d tasks, once %d, wall %.1f s, %d samples; growth from 10%% "
+print("  tree15 run %s: %s, %d/%d tasks, once %d, wall %.1f s, %d samples; growth from 10%% "
       "to the end: worst %s %+.3f, controller %+.3f" % (
-      r["status"], r["completed"], r["count"], r["once"], r["wall_s"], r["samples"],
+      sys.argv[2], r["status"], r["completed"], r["count"], r["once"], r["wall_s"], r["samples"],
       worst, g.get(worst, 0), g.get("controller", float("nan"))))
 print("    every process: " + ", ".join("%s %+.3f" % (k, v) for k, v in sorted(g.items())))
 PY
+done
 $LIB figure --out "$OUT" --id scale.flat15.incomplete --unit "1=failed" \
     --what "15-node tree, $FLAT_TASKS tasks: a run not complete with every task recorded once" \
     --values $(field "$BAD" f15) --target max-all:0
