@@ -52,6 +52,9 @@ xcalloc_resident (size_t count, size_t size)
 {
     if (size && count > SIZE_MAX / size)
         oom (SIZE_MAX);
+    /*  Not xcalloc then memset: the compiler knows calloc's block is zero
+     *  and drops the memset, and a fresh mapping's pages stay untouched
+     *  (test_util's test_resident_block fails that way). */
     size_t n = count * size;
     void *p = xmalloc (n ? n : 1);
     memset (p, 0, n);
