@@ -202,16 +202,19 @@ wait_control (node_t *self, proto_command_t want, int timeout_ms, proto_msg_t *o
               char *err, size_t errlen)
 {
     double deadline = tf_now () + timeout_ms / 1000.0;
-    zpoller_t *poller = zpoller_new (self->ctl, NULL);
+    waitset_t *ws = waitset_new (err, errlen);
+    if (!ws)
+        return -1;
+    waitset_add (ws, self->ctl);
     int rc = -1;
     while (!zsys_interrupted) {
-        int left = (int) ((deadline - tf_now ()) * 1000);
-        if (left <= 0) {
+        if (tf_now () >= deadline) {
             tf_error (err, errlen, "no %s from the controller within %d s",
                       proto_command_str (want), timeout_ms / 1000);
             break;
         }
-        if (!zpoller_wait (poller, left))
+        zsock_t *ready;
+        if (waitset_wait (ws, deadline, &ready, 1) <= 0)
             continue;
         zmsg_t *msg = zmsg_recv (self->ctl);
         char why[TF_ERRLEN];
@@ -238,7 +241,7 @@ wait_control (node_t *self, proto_command_t want, int timeout_ms, proto_msg_t *o
     }
     if (rc < 0 && zsys_interrupted)
         tf_error (err, errlen, "interrupted");
-    zpoller_destroy (&poller);
+    waitset_destroy (&ws);
     return rc;
 }
 
@@ -1980,7 +1983,9 @@ node_run (const node_opts_t *opts)
     char err[TF_ERRLEN];
     int status = 1;
     zsys_init ();
-    if (opts->cert && !(self->cert = curve_load (opts->cert, opts->name,
+    if (waitset_catch_interrupts (err, sizeof err) < 0)
+        status = fail (self, err);
+    else if (opts->cert && !(self->cert = curve_load (opts->cert, opts->name,
                                                  self->controller_key, err, sizeof err)))
         status = fail (self, err);
     else if (handshake (self, err, sizeof err) < 0

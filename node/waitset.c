@@ -5,11 +5,21 @@
  *  CLOCK_MONOTONIC (tf_now's clock), so zmq_poll waits without a timeout
  *  of its own. Rearming a timerfd clears its expirations, so a deadline
  *  that fired unread never wakes a later wait.
+ *
+ *  Interrupts: czmq's own handler only sets zsys_interrupted, and a loop
+ *  that checks the flag and then polls loses a signal that lands between
+ *  the two: the poll sleeps to its deadline (seen: a node told to stop by
+ *  its ssh session slept 9 s on its parent's liveness deadline). Our
+ *  handler also writes a byte to a pipe every wait polls and nobody
+ *  reads, so a signal ends the wait under way and every later one,
+ *  whenever it came.
  */
 #include "node/waitset.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -19,10 +29,44 @@
 
 struct waitset {
     zsock_t *socks[WAITSET_MAX];
-    zmq_pollitem_t items[WAITSET_MAX + 1];   /* the sockets, then the timer */
+    zmq_pollitem_t items[WAITSET_MAX + 2];   /* the sockets, the wake pipe, the timer */
     int n;
     int timer;
 };
+
+/*  The interrupt pipe: the handler writes, every wait reads; -1 until
+ *  waitset_catch_interrupts. */
+static int wake_read = -1, wake_write = -1;
+
+static void
+on_interrupt (int sig)
+{
+    (void) sig;
+    int saved = errno;
+    zsys_interrupted = 1;
+    zctx_interrupted = 1;
+    if (wake_write >= 0 && write (wake_write, "", 1) < 0) {
+        /* full: a byte is waiting already, and that wakes the wait */
+    }
+    errno = saved;
+}
+
+int
+waitset_catch_interrupts (char *err, size_t errlen)
+{
+    if (wake_read < 0) {
+        int fds[2];
+        if (pipe2 (fds, O_NONBLOCK | O_CLOEXEC) < 0)
+            return tf_error (err, errlen, "cannot make a pipe for interrupts: %s",
+                             strerror (errno));
+        wake_read = fds[0];
+        wake_write = fds[1];
+    }
+    zsys_handler_set (on_interrupt);
+    if (zsys_interrupted)   /* czmq's handler took one before ours */
+        on_interrupt (SIGTERM);
+    return 0;
+}
 
 waitset_t *
 waitset_new (char *err, size_t errlen)
@@ -87,14 +131,22 @@ int
 waitset_wait (waitset_t *self, double until, zsock_t **ready, int max)
 {
     int armed = arm (self, until) == 0;
-    self->items[self->n] = (zmq_pollitem_t){.fd = self->timer, .events = ZMQ_POLLIN};
-    int rc = zmq_poll (self->items, self->n + armed, armed ? -1 : 0);
+    int n = self->n;
+    int wake = wake_read >= 0 ? n++ : -1;
+    if (wake >= 0)
+        self->items[wake] = (zmq_pollitem_t){.fd = wake_read, .events = ZMQ_POLLIN};
+    int timer = armed ? n++ : -1;
+    if (armed)
+        self->items[timer] = (zmq_pollitem_t){.fd = self->timer, .events = ZMQ_POLLIN};
+    int rc = zmq_poll (self->items, n, armed ? -1 : 0);
     if (rc < 0) {
         if (zsys_interrupted || zmq_errno () == ETERM)
             return -1;
         return 0;   /* a signal that is not an interrupt: the loop comes back */
     }
-    if (armed && (self->items[self->n].revents & ZMQ_POLLIN)) {
+    if (wake >= 0 && (self->items[wake].revents & ZMQ_POLLIN))
+        return -1;   /* never read: an interrupt ends every later wait too */
+    if (armed && (self->items[timer].revents & ZMQ_POLLIN)) {
         uint64_t expirations;
         if (read (self->timer, &expirations, sizeof expirations) < 0)
             expirations = 0;   /* nothing to do: rearming clears it */

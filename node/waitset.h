@@ -31,11 +31,18 @@ void waitset_destroy (waitset_t **self_p);
 int waitset_add (waitset_t *self, zsock_t *sock);
 
 /*  Wait until a socket is readable or `until` (tf_now's clock, seconds)
- *  has come; a deadline already past only checks the sockets. Stores up
+ *  has come, or an interrupt (waitset_catch_interrupts); a deadline already past only checks the sockets. Stores up
  *  to max readable sockets in ready[], in priority order, and returns
  *  how many (0: the deadline came). Returns -1 when the process was
  *  interrupted (zsys_interrupted) or its ZeroMQ context terminated. */
 int waitset_wait (waitset_t *self, double until, zsock_t **ready, int max);
+
+/*  From now on SIGINT and SIGTERM set zsys_interrupted and end every
+ *  wait, the one under way and any that begins after the signal (czmq's
+ *  handler only sets the flag, and a signal between a check of the flag
+ *  and the poll would go unseen until the deadline). Call after
+ *  zsys_init, which installs czmq's. Returns 0, or -1 with a message. */
+int waitset_catch_interrupts (char *err, size_t errlen);
 
 /*  1 if sock has a message waiting now, without blocking. */
 int waitset_readable (zsock_t *sock);
