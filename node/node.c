@@ -564,7 +564,7 @@ make_core (node_t *self, char *err, size_t errlen)
     self->bps_per_mbps = setup_bps_per_mbps (cfg);
     tf_heap_reserve (NODE_HEAP_BASE + (size_t) (me->nchildren + 2) * NODE_HEAP_PER_PEER);
     self->payloads = payload_store_new (config_chunk_bytes (cfg));
-    payload_tune_allocator (config_chunk_bytes (cfg));
+    payload_tune_allocator ();
     if (make_cargo_and_core (self, err, errlen) != 0)
         return -1;
     double *ir_send = xcalloc (me->nchildren + 1, sizeof *ir_send);

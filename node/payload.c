@@ -172,12 +172,10 @@ payload_release (payload_store_t *self, uint64_t task)
 }
 
 void
-payload_tune_allocator (uint32_t chunk_bytes)
+payload_tune_allocator (void)
 {
-    if (chunk_bytes < PAYLOAD_FRAME_MIN)
-        return;
     mallopt (M_MMAP_THRESHOLD, (int) PAYLOAD_MMAP_MAX);
-    mallopt (M_TRIM_THRESHOLD, (int) PAYLOAD_TRIM);
+    tf_heap_keep (PAYLOAD_TRIM);
 }
 
 size_t

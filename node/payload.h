@@ -61,20 +61,25 @@ zframe_t *payload_chunk (payload_store_t *self, uint64_t task, uint32_t index,
 /*  Drop what is held of task. */
 void payload_release (payload_store_t *self, uint64_t task);
 
-/*  A process whose chunks are large (chunk_bytes >= PAYLOAD_FRAME_MIN)
- *  keeps the memory they arrive in for the next ones: libzmq mallocs every
- *  arriving message larger than its batch, in its I/O thread, and the node
- *  frees it once the chunk is acknowledged (a leaf) or forwarded (a
- *  relay); glibc's defaults give such memory back to the kernel as soon as
- *  a heap's top holds twice the largest block freed, so the next chunk's
- *  pages fault in again, zeroed by the kernel (a 1.5 GiB edge of 64 MiB
- *  tasks: about 60,000 page faults and a sixth of the nodes' CPU time).
- *  Allocations up to PAYLOAD_MMAP_MAX then come from the heap, and up to
- *  PAYLOAD_TRIM bytes free at a heap's top stay the process's. Does
- *  nothing for smaller chunks, where there is little to gain. */
+/*  The node keeps the memory its payload arrives in for the next tasks.
+ *  With chunks of PAYLOAD_FRAME_MIN or more, libzmq mallocs every
+ *  arriving message larger than its batch, in its I/O thread, and the
+ *  node frees it once the chunk is acknowledged (a leaf) or forwarded (a
+ *  relay); glibc's defaults give such memory back to the kernel as soon
+ *  as a heap's top holds twice the largest block freed, so the next
+ *  chunk's pages fault in again, zeroed by the kernel (a 1.5 GiB edge of
+ *  64 MiB tasks: about 60,000 page faults and a sixth of the nodes' CPU
+ *  time). With smaller chunks a relay holds each task in one buffer of
+ *  the task's size; glibc's threshold for mmap is fixed at 128 KiB once
+ *  any trim threshold is set (tf_heap_reserve sets one), so every task
+ *  over that was a fresh mmap, faulted in and unmapped (seen: 174 of 200
+ *  tasks of 1 MiB through a relay with 16 KiB chunks). So, for any chunk
+ *  size: allocations up to PAYLOAD_MMAP_MAX come from the heap, and up to
+ *  PAYLOAD_TRIM bytes free at a heap's top stay the process's (never more
+ *  than the node once used: the heap only keeps what it grew to). */
 #define PAYLOAD_MMAP_MAX (32u << 20)   /* glibc's largest mmap threshold */
 #define PAYLOAD_TRIM (16u << 20)
-void payload_tune_allocator (uint32_t chunk_bytes);
+void payload_tune_allocator (void);
 
 /*  Tasks held, and payload bytes held over all of them. */
 size_t payload_tasks (const payload_store_t *self);

@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <stdint.h>
 #include <ftw.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,12 +63,22 @@ xcalloc_resident (size_t count, size_t size)
 }
 
 void
+tf_heap_keep (size_t bytes)
+{
+    static size_t kept;
+    if (bytes <= kept)
+        return;
+    kept = bytes > INT_MAX ? INT_MAX : bytes;
+    mallopt (M_TRIM_THRESHOLD, (int) kept);
+}
+
+void
 tf_heap_reserve (size_t bytes)
 {
     /*  Pieces under the mmap threshold come from the heap's top; freed
      *  in reverse they coalesce back into it. */
     enum { PIECE = 16 * 1024 };
-    mallopt (M_TRIM_THRESHOLD, (int) (2 * bytes + 128 * 1024));
+    tf_heap_keep (2 * bytes + 128 * 1024);
     size_t n = (bytes + PIECE - 1) / PIECE;
     if (n == 0)
         return;

@@ -32,10 +32,16 @@ void *xcalloc_resident (size_t count, size_t size);
  *  freed top of the heap is kept, not given back. Later allocations up to
  *  that much then land on pages already resident, so a process whose heap
  *  settles within the reserve shows flat private memory from its start.
- *  Call early, in a process with one malloc arena (M_ARENA_MAX 1); a later
- *  mallopt may raise the trim threshold (node/payload.c does), never lower
- *  it. */
+ *  Call early, in a process with one malloc arena (M_ARENA_MAX 1). Setting
+ *  a trim threshold also fixes glibc's mmap threshold at 128 KiB (it no
+ *  longer follows the largest block freed): a process with larger blocks
+ *  to reuse sets M_MMAP_THRESHOLD itself (node/payload.c does). */
 void tf_heap_reserve (size_t bytes);
+
+/*  Raise glibc's trim threshold to at least `bytes`; never lowers it, so
+ *  tf_heap_reserve and other callers (node/payload.c) can come in any
+ *  order. */
+void tf_heap_keep (size_t bytes);
 
 /*  Return a newly allocated string formatted like printf; the caller frees. */
 char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));

@@ -5,10 +5,18 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <malloc.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "node/payload.h"
+#include "overlay/util.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define REPLACED_MALLOC 1       /* ASan's allocator: no glibc heap to look at */
+#else
+#define REPLACED_MALLOC 0
+#endif
 
 static zframe_t *
 filled (size_t len, int value)
@@ -124,6 +132,26 @@ test_a_task_not_held_is_the_root_s_pattern (void **state)
     payload_store_destroy (&store);
 }
 
+/*  A node's heap reserve (tf_heap_reserve) fixes glibc's mmap threshold
+ *  at 128 KiB; after payload_tune_allocator a relay's task buffer of
+ *  1 MiB (small chunks: one buffer a task) comes from the heap and is
+ *  reused, not mapped and faulted in afresh for every task. */
+static void
+test_task_buffers_come_from_the_heap (void **state)
+{
+    (void) state;
+    tf_heap_reserve (64 * 1024);
+    payload_tune_allocator ();
+    size_t mapped = mallinfo2 ().hblks;
+    for (int task = 0; task < 3; task++) {
+        char *buffer = xmalloc (1u << 20);
+        memset (buffer, task, 1u << 20);
+        if (!REPLACED_MALLOC)
+            assert_int_equal (mallinfo2 ().hblks, mapped);
+        free (buffer);
+    }
+}
+
 int
 main (void)
 {
@@ -132,6 +160,7 @@ main (void)
         cmocka_unit_test (test_small_chunks_are_copied),
         cmocka_unit_test (test_chunks_out_of_order_are_refused),
         cmocka_unit_test (test_a_task_not_held_is_the_root_s_pattern),
+        cmocka_unit_test (test_task_buffers_come_from_the_heap),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
