@@ -86,10 +86,17 @@ sys.exit(0 if r["completed"] == 0 and sum(n["computed"] for n in r["nodes"]) == 
 done
 no_node_alive "$WORK/m-tree3" && ok "measure: no node process left" || nok "measure: no node process left"
 
-# A run on the measured platform, and the online fit during a run.
-"$TREEFARM" run "$WORK/interference-platform.json" --out "$WORK/run-measured" --quiet \
+# A run on the measured platform (60 of its 400 tasks: only that it runs
+# and completes is checked here), and the online fit during a run.
+python3 - "$WORK/interference-platform.json" "$WORK/platform-60.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["tasks"]["count"] = 60
+json.dump(c, open(sys.argv[2], "w"))
+PY
+"$TREEFARM" run "$WORK/platform-60.json" --out "$WORK/run-measured" --quiet \
     >/dev/null 2>"$WORK/rm.err"
-expect "run accepts the measured platform" tasks_exactly_once "$WORK/run-measured" 400
+expect "run accepts the measured platform" tasks_exactly_once "$WORK/run-measured" 60
 fit_close () {   # results.json: the online fit, C 5%, IR 10%, with errors
     python3 - "$1" <<'PY'
 import json, math, sys

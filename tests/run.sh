@@ -20,9 +20,11 @@ if [ "$unit_only" = 0 ]; then
     for s in tests/it_*.sh; do
         name=$(basename "$s" .sh)
         echo "=== $name"
+        start=$SECONDS
         if bash "$s"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+        echo "  ($name: $((SECONDS - start)) s)"
     done
 fi
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
-echo "check: $passed passed, $failed failed"
+echo "check: $passed passed, $failed failed ($SECONDS s)"
 [ "$failed" = 0 ]
