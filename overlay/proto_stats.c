@@ -56,7 +56,7 @@ children_json (const proto_stats_t *s)
 }
 
 zmsg_t *
-proto_stats_encode (proto_command_t command, const proto_stats_t *s)
+proto_stats_encode (proto_command_t command, proto_stats_t *s)
 {
     json_t *o = json_object ();
     for (int i = 0; i < PROTO_NCOUNTERS; i++)
@@ -82,8 +82,12 @@ proto_stats_encode (proto_command_t command, const proto_stats_t *s)
         json_object_set_new (o, "samples_csv", s->samples_csv
                                                    ? json_string (s->samples_csv)
                                                    : json_null ());
+        free (s->samples_csv);   /* one copy at a time (proto_stats.h) */
+        s->samples_csv = NULL;
         if (s->trace_csv) {
             json_object_set_new (o, "trace_csv", json_string (s->trace_csv));
+            free (s->trace_csv);
+            s->trace_csv = NULL;
             json_object_set_new (o, "trace_end", json_real (s->trace_end));
             json_object_set_new (o, "trace_dropped",
                                  json_integer ((json_int_t) s->trace_dropped));

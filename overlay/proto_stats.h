@@ -86,8 +86,10 @@ uint64_t proto_counter (const proto_stats_t *s, int i);
 
 /*  STATS or REPORT (command) carrying s; the REPORT fields (children,
  *  samples, and the trace when s has one) only in a REPORT. Returns a new
- *  message. */
-zmsg_t *proto_stats_encode (proto_command_t command, const proto_stats_t *s);
+ *  message. A REPORT takes s's samples_csv and trace_csv (freed once in
+ *  the body, left NULL): their text, tens of KB, is then held once at a
+ *  time, not twice, at a node's peak of memory. */
+zmsg_t *proto_stats_encode (proto_command_t command, proto_stats_t *s);
 
 /*  The "stats" object of a decoded STATS or REPORT (proto_msg_t.object)
  *  into out, which the caller then clears with proto_stats_clear; a
