@@ -139,6 +139,10 @@ def main():
     p.add_argument("--series", help="also write every sample here (JSON: name -> "
                    "[[rows, KiB], ...])")
     a = p.parse_args()
+    if os.path.exists(os.path.join(a.out, "tasks.csv")):
+        # The progress is read from tasks.csv as it grows: an old one
+        # would be counted until the run replaced it.
+        sys.exit("scale-run: %s holds a run already; give a new --out" % a.out)
     with open(a.config) as f:
         count = json.load(f)["tasks"]["count"]
     code, elapsed, series, samples, err = sample_run(a)
