@@ -216,6 +216,10 @@ start_all (session_t *self)
         }
         peer->state = PEER_STARTED;
     }
+    /*  The warm-up of each control connection, our way (overlay/proto.h). */
+    for (int k = 0; k < PROTO_WARM_MESSAGES; k++)
+        for (int i = 0; i < self->cfg->nnodes; i++)
+            send_to (self, &self->peers[i], proto_empty (PROTO_PING), 1);
     self->t_start = tf_now ();
     for (int i = 0; i < self->cfg->nnodes; i++)
         self->peers[i].heard = self->t_start;
@@ -518,6 +522,8 @@ handle_message (session_t *self)
         break;
     case PROTO_LOST:
         on_lost (self, peer, &m);
+        break;
+    case PROTO_PING:   /* a node's warm-up (overlay/proto.h) */
         break;
     default:
         if (!self->driver->message

@@ -128,6 +128,7 @@ typedef struct {
     zsock_t *beat;           /* the heartbeat connection to the parent:
                                 heartbeats never wait behind chunks */
     liveness_t *live;        /* peers: children 0 .. n-1, the parent n */
+    unsigned char *beat_warmed;   /* per child: its warm-up BEATs sent */
     unsigned char *unreachable;   /* per child: a send to it failed, to be
                                      declared lost once the actions in
                                      hand are done */
@@ -1388,6 +1389,8 @@ on_child_messages (node_t *self, int slot, zmsg_t **msg_p, const char *name)
     return rc;
 }
 
+static void send_beat_to (node_t *self, int child);
+
 static int
 on_child (node_t *self)
 {
@@ -1412,6 +1415,12 @@ on_child (node_t *self)
     }
     else {
         liveness_heard (self->live, (int) slot, tf_now ());   /* any traffic */
+        if (beat && !self->beat_warmed[slot]) {
+            /*  Its heartbeat connection is up: the warm-up back. */
+            self->beat_warmed[slot] = 1;
+            for (int k = 0; k < PROTO_WARM_MESSAGES; k++)
+                send_beat_to (self, (int) slot);
+        }
         if (beat)
             on_beat_message (self, &msg, name);
         else
@@ -1628,22 +1637,46 @@ begin (node_t *self)
  *  child not lost on its own. Never blocking (send timeouts of 0), and a
  *  beat that cannot go is not an error: silence is what counts. */
 static void
+send_beat_to (node_t *self, int child)
+{
+    zmsg_t *msg = proto_empty (PROTO_BEAT);
+    zmsg_pushstrf (msg, "%s%s", self->cfg->nodes[self->me->children[child]].name,
+                   NODE_BEAT_SUFFIX);
+    if (zmsg_send (&msg, self->router) != 0)
+        zmsg_destroy (&msg);
+}
+
+static void
+send_beat_to_parent (node_t *self)
+{
+    zmsg_t *msg = proto_empty (PROTO_BEAT);
+    if (zmsg_send (&msg, self->beat) != 0)
+        zmsg_destroy (&msg);
+}
+
+static void
 send_beats (node_t *self)
 {
-    zmsg_t *msg;
-    if (self->beat) {
-        msg = proto_empty (PROTO_BEAT);
-        if (zmsg_send (&msg, self->beat) != 0)
+    if (self->beat)
+        send_beat_to_parent (self);
+    for (int i = 0; i < self->me->nchildren; i++)
+        if (!liveness_lost (self->live, i))
+            send_beat_to (self, i);
+}
+
+/*  The start of the run: PROTO_WARM_MESSAGES PINGs to the controller and
+ *  BEATs to the parent, so the queues of these quiet connections take
+ *  all their memory now (overlay/proto.h). The parent answers in kind
+ *  when the first of them comes (on_child), the controller on START. */
+static void
+warm_pipes (node_t *self)
+{
+    for (int k = 0; k < PROTO_WARM_MESSAGES; k++) {
+        zmsg_t *msg = proto_empty (PROTO_PING);
+        if (zmsg_send (&msg, self->ctl) != 0)
             zmsg_destroy (&msg);
-    }
-    for (int i = 0; i < self->me->nchildren; i++) {
-        if (liveness_lost (self->live, i))
-            continue;
-        msg = proto_empty (PROTO_BEAT);
-        zmsg_pushstrf (msg, "%s%s", self->cfg->nodes[self->me->children[i]].name,
-                       NODE_BEAT_SUFFIX);
-        if (zmsg_send (&msg, self->router) != 0)
-            zmsg_destroy (&msg);
+        if (self->beat)
+            send_beat_to_parent (self);
     }
 }
 
@@ -1872,6 +1905,8 @@ serve (node_t *self)
                                config_heartbeat_s (self->cfg),
                                config_lost_after_s (self->cfg), next_stats);
     self->unreachable = xcalloc ((size_t) self->me->nchildren + 1, 1);
+    self->beat_warmed = xcalloc ((size_t) self->me->nchildren + 1, 1);
+    warm_pipes (self);
     int rc = begin (self);
     while (rc == 0) {
         double now = tf_now ();
@@ -2012,6 +2047,7 @@ node_run (const node_opts_t *opts)
     zsock_destroy (&self->ctl);
     liveness_destroy (&self->live);
     free (self->unreachable);
+    free (self->beat_warmed);
     emul_destroy (&self->emul);
     subtree_destroy (&self->subtree);
     calphase_destroy (&self->cal);

@@ -67,6 +67,18 @@
 #define PROTO_PING_EVERY 1.0
 #define PROTO_CONTROL_SILENCE 10.0
 
+/*  At the start of a run every process sends this many PINGs (control
+ *  connections, both ways) or BEATs (heartbeat connections, both ways)
+ *  at once: libzmq's pipe queues grow in chunks of 256 frames (16 KiB)
+ *  and keep a second chunk from their 256th frame on, which these
+ *  connections, a few messages a second, otherwise reach minutes into a
+ *  run. A PING or BEAT is two frames, so 128 of them take each queue
+ *  past its 256th frame once, no further (256 held a third chunk at
+ *  once: the 255-node tree's controller peaked at 61 MiB). Their memory
+ *  is then all taken at the start, not as the run goes
+ *  (docs/performance.md, "Scale and memory"). */
+#define PROTO_WARM_MESSAGES 128
+
 typedef enum {
     PROTO_HELLO = 1,    /* node -> ctl  {name, pid, version}              */
     PROTO_CONFIG,       /* ctl -> node  {config: <experiment object>,
@@ -99,9 +111,13 @@ typedef enum {
                                             a command's result stream     */
     PROTO_RESULT_ACK,   /* parent -> child {task, index}                  */
     PROTO_PING,         /* ctl -> node  {}   every PROTO_PING_EVERY s: the
-                                        controller is alive           */
+                                        controller is alive; and ctl
+                                        <-> node PROTO_WARM_MESSAGES
+                                        times at the start            */
     PROTO_BEAT,         /* parent <-> child {}  on the heartbeat
-                                        connection: the peer is alive */
+                                        connection: the peer is alive
+                                        (PROTO_WARM_MESSAGES at once at
+                                        the start)                    */
     PROTO_LOST,         /* node -> ctl  {peer, why}  lost contact with its
                                         parent or a child (peer's name) */
     PROTO_BATCH,        /* child -> parent {n} + n messages, each its

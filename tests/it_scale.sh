@@ -3,7 +3,8 @@
 # emulated nodes, 3000 tasks, three times in a row. Each run must end
 # "complete" with every node's REPORT filed (the end of a run used to
 # race node exits against their REPORTs and fail about one run in ten
-# with "no REPORT from ..."), every task exactly once and no process left.
+# with "no REPORT from ..."), every task exactly once, no process left, and
+# no message refused or dropped by any process.
 #
 # Then fidelity (how far nodes fell behind the emulated clock): every
 # run says it, per node and for the run, consistently with the lag the
@@ -30,6 +31,18 @@ if missing or len(r["nodes"]) != 63: print("  not reported:", missing)
 sys.exit(1 if missing or len(r["nodes"]) != 63 else 0)
 PY
     expect "63 nodes, run $i: no node process left" no_node_alive "$out"
+    # Nothing refused anywhere: the start's warm-up (128 PINGs and BEATs
+    # each way on every quiet connection, docs/protocol.md) included.
+    expect "63 nodes, run $i: no message refused or dropped" python3 - "$out" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+err = open(d + ".err").read()
+said = [l for l in err.splitlines() if "refused" in l or "dropped" in l]
+malformed = json.load(open(os.path.join(d, "results.json")))["malformed"]
+for l in said[:3]: print("  " + l)
+if malformed: print("  malformed:", malformed)
+sys.exit(1 if said or malformed else 0)
+PY
 done
 
 # Fidelity is what the lag says: per node 1 - max(loop, engine, link) /
