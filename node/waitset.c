@@ -8,11 +8,11 @@
  *
  *  Interrupts: czmq's own handler only sets zsys_interrupted, and a loop
  *  that checks the flag and then polls loses a signal that lands between
- *  the two: the poll sleeps to its deadline (seen: a node told to stop by
- *  its ssh session slept 9 s on its parent's liveness deadline). Our
- *  handler also writes a byte to a pipe every wait polls and nobody
- *  reads, so a signal ends the wait under way and every later one,
- *  whenever it came.
+ *  the two, or that libzmq's own threads take: the poll sleeps to its
+ *  deadline (seen: a node told to stop by its ssh session slept 9 s to
+ *  its next one). Our handler also writes a byte to a pipe every wait
+ *  polls and nobody reads, so a signal ends the wait under way and every
+ *  later one, whenever it came and whichever thread took it.
  */
 #include "node/waitset.h"
 
@@ -34,8 +34,8 @@ struct waitset {
     int timer;
 };
 
-/*  The interrupt pipe: the handler writes, every wait reads; -1 until
- *  waitset_catch_interrupts. */
+/*  The interrupt pipe: the handler writes, every wait polls, nobody
+ *  reads; -1 until waitset_catch_interrupts. */
 static int wake_read = -1, wake_write = -1;
 
 static void
