@@ -18,6 +18,11 @@
 .DELETE_ON_ERROR:
 .SUFFIXES:
 SHELL := /bin/bash
+# Builds use every CPU (a clean make check built for 74 s one file at a
+# time on 2 cores); an explicit -j on the command line still wins.
+ifeq ($(filter -j% j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc)
+endif
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
