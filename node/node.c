@@ -1633,9 +1633,9 @@ begin (node_t *self)
 
 /*  --- liveness (docs/reliability.md) ------------------------------------ */
 
-/*  Our heartbeats: to the parent on the heartbeat connection, to each
- *  child not lost on its own. Never blocking (send timeouts of 0), and a
- *  beat that cannot go is not an error: silence is what counts. */
+/*  One BEAT to a child's heartbeat identity, or to the parent. Never
+ *  blocking (send timeouts of 0), and a beat that cannot go is not an
+ *  error: silence is what counts. */
 static void
 send_beat_to (node_t *self, int child)
 {
@@ -1654,6 +1654,8 @@ send_beat_to_parent (node_t *self)
         zmsg_destroy (&msg);
 }
 
+/*  Our heartbeats: to the parent on the heartbeat connection, to each
+ *  child not lost on its own. */
 static void
 send_beats (node_t *self)
 {

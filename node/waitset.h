@@ -30,11 +30,13 @@ void waitset_destroy (waitset_t **self_p);
  *  -1 when the set holds WAITSET_MAX already. */
 int waitset_add (waitset_t *self, zsock_t *sock);
 
-/*  Wait until a socket is readable or `until` (tf_now's clock, seconds)
- *  has come, or an interrupt (waitset_catch_interrupts); a deadline already past only checks the sockets. Stores up
- *  to max readable sockets in ready[], in priority order, and returns
- *  how many (0: the deadline came). Returns -1 when the process was
- *  interrupted (zsys_interrupted) or its ZeroMQ context terminated. */
+/*  Wait until a socket is readable, `until` (tf_now's clock, seconds)
+ *  has come, or an interrupt (waitset_catch_interrupts); a deadline
+ *  already past only checks the sockets. Stores up to max readable
+ *  sockets in ready[], in priority order, and returns how many (0: the
+ *  deadline came). Returns -1 when the process was interrupted
+ *  (zsys_interrupted, or the interrupt pipe) or its ZeroMQ context
+ *  terminated. */
 int waitset_wait (waitset_t *self, double until, zsock_t **ready, int max);
 
 /*  From now on SIGINT and SIGTERM set zsys_interrupted and end every
