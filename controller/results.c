@@ -324,6 +324,16 @@ results_set_lost (results_t *self, int node, const char *why, double at_s)
     self->nlost++;
 }
 
+void
+results_explain_lost (results_t *self, int node, const char *why)
+{
+    node_results_t *n = &self->nodes[node];
+    if (!n->lost_why)
+        return;
+    free (n->lost_why);
+    n->lost_why = xstrdup (why);
+}
+
 int
 results_node_lost (const results_t *self, int node)
 {

@@ -90,6 +90,11 @@ void results_set_pid (results_t *self, int node, int64_t pid);
  *  falling behind). A second call for the same node changes nothing. */
 void results_set_lost (results_t *self, int node, const char *why, double at_s);
 
+/*  Node, lost already, said why after it was lost (its FAIL came late):
+ *  why (copied) replaces the reason; the time it was lost stays. Nothing
+ *  if node was not lost. */
+void results_explain_lost (results_t *self, int node, const char *why);
+
 /*  Whether node was lost (results_set_lost); how many nodes were. */
 int results_node_lost (const results_t *self, int node);
 int results_lost_count (const results_t *self);

@@ -463,6 +463,33 @@ on_fail (session_t *self, peer_t *peer, const proto_msg_t *m)
     session_fail (self, RESULTS_FAILED, "node %s: %s", peer->node->name, m->text);
 }
 
+/*  A message from a node lost already: not re-admitted, whatever it
+ *  says. Its FAIL is still read. A node that gives up sends FAIL and
+ *  exits; the controller may see the exit, or its parent's LOST, before
+ *  it reaches the FAIL queued behind that node's earlier messages (its
+ *  warm-up PINGs, on a busy machine), and the FAIL says why. A node lost
+ *  with its parent keeps that reason. Its PINGs (the warm-up) and
+ *  whatever else was in flight are dropped, the others with a log line. */
+static void
+on_message_from_lost (session_t *self, peer_t *peer, zmsg_t **msg)
+{
+    proto_msg_t m;
+    char err[TF_ERRLEN];
+    int index = (int) (peer - self->peers), parent = peer->node->parent;
+    if (proto_decode (msg, &m, err, sizeof err) != 0)
+        m.command = PROTO_COMMAND_END;   /* none: say it was dropped */
+    if (m.command == PROTO_FAIL && parent >= 0 && !self->peers[parent].lost) {
+        char why[TF_ERRLEN];
+        snprintf (why, sizeof why, "it failed: %.400s", m.text);
+        results_explain_lost (self->results, index, why);
+        session_log (self, "node %s lost: %s (said after it was taken for lost)",
+                     peer->node->name, why);
+    }
+    else if (m.command != PROTO_PING && say_refusal (self))
+        session_log (self, "message from node %s, lost already; dropped", peer->node->name);
+    proto_msg_clear (&m);
+}
+
 /*  Receive one message and act on it. */
 static void
 handle_message (session_t *self)
@@ -491,11 +518,7 @@ handle_message (session_t *self)
     }
     peer_t *peer = &self->peers[index];
     if (peer->lost) {
-        /*  Not re-admitted: whatever it says, it is gone for this run. */
-        if (say_refusal (self))
-            session_log (self, "message from node %s, lost already; dropped",
-                         peer->node->name);
-        zmsg_destroy (&msg);
+        on_message_from_lost (self, peer, &msg);
         return;
     }
     peer->heard = tf_now ();

@@ -24,6 +24,9 @@
 source "$(dirname "$0")/lib.sh"
 SEEDS=${RECOVERY_SEEDS:-1 2 3 4 5 6 7 8 9 10 13 14}
 SYNTH=200 CMDS=40 TOTAL=240
+# The run where a leaf gives up has commands only, more than the 15 nodes
+# hold at once (slots and buffers: 60), so that n9 surely gets one.
+MANY=100
 
 # The tree: 15 identical emulated nodes, 1 task/s each at time scale 5
 # (a run takes about 4 s of wall time), heartbeats every 100 ms and 10
@@ -42,24 +45,29 @@ for n in c["tree"]:
 json.dump(c, open(sys.argv[1], "w"), indent=1)
 PY
 
-# Command tasks: each hashes its own input into sum.txt.
+# Command tasks: each hashes its own input into sum.txt. cmds.jsonl holds
+# the first CMDS, many.jsonl all MANY.
 mkdir -p "$WORK/in"
-python3 - "$WORK" "$CMDS" <<'PY'
+python3 - "$WORK" "$CMDS" "$MANY" <<'PY'
 import json, os, sys
-work, n = sys.argv[1], int(sys.argv[2])
-with open(os.path.join(work, "cmds.jsonl"), "w") as f:
-    for i in range(n):
+work, n, many = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with open(os.path.join(work, "cmds.jsonl"), "w") as f, \
+     open(os.path.join(work, "many.jsonl"), "w") as g:
+    for i in range(many):
         p = os.path.join(work, "in", "d%d.txt" % i)
         open(p, "w").write(("line %d\n" % i) * (100 + i))
-        f.write(json.dumps({"id": "c%d" % i, "inputs": [p],
-                            "sh": "sleep 0.05; sha256sum d%d.txt > sum.txt" % i}) + "\n")
+        line = json.dumps({"id": "c%d" % i, "inputs": [p],
+                           "sh": "sleep 0.05; sha256sum d%d.txt > sum.txt" % i}) + "\n"
+        if i < n:
+            f.write(line)
+        g.write(line)
 PY
 
 # The run in DIR is complete, every task once, the commands' outputs
-# right, and results.json names exactly the nodes in LOST (space-separated)
-# as lost.
+# right (the first N commands: CMDS unless given), and results.json names
+# exactly the nodes in LOST (space-separated) as lost.
 check_run () {
-    python3 - "$1" "$WORK" "$CMDS" "$2" <<'PY'
+    python3 - "$1" "$WORK" "${3:-$CMDS}" "$2" <<'PY'
 import csv, hashlib, json, os, sys
 d, work, n, want = sys.argv[1], sys.argv[2], int(sys.argv[3]), set(sys.argv[4].split())
 r = json.load(open(os.path.join(d, "results.json")))
@@ -84,6 +92,18 @@ if sorted(ids) != sorted("c%d" % i for i in range(n)):
 for b in bad[:6]:
     print("  " + b)
 sys.exit(1 if bad else 0)
+PY
+}
+
+# results.json in DIR gives NAME's reason for being lost as starting with WHY.
+lost_why_starts () {
+    python3 - "$1/results.json" "$2" "$3" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+why = [x["why"] for x in r["lost"] if x["name"] == sys.argv[2]]
+if not why or not why[0].startswith(sys.argv[3]):
+    print("  %s lost for %r" % (sys.argv[2], why))
+    sys.exit(1)
 PY
 }
 
@@ -187,7 +207,10 @@ expect "frozen leaf n9: the stopped process was ended, no node left" no_node_ali
 # n9 (a leaf) runs with a file size limit of one block and SIGXFSZ
 # ignored, so the first input it spools fails to be written (EFBIG): it
 # sends FAIL and exits. The controller treats it as lost, its parent n4
-# re-queues what it had. Commands only, so n9's first task is one.
+# re-queues what it had. Commands only, so n9's first task is one, and
+# MANY of them, so n9 gets one. Its FAIL may reach the controller after
+# its exit or n4's LOST (behind its warm-up PINGs): the reason must still
+# be the FAIL's, in the log and in results.json.
 python3 - "$WORK/t15.json" "$WORK/t15-cmds.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -199,13 +222,14 @@ printf '%s\n' '#!/bin/sh' \
     'exec "$@"' >"$WORK/limit.sh"
 out=$WORK/gaveup
 TREEFARM_NODE_WRAPPER="sh $WORK/limit.sh" "$TREEFARM" run "$WORK/t15-cmds.json" \
-    --tasks "$WORK/cmds.jsonl" --out "$out" --quiet --timeout 60 >"$out.out" 2>"$out.err"
+    --tasks "$WORK/many.jsonl" --out "$out" --quiet --timeout 60 >"$out.out" 2>"$out.err"
 rc=$?
 expect "n9 gives up (FAIL): the run completes (exit $rc)" test "$rc" = 0
 expect "n9 gives up: every command once, outputs right, n9 named lost" \
-    eval 'tasks_exactly_once "$out" "$CMDS" commands && check_run "$out" n9'
+    eval 'tasks_exactly_once "$out" "$MANY" commands && check_run "$out" n9 "$MANY"'
 expect "n9 gives up: lost because it failed, its spool unwritable" \
-    grep -q "node n9 lost: it failed: cannot write .*File too large" "$out.err"
+    eval 'grep -q "node n9 lost: it failed: cannot write .*File too large" "$out.err" &&
+          lost_why_starts "$out" n9 "it failed: cannot write"'
 expect "n9 gives up: no node left" no_node_alive "$out"
 
 # --- the root killed, then --resume --------------------------------------------

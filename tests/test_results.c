@@ -665,6 +665,27 @@ test_lost_nodes (void **state)
                                            "the bound is the whole tree's", NULL});
 }
 
+/*  A lost node's late FAIL: its reason replaces the one it was lost
+ *  for, the time stays; a node not lost is not made lost by it. */
+static void
+test_lost_explained (void **state)
+{
+    fixture_t *f = *state;
+    feed_complete_run (f);
+    results_explain_lost (f->results, 1, "it failed: not lost");
+    assert_false (results_node_lost (f->results, 1));
+    results_set_lost (f->results, 3, "node a1 (pid 1003) exited with status 1", 1.25);
+    results_explain_lost (f->results, 3, "it failed: cannot write spool/1: File too large");
+    assert_int_equal (results_lost_count (f->results), 1);
+    json_t *r = results_to_json (f->results);
+    json_t *one = json_array_get (json_object_get (r, "lost"), 0);
+    assert_string_equal (json_string_value (json_object_get (one, "why")),
+                         "it failed: cannot write spool/1: File too large");
+    assert_float_equal (json_real_value (json_object_get (one, "at_s")), 1.25, 1e-12);
+    assert_int_equal (json_array_size (json_object_get (r, "lost")), 1);
+    json_decref (r);
+}
+
 static void
 test_make_dir (void **state)
 {
@@ -797,6 +818,7 @@ main (void)
         cmocka_unit_test_setup_teardown (test_lag_makes_fidelity_and_flags_efficiency, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_lost_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_lost_explained, setup, teardown),
         cmocka_unit_test_setup_teardown (test_make_dir, setup, teardown),
         cmocka_unit_test_setup_teardown (test_check_writable, setup, teardown),
         cmocka_unit_test (test_default_dir),
