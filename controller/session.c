@@ -336,7 +336,7 @@ on_stats (session_t *self, peer_t *peer, const proto_msg_t *m)
 {
     char err[TF_ERRLEN];
     proto_stats_t stats;
-    if (proto_stats_decode (m->object, 0, 0, &stats, err, sizeof err)
+    if (proto_stats_decode (m->object, NULL, 0, 0, &stats, err, sizeof err)
         || results_update_stats (self->results, (int) (peer - self->peers), &stats, err,
                                  sizeof err))
         refuse (self, peer, "STATS: %s", err);
@@ -354,7 +354,8 @@ on_report (session_t *self, peer_t *peer, const proto_msg_t *m)
     char err[TF_ERRLEN];
     proto_stats_t stats;
     int node = (int) (peer - self->peers);
-    if (proto_stats_decode (m->object, 1, peer->node->nchildren, &stats, err, sizeof err)
+    if (proto_stats_decode (m->object, m->payload, 1, peer->node->nchildren, &stats, err,
+                            sizeof err)
         || results_update_report (self->results, node, &stats, err, sizeof err))
         refuse (self, peer, "REPORT: %s", err);
     proto_stats_clear (&stats);

@@ -727,29 +727,31 @@ current_fit (node_t *self, int final)
     return self->fit;
 }
 
-/*  The samples as CSV text (platform units), for the controller to file;
- *  the caller's, or NULL if it could not be written. */
-static char *
-samples_csv (node_t *self)
+/*  What writes a REPORT's texts (proto_stats_t's writers): the node, and
+ *  its children's names for the samples' columns. */
+typedef struct {
+    node_t *node;
+    const char **names;
+} report_texts_t;
+
+/*  The samples as CSV (platform units), for the controller to file. */
+static int
+write_samples (FILE *out, void *arg)
 {
-    int n = self->me->nchildren;
-    const char **names = xcalloc (n + 1, sizeof *names);
-    for (int i = 0; i < n; i++)
-        names[i] = self->cfg->nodes[self->me->children[i]].name;
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&text, &size);
-    int rc = f ? observe_write_csv (self->observe, f, names,
-                                    CONFIG_MB * self->cfg->platform.payload_scale)
-               : -1;
-    if (f && fclose (f) != 0)
-        rc = -1;
-    free (names);
-    if (rc != 0) {
-        free (text);
-        return NULL;
-    }
-    return text;
+    report_texts_t *t = arg;
+    node_t *self = t->node;
+    double t0 = thread_cpu ();
+    int rc = observe_write_csv (self->observe, out, t->names,
+                                CONFIG_MB * self->cfg->platform.payload_scale);
+    self->observe_cpu += cpu_since (self, t0);
+    return rc;
+}
+
+static int
+write_trace (FILE *out, void *arg)
+{
+    report_texts_t *t = arg;
+    return trace_write (t->node->trace, out);
 }
 
 /*  --- statistics --------------------------------------------------------- */
@@ -770,9 +772,11 @@ fill_lag (node_t *self, proto_stats_t *s)
     s->lag_max = fmax (self->loop_lag_max, engine_max);
 }
 
-/*  REPORT: what this node sent each child, and its samples as CSV. */
+/*  REPORT: what this node sent each child, and the writers of its samples
+ *  and its trace, which texts (tens of KB: the node's peak of memory is
+ *  its REPORT) are written straight into the message (proto_stats.h). */
 static void
-fill_report (node_t *self, proto_stats_t *s)
+fill_report (node_t *self, proto_stats_t *s, report_texts_t *texts)
 {
     int n = self->me->nchildren;
     s->children = xcalloc (n + 1, sizeof *s->children);
@@ -784,12 +788,15 @@ fill_report (node_t *self, proto_stats_t *s)
             .send_seconds = c.send_seconds};
     }
     s->nchildren = n;
-    double t0 = thread_cpu ();
-    s->samples_csv = samples_csv (self);
-    self->observe_cpu += cpu_since (self, t0);
+    texts->node = self;
+    texts->names = xcalloc (n + 1, sizeof *texts->names);
+    for (int i = 0; i < n; i++)
+        texts->names[i] = self->cfg->nodes[self->me->children[i]].name;
+    s->write_samples = write_samples;
+    s->write_arg = texts;
     if (self->trace) {
         double first_dropped;
-        s->trace_csv = trace_encode (self->trace);
+        s->write_trace = write_trace;
         s->trace_dropped = trace_dropped (self->trace, &first_dropped);
         s->trace_end = s->trace_dropped ? first_dropped : tf_now () - self->trace_t0;
     }
@@ -819,12 +826,17 @@ send_stats (node_t *self, proto_command_t command)
     }
     s.fit = json_incref (current_fit (self, command == PROTO_REPORT));
     fill_lag (self, &s);
+    report_texts_t texts = {0};
     if (command == PROTO_REPORT)
-        fill_report (self, &s);
+        fill_report (self, &s, &texts);
+    /*  The REPORT's samples are written after this, while it is encoded:
+     *  its observe_cpu_us leaves out that last write (about a millisecond
+     *  once, docs/performance.md, "Overhead"). */
     s.observe_cpu_us = (uint64_t) (self->observe_cpu * 1e6);
     s.cpu_us = process_cpu_us ();
     zmsg_t *msg = proto_stats_encode (command, &s);
     proto_stats_clear (&s);
+    free (texts.names);
     if (zmsg_send (&msg, self->ctl) == 0)
         return 0;
     zmsg_destroy (&msg);

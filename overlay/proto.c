@@ -553,10 +553,12 @@ proto_decode (zmsg_t **msg_p, proto_msg_t *out, char *err, size_t errlen)
         tf_error (err, errlen, "unknown command %u", h[1]);
         goto out;
     }
+    /*  CHUNK and RESULT carry a payload; a REPORT may (its texts). */
     size_t want = out->command == PROTO_CHUNK || out->command == PROTO_RESULT ? 3 : 2;
-    if (frames != want) {
-        tf_error (err, errlen, "%s: %zu frames, expected %zu",
-                  proto_command_str (out->command), frames, want);
+    if (frames != want && !(out->command == PROTO_REPORT && frames == 3)) {
+        tf_error (err, errlen, "%s: %zu frames, expected %s",
+                  proto_command_str (out->command), frames,
+                  out->command == PROTO_REPORT ? "2 or 3" : want == 3 ? "3" : "2");
         goto out;
     }
     /*  The child <-> parent commands: REQUEST to SUBTREE, RESULT,

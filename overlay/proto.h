@@ -4,7 +4,7 @@
  *    frame 0: 2 bytes, {PROTO_VERSION, command}
  *    frame 1: a JSON object, the command's fields (at most PROTO_MAX_BODY,
  *             PROTO_MAX_PEER_BODY between a child and its parent)
- *    frame 2: the payload, CHUNK only
+ *    frame 2: the payload: CHUNK and RESULT; a REPORT's texts
  *  A ROUTER socket adds the peer's identity in front; the runtime pops it
  *  before decoding. Decoding checks the version, the command, the frame
  *  count and sizes, and the body's fields strictly (a missing, extra or
@@ -31,7 +31,7 @@
 #include "overlay/bound.h"
 #include "overlay/config.h"
 
-#define PROTO_VERSION 1
+#define PROTO_VERSION 2
 #define PROTO_MAX_BODY (64u << 20)   /* a body larger than this is refused */
 #define PROTO_MAX_DONE 4096          /* completions in one DONE or RECORDED */
 #define PROTO_MAX_BOUNDS 8           /* models in one SUBTREE */
@@ -89,7 +89,8 @@ typedef enum {
     PROTO_STATS,        /* node -> ctl  {stats: {...}}      periodic      */
     PROTO_FINISHED,     /* root -> ctl  {}                  bag complete  */
     PROTO_STOP,         /* ctl -> node  {}                                */
-    PROTO_REPORT,       /* node -> ctl  {stats: {...}}      final         */
+    PROTO_REPORT,       /* node -> ctl  {stats: {...}}      final, +
+                                        its texts' payload frame         */
     PROTO_FAIL,         /* node -> ctl  {error: "..."}      before exit   */
     PROTO_REQUEST,      /* child -> parent {n}                            */
     PROTO_CHUNK,        /* parent -> child {task, units, bytes, index,
@@ -148,7 +149,7 @@ typedef struct {
 typedef struct {
     proto_command_t command;
     json_t *body;            /* the whole body */
-    zframe_t *payload;       /* CHUNK */
+    zframe_t *payload;       /* CHUNK, RESULT; REPORT (or NULL) */
     const char *text;        /* HELLO name, BOUND endpoint, START parent,
                                 FAIL error, LOST peer */
     const char *why;         /* LOST: how contact was lost */

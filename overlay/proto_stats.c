@@ -1,7 +1,9 @@
 /*  proto_stats — STATS and REPORT. See proto_stats.h. */
 #include "overlay/proto_stats.h"
 
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,9 +57,80 @@ children_json (const proto_stats_t *s)
     return kids;
 }
 
+/*  A stream's sink: into buf (cap bytes; a write past cap fails), or with
+ *  buf NULL nowhere, only counting. at: the bytes written. */
+typedef struct {
+    char *buf;
+    size_t cap, at;
+} sink_t;
+
+static ssize_t
+sink_write (void *cookie, const char *data, size_t n)
+{
+    sink_t *sink = cookie;
+    if (sink->buf) {
+        if (n > sink->cap - sink->at)
+            return 0;   /* fopencookie's "error" */
+        memcpy (sink->buf + sink->at, data, n);
+    }
+    sink->at += n;
+    return (ssize_t) n;
+}
+
+/*  REPORT text k (0 the samples, 1 the trace) of s, by its writer or from
+ *  its string, into buf (cap bytes), or only counted when buf is NULL.
+ *  Returns its length, or -1 if s has none or it could not be written. */
+static long
+write_text (proto_stats_t *s, int k, char *buf, size_t cap)
+{
+    int (*writer) (FILE *, void *) = k ? s->write_trace : s->write_samples;
+    const char *text = k ? s->trace_csv : s->samples_csv;
+    if (!writer && !text)
+        return -1;
+    sink_t sink = {buf, cap, 0};
+    FILE *f = fopencookie (&sink, "w", (cookie_io_functions_t){.write = sink_write});
+    if (!f)
+        return -1;
+    int rc = writer ? writer (f, s->write_arg) : fputs (text, f) < 0 ? -1 : 0;
+    if (fclose (f) != 0)
+        rc = -1;
+    return rc == 0 && sink.at <= (size_t) LONG_MAX ? (long) sink.at : -1;
+}
+
+/*  The REPORT's texts in one frame, samples then trace, written straight
+ *  into it: measured by a first pass, filled by a second (proto_stats.h).
+ *  len[k] is each text's length, -1 where there is none. NULL if there is
+ *  neither, or if a second pass did not write what the first measured
+ *  (then both lengths are -1). */
+static zframe_t *
+texts_frame (proto_stats_t *s, long len[2])
+{
+    size_t total = 0;
+    for (int k = 0; k < 2; k++) {
+        len[k] = write_text (s, k, NULL, 0);
+        total += len[k] > 0 ? (size_t) len[k] : 0;
+    }
+    if (len[0] < 0 && len[1] < 0)
+        return NULL;
+    zframe_t *frame = zframe_new (NULL, total);
+    char *at = (char *) zframe_data (frame);
+    for (int k = 0; k < 2; k++) {
+        if (len[k] < 0)
+            continue;
+        if (write_text (s, k, at, (size_t) len[k]) != len[k]) {
+            zframe_destroy (&frame);
+            len[0] = len[1] = -1;
+            return NULL;
+        }
+        at += len[k];
+    }
+    return frame;
+}
+
 zmsg_t *
 proto_stats_encode (proto_command_t command, proto_stats_t *s)
 {
+    zframe_t *texts = NULL;
     json_t *o = json_object ();
     for (int i = 0; i < PROTO_NCOUNTERS; i++)
         json_object_set_new (o, proto_counters[i].key,
@@ -79,22 +152,21 @@ proto_stats_encode (proto_command_t command, proto_stats_t *s)
         json_object_set (o, "fit", s->fit);
     if (command == PROTO_REPORT) {
         json_object_set_new (o, "children", children_json (s));
-        json_object_set_new (o, "samples_csv", s->samples_csv
-                                                   ? json_string (s->samples_csv)
-                                                   : json_null ());
-        free (s->samples_csv);   /* one copy at a time (proto_stats.h) */
-        s->samples_csv = NULL;
-        if (s->trace_csv) {
-            json_object_set_new (o, "trace_csv", json_string (s->trace_csv));
-            free (s->trace_csv);
-            s->trace_csv = NULL;
+        int traced = s->write_trace || s->trace_csv;
+        long len[2];
+        texts = texts_frame (s, len);
+        if (len[0] >= 0)
+            json_object_set_new (o, "samples_bytes", json_integer (len[0]));
+        if (len[1] >= 0)
+            json_object_set_new (o, "trace_bytes", json_integer (len[1]));
+        if (traced) {
             json_object_set_new (o, "trace_end", json_real (s->trace_end));
             json_object_set_new (o, "trace_dropped",
                                  json_integer ((json_int_t) s->trace_dropped));
         }
     }
     json_t *body = json_pack ("{s:o}", "stats", o);
-    return proto_encode (command, &body, NULL);
+    return proto_encode (command, &body, &texts);
 }
 
 /* ------------------------------------------------------------------------
@@ -232,45 +304,64 @@ get_children (const json_t *stats, int most, proto_stats_t *out, char *err,
     return 0;
 }
 
-/*  REPORT's trace: "trace_csv" a string of at most TRACE_MAX_TEXT bytes
- *  (its lines are checked when it is read, overlay/trace.h), with
- *  "trace_end" and "trace_dropped"; all optional. */
+/*  REPORT's trace figures: "trace_end" and "trace_dropped", optional. */
 static int
 get_trace (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
 {
-    json_t *text = json_object_get (stats, "trace_csv");
-    if (get_seconds (stats, "trace_end", &out->trace_end, "stats: ", err, errlen)
+    return get_seconds (stats, "trace_end", &out->trace_end, "stats: ", err, errlen)
         || get_count (stats, "trace_dropped", &out->trace_dropped, "stats: ", err,
-                      errlen))
-        return -1;
-    if (!text || json_is_null (text))
+                      errlen) ? -1 : 0;
+}
+
+/*  REPORT's texts: "samples_bytes" and "trace_bytes" (each optional; the
+ *  trace at most TRACE_MAX_TEXT, its lines checked when it is read,
+ *  overlay/trace.h) split the payload frame, samples first, and add up
+ *  to its size exactly; the text holds no NUL byte. */
+static int
+get_texts (const json_t *stats, zframe_t *payload, proto_stats_t *out, char *err,
+           size_t errlen)
+{
+    static const char *const keys[2] = {"samples_bytes", "trace_bytes"};
+    uint64_t len[2];
+    int has[2];
+    for (int k = 0; k < 2; k++) {
+        has[k] = json_object_get (stats, keys[k]) != NULL;
+        if (get_count (stats, keys[k], &len[k], "stats: ", err, errlen))
+            return -1;
+    }
+    if (len[1] > TRACE_MAX_TEXT)
+        return tf_error (err, errlen, "stats: \"trace_bytes\" must be at most %zu",
+                         TRACE_MAX_TEXT);
+    size_t size = payload ? zframe_size (payload) : 0;
+    if (!has[0] && !has[1] && !payload)
         return 0;
-    if (!json_is_string (text) || json_string_length (text) > TRACE_MAX_TEXT)
-        return tf_error (err, errlen, "stats: \"trace_csv\" must be a string of at "
-                         "most %zu bytes", TRACE_MAX_TEXT);
-    out->trace_csv = xstrdup (json_string_value (text));
+    /*  Each is below 2^63 (a JSON integer): the sum cannot wrap. */
+    if (!payload || len[0] + len[1] != size)
+        return tf_error (err, errlen, "stats: \"samples_bytes\" and \"trace_bytes\" "
+                         "(%llu and %llu) must add up to the payload frame's %zu bytes",
+                         (unsigned long long) len[0], (unsigned long long) len[1], size);
+    const char *data = (const char *) zframe_data (payload);
+    if (memchr (data, '\0', size))
+        return tf_error (err, errlen, "stats: the samples and trace text hold a NUL byte");
+    if (has[0])
+        out->samples_csv = xstrndup (data, len[0]);
+    if (has[1])
+        out->trace_csv = xstrndup (data + len[0], len[1]);
     return 0;
 }
 
 int
-proto_stats_decode (const json_t *stats, int report, int max_children,
+proto_stats_decode (const json_t *stats, zframe_t *payload, int report, int max_children,
                     proto_stats_t *out, char *err, size_t errlen)
 {
     memset (out, 0, sizeof *out);
     if (!json_is_object (stats))
         return tf_error (err, errlen, "stats must be an object");
     int rc = get_scalars (stats, out, err, errlen);
-    if (rc == 0 && report) {
-        json_t *samples = json_object_get (stats, "samples_csv");
-        if (samples && !json_is_string (samples) && !json_is_null (samples))
-            rc = tf_error (err, errlen, "stats: \"samples_csv\" must be a string");
-        else if (json_is_string (samples))
-            out->samples_csv = xstrdup (json_string_value (samples));
-        if (rc == 0)
-            rc = get_children (stats, max_children, out, err, errlen);
-        if (rc == 0)
-            rc = get_trace (stats, out, err, errlen);
-    }
+    if (rc == 0 && report)
+        rc = get_children (stats, max_children, out, err, errlen)
+          || get_trace (stats, out, err, errlen)
+          || get_texts (stats, payload, out, err, errlen) ? -1 : 0;
     if (rc != 0)
         proto_stats_clear (out);
     return rc;

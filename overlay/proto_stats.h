@@ -7,9 +7,10 @@
  *  time and mean emulated speed, its online fit (opaque here, see
  *  docs/measure.md), how far it fell behind its clock (lag), and on the
  *  root the tree's bound. A REPORT adds, per child, what the node sent it,
- *  the sampler's intervals as CSV text, and in a traced run its timeline
- *  (trace_csv, at most TRACE_MAX_TEXT bytes). docs/protocol.md lists the
- *  fields.
+ *  and two texts in a payload frame, their lengths in the body
+ *  (samples_bytes, trace_bytes): the sampler's intervals as CSV, and in a
+ *  traced run its timeline (at most TRACE_MAX_TEXT bytes). docs/protocol.md
+ *  lists the fields.
  *
  *  Decoding is strict on what it knows — a counter that is not a
  *  non-negative integer, a time that is not a finite number >= 0, more
@@ -22,6 +23,7 @@
 #include <czmq.h>
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "overlay/bound.h"
@@ -65,6 +67,13 @@ typedef struct {
     char *samples_csv;       /* REPORT: the sampler's CSV, owned, or NULL */
     char *trace_csv;         /* REPORT of a traced run: the node's spans
                                 (overlay/trace.h), owned, or NULL */
+    /*  REPORT, encoding: the texts' writers, used instead of samples_csv
+     *  and trace_csv where set. Each writes its text to out (0, or -1 on
+     *  a write error), the same bytes each time it is called, with
+     *  write_arg. */
+    int (*write_samples) (FILE *out, void *arg);
+    int (*write_trace) (FILE *out, void *arg);
+    void *write_arg;
     double trace_end;        /* seconds since START the trace is whole to */
     uint64_t trace_dropped;  /* spans the node could not keep */
 } proto_stats_t;
@@ -86,17 +95,21 @@ uint64_t proto_counter (const proto_stats_t *s, int i);
 
 /*  STATS or REPORT (command) carrying s; the REPORT fields (children,
  *  samples, and the trace when s has one) only in a REPORT. Returns a new
- *  message. A REPORT takes s's samples_csv and trace_csv (freed once in
- *  the body, left NULL): their text, tens of KB, is then held once at a
- *  time, not twice, at a node's peak of memory. */
+ *  message. A REPORT's texts are written straight into its payload frame,
+ *  twice: once to measure them, once to fill the frame. With writers the
+ *  text, tens of KB at a node's peak of memory (the REPORT), is then
+ *  never held anywhere but in the frame. A text whose writer fails, or
+ *  writes other bytes the second time, is left out (and then both are). */
 zmsg_t *proto_stats_encode (proto_command_t command, proto_stats_t *s);
 
 /*  The "stats" object of a decoded STATS or REPORT (proto_msg_t.object)
- *  into out, which the caller then clears with proto_stats_clear; a
- *  REPORT's children may number at most max_children. Returns 0, or -1
- *  with a message naming the field and out left clear. */
-int proto_stats_decode (const json_t *stats, int report, int max_children,
-                        proto_stats_t *out, char *err, size_t errlen);
+ *  and, for a REPORT, its payload frame (proto_msg_t.payload; NULL if it
+ *  has none) into out, which the caller then clears with
+ *  proto_stats_clear; a REPORT's children may number at most
+ *  max_children. Returns 0, or -1 with a message naming the field and out
+ *  left clear. */
+int proto_stats_decode (const json_t *stats, zframe_t *payload, int report,
+                        int max_children, proto_stats_t *out, char *err, size_t errlen);
 
 /*  Release what s owns (fit, children, samples, trace) and zero it. */
 void proto_stats_clear (proto_stats_t *s);

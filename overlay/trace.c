@@ -139,23 +139,42 @@ trace_abandoned (const trace_t *self)
     return self->abandoned;
 }
 
+/*  Span i's line into line (TRACE_MAX_LINE + 1 bytes); its length, or 0
+ *  if it did not fit (cannot happen: times are clamped). */
+static size_t
+span_line (const trace_t *self, size_t i, char *line)
+{
+    const trace_span_t *s = &self->spans[i];
+    int len = snprintf (line, TRACE_MAX_LINE + 1, "%c,%u,%llu,%.6f,%.6f\n",
+                        kind_letters[s->kind], s->lane, (unsigned long long) s->task,
+                        s->start, s->end);
+    return len > 0 && len <= TRACE_MAX_LINE ? (size_t) len : 0;
+}
+
 char *
 trace_encode (const trace_t *self)
 {
     size_t size = strlen (TRACE_HEADER) + self->n * TRACE_MAX_LINE + 1;
     char *text = xmalloc (size);
     size_t at = (size_t) snprintf (text, size, "%s", TRACE_HEADER);
-    for (size_t i = 0; i < self->n; i++) {
-        const trace_span_t *s = &self->spans[i];
-        int len = snprintf (text + at, TRACE_MAX_LINE + 1, "%c,%u,%llu,%.6f,%.6f\n",
-                            kind_letters[s->kind], s->lane, (unsigned long long) s->task,
-                            s->start, s->end);
-        if (len > 0 && len <= TRACE_MAX_LINE)
-            at += (size_t) len;
-        else
-            text[at] = '\0';   /* cannot happen: times are clamped */
-    }
+    for (size_t i = 0; i < self->n; i++)
+        at += span_line (self, i, text + at);
+    text[at] = '\0';
     return text;
+}
+
+int
+trace_write (const trace_t *self, FILE *out)
+{
+    char line[TRACE_MAX_LINE + 1];
+    if (fputs (TRACE_HEADER, out) < 0)
+        return -1;
+    for (size_t i = 0; i < self->n; i++) {
+        size_t len = span_line (self, i, line);
+        if (len && fwrite (line, 1, len, out) != len)
+            return -1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------

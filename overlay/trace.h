@@ -21,6 +21,7 @@
 #define TF_TRACE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /*  The most spans one node keeps: 100,000 spans are about 3 MB in memory
@@ -96,6 +97,9 @@ uint64_t trace_abandoned (const trace_t *self);
  *  "KIND,LANE,TASK,START,END" with KIND c, r or s and times in seconds
  *  with 6 decimals; at most TRACE_MAX_TEXT bytes. The caller's to free. */
 char *trace_encode (const trace_t *self);
+
+/*  The same text written to out. Returns 0, or -1 on a write error. */
+int trace_write (const trace_t *self, FILE *out);
 
 /*  Decode text as trace_encode writes it, strictly: the header, then at
  *  most TRACE_MAX_SPANS lines of at most TRACE_MAX_LINE bytes, each a

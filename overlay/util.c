@@ -48,6 +48,15 @@ xstrdup (const char *text)
     return memcpy (xmalloc (len), text, len);
 }
 
+char *
+xstrndup (const char *text, size_t len)
+{
+    char *copy = xmalloc (len + 1);
+    memcpy (copy, text, len);
+    copy[len] = '\0';
+    return copy;
+}
+
 void *
 xcalloc_resident (size_t count, size_t size)
 {

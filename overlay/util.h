@@ -19,6 +19,8 @@ void *xmalloc (size_t size);
 void *xcalloc (size_t count, size_t size);
 void *xrealloc (void *ptr, size_t size);
 char *xstrdup (const char *text);
+/*  The len bytes at text (which need not end there) and a NUL. */
+char *xstrndup (const char *text, size_t len);
 
 /*  Like xcalloc, but every page of the block is written now, so it is
  *  resident from the start: a table sized up front (a bit per task, a

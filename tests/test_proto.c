@@ -172,15 +172,15 @@ test_malformed_framing_is_refused (void **state)
 {
     (void) state;
     refused (zmsg_new (), "header");
-    refused (raw (2, PROTO_REQUEST, "{\"n\":1}", NULL), "version 2");
-    refused (raw (1, 0, "{}", NULL), "unknown command 0");
-    refused (raw (1, 200, "{}", NULL), "unknown command 200");
-    refused (raw (1, PROTO_REQUEST, NULL, NULL), "1 frames, expected 2");
-    refused (raw (1, PROTO_REQUEST, "{\"n\":1}", "extra"), "3 frames, expected 2");
-    refused (raw (1, PROTO_CHUNK, "{}", NULL), "2 frames, expected 3");
-    refused (raw (1, PROTO_REQUEST, "{\"n\":", NULL), "not a JSON object");
-    refused (raw (1, PROTO_REQUEST, "[1]", NULL), "not a JSON object");
-    refused (raw (1, PROTO_REQUEST, "{\"n\":1,\"n\":2}", NULL), "not a JSON object");
+    refused (raw (PROTO_VERSION + 1, PROTO_REQUEST, "{\"n\":1}", NULL), "version 3");
+    refused (raw (PROTO_VERSION, 0, "{}", NULL), "unknown command 0");
+    refused (raw (PROTO_VERSION, 200, "{}", NULL), "unknown command 200");
+    refused (raw (PROTO_VERSION, PROTO_REQUEST, NULL, NULL), "1 frames, expected 2");
+    refused (raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":1}", "extra"), "3 frames, expected 2");
+    refused (raw (PROTO_VERSION, PROTO_CHUNK, "{}", NULL), "2 frames, expected 3");
+    refused (raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":", NULL), "not a JSON object");
+    refused (raw (PROTO_VERSION, PROTO_REQUEST, "[1]", NULL), "not a JSON object");
+    refused (raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":1,\"n\":2}", NULL), "not a JSON object");
     zmsg_t *one = zmsg_new ();
     zmsg_addmem (one, "x", 1);
     refused (one, "not 2 bytes");
@@ -211,7 +211,8 @@ test_stats_round_trip_and_refusals (void **state)
     assert_int_equal (m.command, PROTO_REPORT);
     proto_stats_t d;
     char err[TF_ERRLEN] = "";
-    if (proto_stats_decode (m.object, 1, 1, &d, err, sizeof err) != 0)
+    assert_non_null (m.payload);
+    if (proto_stats_decode (m.object, m.payload, 1, 1, &d, err, sizeof err) != 0)
         fail_msg ("%s", err);
     for (int i = 0; i < PROTO_NCOUNTERS; i++)
         assert_int_equal (proto_counter (&d, i), (uint64_t) i + 1);
@@ -228,56 +229,168 @@ test_stats_round_trip_and_refusals (void **state)
     assert_true (d.trace_end == 2.5 && d.trace_dropped == 12);
     proto_stats_clear (&d);
     /*  One child too many for this node. */
-    assert_int_equal (proto_stats_decode (m.object, 1, 0, &d, err, sizeof err), -1);
+    assert_int_equal (proto_stats_decode (m.object, m.payload, 1, 0, &d, err, sizeof err),
+                      -1);
     assert_non_null (strstr (err, "children"));
     proto_msg_clear (&m);
     json_decref (s.fit);
+    free (s.samples_csv);   /* the encoder copies a string, takes nothing */
+    free (s.trace_csv);
     /*  Bad figures, each named. */
     json_t *bad = json_pack ("{s:i}", "bytes_out", -1);
-    assert_int_equal (proto_stats_decode (bad, 0, 0, &d, err, sizeof err), -1);
+    assert_int_equal (proto_stats_decode (bad, NULL, 0, 0, &d, err, sizeof err), -1);
     assert_non_null (strstr (err, "\"bytes_out\""));
     json_decref (bad);
     bad = json_pack ("{s:{s:s}}", "lag", "loop_s", "x");
-    assert_int_equal (proto_stats_decode (bad, 0, 0, &d, err, sizeof err), -1);
+    assert_int_equal (proto_stats_decode (bad, NULL, 0, 0, &d, err, sizeof err), -1);
     assert_non_null (strstr (err, "\"loop_s\""));
     json_decref (bad);
-    /*  A trace over its cap, or not text. */
-    char *big = xmalloc (TRACE_MAX_TEXT + 2);
-    memset (big, 'c', TRACE_MAX_TEXT + 1);
-    big[TRACE_MAX_TEXT + 1] = '\0';
-    bad = json_pack ("{s:s}", "trace_csv", big);
-    assert_int_equal (proto_stats_decode (bad, 1, 0, &d, err, sizeof err), -1);
-    assert_non_null (strstr (err, "\"trace_csv\""));
-    json_decref (bad);
-    free (big);
-    bad = json_pack ("{s:i}", "trace_csv", 3);
-    assert_int_equal (proto_stats_decode (bad, 1, 0, &d, err, sizeof err), -1);
-    json_decref (bad);
     bad = json_pack ("{s:i}", "trace_dropped", -3);
-    assert_int_equal (proto_stats_decode (bad, 1, 0, &d, err, sizeof err), -1);
+    assert_int_equal (proto_stats_decode (bad, NULL, 1, 0, &d, err, sizeof err), -1);
     assert_non_null (strstr (err, "\"trace_dropped\""));
     json_decref (bad);
+}
+
+/*  A REPORT's texts against its payload frame: lengths that do not add
+ *  up to the frame (or no frame, or a frame and no lengths), a trace over
+ *  its cap, a NUL byte, a length that is not a count: each refused. */
+static void
+report_texts_refused (const char *stats, const char *payload, size_t len,
+                      const char *why)
+{
+    json_error_t jerr;
+    json_t *body = json_loads (stats, 0, &jerr);
+    assert_non_null (body);
+    zframe_t *frame = payload ? zframe_new (payload, len) : NULL;
+    proto_stats_t d;
+    char err[TF_ERRLEN] = "";
+    assert_int_equal (proto_stats_decode (body, frame, 1, 0, &d, err, sizeof err), -1);
+    if (!strstr (err, why))
+        fail_msg ("error \"%s\" does not mention \"%s\"", err, why);
+    assert_null (d.samples_csv);
+    assert_null (d.trace_csv);
+    zframe_destroy (&frame);
+    json_decref (body);
+}
+
+static void
+test_report_texts_are_checked (void **state)
+{
+    (void) state;
+    report_texts_refused ("{\"samples_bytes\": 3}", "abcd", 4, "add up to");
+    report_texts_refused ("{\"samples_bytes\": 3, \"trace_bytes\": 2}", "abcd", 4,
+                          "(3 and 2)");
+    report_texts_refused ("{\"samples_bytes\": 3}", NULL, 0, "payload frame's 0 bytes");
+    report_texts_refused ("{}", "abcd", 4, "add up to");
+    report_texts_refused ("{\"samples_bytes\": 4}", "ab\0d", 4, "NUL byte");
+    report_texts_refused ("{\"samples_bytes\": \"4\"}", "abcd", 4, "\"samples_bytes\"");
+    report_texts_refused ("{\"trace_bytes\": -1}", "", 0, "\"trace_bytes\"");
+    char big[64];
+    snprintf (big, sizeof big, "{\"trace_bytes\": %zu}", (size_t) TRACE_MAX_TEXT + 1);
+    report_texts_refused (big, "", 0, "at most");
+    /*  Both, split where the lengths say; either alone; neither. */
+    json_t *body = json_pack ("{s:i, s:i}", "samples_bytes", 2, "trace_bytes", 3);
+    zframe_t *frame = zframe_new ("t0xyz", 5);
+    proto_stats_t d;
+    char err[TF_ERRLEN] = "";
+    if (proto_stats_decode (body, frame, 1, 0, &d, err, sizeof err) != 0)
+        fail_msg ("%s", err);
+    assert_string_equal (d.samples_csv, "t0");
+    assert_string_equal (d.trace_csv, "xyz");
+    proto_stats_clear (&d);
+    json_decref (body);
+    body = json_pack ("{s:i}", "trace_bytes", 5);
+    assert_int_equal (proto_stats_decode (body, frame, 1, 0, &d, err, sizeof err), 0);
+    assert_null (d.samples_csv);
+    assert_string_equal (d.trace_csv, "t0xyz");
+    proto_stats_clear (&d);
+    json_decref (body);
+    zframe_destroy (&frame);
+    body = json_object ();
+    assert_int_equal (proto_stats_decode (body, NULL, 1, 0, &d, err, sizeof err), 0);
+    assert_null (d.samples_csv);
+    assert_null (d.trace_csv);
+    json_decref (body);
+}
+
+/*  What a writer writes: its text each time, or (flaky) one byte more
+ *  from its third call on (the second pass, when it writes both texts),
+ *  or (failing) nothing and an error. */
+typedef struct {
+    const char *text;
+    int calls, flaky, failing;
+} writer_t;
+
+static int
+test_writer (FILE *out, void *arg)
+{
+    writer_t *w = arg;
+    w->calls++;
+    if (w->failing)
+        return -1;
+    if (fputs (w->text, out) < 0)
+        return -1;
+    return w->flaky && w->calls > 2 ? fputs ("!", out) < 0 : 0;
+}
+
+/*  The encoder calls a writer twice, measuring and then filling the
+ *  frame, and the texts come back whole; a writer that fails, or writes
+ *  more the second time, leaves the texts out rather than sending a frame
+ *  that does not match its lengths. */
+static void
+test_report_writers (void **state)
+{
+    (void) state;
+    writer_t w = {.text = "t0,t1\n1,2\n"};
+    proto_stats_t s = {.write_samples = test_writer, .write_trace = test_writer,
+                       .write_arg = &w, .trace_end = 1};
+    proto_msg_t m;
+    decode_ok (proto_stats_encode (PROTO_REPORT, &s), &m);
+    assert_int_equal (w.calls, 4);
+    proto_stats_t d;
+    char err[TF_ERRLEN] = "";
+    if (proto_stats_decode (m.object, m.payload, 1, 0, &d, err, sizeof err) != 0)
+        fail_msg ("%s", err);
+    assert_string_equal (d.samples_csv, w.text);
+    assert_string_equal (d.trace_csv, w.text);
+    assert_true (d.trace_end == 1);
+    proto_stats_clear (&d);
+    proto_msg_clear (&m);
+    for (int bad = 0; bad < 2; bad++) {
+        writer_t b = {.text = "t0,t1\n", .flaky = !bad, .failing = bad};
+        s.write_arg = &b;
+        decode_ok (proto_stats_encode (PROTO_REPORT, &s), &m);
+        assert_null (m.payload);
+        assert_null (json_object_get (m.object, "samples_bytes"));
+        assert_null (json_object_get (m.object, "trace_bytes"));
+        assert_non_null (json_object_get (m.object, "trace_end"));
+        assert_int_equal (proto_stats_decode (m.object, m.payload, 1, 0, &d, err, sizeof err),
+                          0);
+        assert_null (d.samples_csv);
+        proto_stats_clear (&d);
+        proto_msg_clear (&m);
+    }
 }
 
 static void
 test_malformed_fields_are_refused (void **state)
 {
     (void) state;
-    refused (raw (1, PROTO_REQUEST, "{}", NULL), "\"n\"");
-    refused (raw (1, PROTO_REQUEST, "{\"n\":0}", NULL), "positive");
-    refused (raw (1, PROTO_REQUEST, "{\"n\":-3}", NULL), "\"n\"");
-    refused (raw (1, PROTO_REQUEST, "{\"n\":\"3\"}", NULL), "\"n\"");
-    refused (raw (1, PROTO_REQUEST, "{\"n\":1,\"m\":2}", NULL), "unexpected field \"m\"");
-    refused (raw (1, PROTO_ACK, "{\"task\":1}", NULL), "\"index\"");
-    refused (raw (1, PROTO_HELLO, "{\"name\":3,\"pid\":1,\"version\":1}", NULL), "\"name\"");
-    refused (raw (1, PROTO_CONFIG, "{\"config\":[]}", NULL), "\"config\"");
-    refused (raw (1, PROTO_STATS, "{\"stats\":1}", NULL), "\"stats\"");
-    refused (raw (1, PROTO_STOP, "{\"now\":1}", NULL), "unexpected field");
-    refused (raw (1, PROTO_START, "{\"parent\":\"\"}", NULL), "\"mode\"");
-    refused (raw (1, PROTO_START, "{\"parent\":\"\",\"mode\":\"x\"}", NULL), "mode must");
-    refused (raw (1, PROTO_LOST, "{\"peer\":\"a\"}", NULL), "\"why\"");
-    refused (raw (1, PROTO_LOST, "{\"peer\":1,\"why\":\"x\"}", NULL), "\"peer\"");
-    refused (raw (1, PROTO_BEAT, "{\"now\":1}", NULL), "unexpected field");
+    refused (raw (PROTO_VERSION, PROTO_REQUEST, "{}", NULL), "\"n\"");
+    refused (raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":0}", NULL), "positive");
+    refused (raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":-3}", NULL), "\"n\"");
+    refused (raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":\"3\"}", NULL), "\"n\"");
+    refused (raw (PROTO_VERSION, PROTO_REQUEST, "{\"n\":1,\"m\":2}", NULL), "unexpected field \"m\"");
+    refused (raw (PROTO_VERSION, PROTO_ACK, "{\"task\":1}", NULL), "\"index\"");
+    refused (raw (PROTO_VERSION, PROTO_HELLO, "{\"name\":3,\"pid\":1,\"version\":1}", NULL), "\"name\"");
+    refused (raw (PROTO_VERSION, PROTO_CONFIG, "{\"config\":[]}", NULL), "\"config\"");
+    refused (raw (PROTO_VERSION, PROTO_STATS, "{\"stats\":1}", NULL), "\"stats\"");
+    refused (raw (PROTO_VERSION, PROTO_STOP, "{\"now\":1}", NULL), "unexpected field");
+    refused (raw (PROTO_VERSION, PROTO_START, "{\"parent\":\"\"}", NULL), "\"mode\"");
+    refused (raw (PROTO_VERSION, PROTO_START, "{\"parent\":\"\",\"mode\":\"x\"}", NULL), "mode must");
+    refused (raw (PROTO_VERSION, PROTO_LOST, "{\"peer\":\"a\"}", NULL), "\"why\"");
+    refused (raw (PROTO_VERSION, PROTO_LOST, "{\"peer\":1,\"why\":\"x\"}", NULL), "\"peer\"");
+    refused (raw (PROTO_VERSION, PROTO_BEAT, "{\"now\":1}", NULL), "unexpected field");
 }
 
 static void
@@ -287,34 +400,34 @@ test_malformed_chunks_are_refused (void **state)
     const char *chunk = "{\"task\":1,\"units\":2,\"bytes\":4,\"index\":%d,\"count\":%d}";
     char body[200];
     snprintf (body, sizeof body, chunk, 2, 2);
-    refused (raw (1, PROTO_CHUNK, body, "ab"), "index 2 not below count 2");
+    refused (raw (PROTO_VERSION, PROTO_CHUNK, body, "ab"), "index 2 not below count 2");
     snprintf (body, sizeof body, chunk, 0, 0);
-    refused (raw (1, PROTO_CHUNK, body, "ab"), "not below count 0");
+    refused (raw (PROTO_VERSION, PROTO_CHUNK, body, "ab"), "not below count 0");
     snprintf (body, sizeof body, chunk, 0, 1);
-    refused (raw (1, PROTO_CHUNK, body, "abcdefgh"), "exceeds");
-    refused (raw (1, PROTO_CHUNK,
+    refused (raw (PROTO_VERSION, PROTO_CHUNK, body, "abcdefgh"), "exceeds");
+    refused (raw (PROTO_VERSION, PROTO_CHUNK,
                   "{\"task\":1,\"units\":0,\"bytes\":4,\"index\":0,\"count\":1}", "ab"),
              "\"units\"");
-    refused (raw (1, PROTO_CHUNK,
+    refused (raw (PROTO_VERSION, PROTO_CHUNK,
                   "{\"task\":1,\"units\":1e400,\"bytes\":4,\"index\":0,\"count\":1}",
                   "ab"), "not a JSON object");
-    refused (raw (1, PROTO_CHUNK, "{\"task\":1,\"units\":1,\"bytes\":9223372036854775807,"
+    refused (raw (PROTO_VERSION, PROTO_CHUNK, "{\"task\":1,\"units\":1,\"bytes\":9223372036854775807,"
                   "\"index\":0,\"count\":2}", "ab"), "\"bytes\"");
     snprintf (body, sizeof body, "{\"task\":1,\"units\":1,\"bytes\":%llu,\"index\":0,"
               "\"count\":1}", (unsigned long long) PROTO_MAX_TASK_BYTES + 1);
-    refused (raw (1, PROTO_CHUNK, body, "ab"), "\"bytes\"");
+    refused (raw (PROTO_VERSION, PROTO_CHUNK, body, "ab"), "\"bytes\"");
 }
 
 static void
 test_malformed_completions_bounds_and_phases_are_refused (void **state)
 {
     (void) state;
-    refused (raw (1, PROTO_DONE, "{\"done\":[[1]]}", NULL), "entry 0");
-    refused (raw (1, PROTO_DONE, "{\"done\":[[1,2],[3,-1]]}", NULL), "entry 1");
-    refused (raw (1, PROTO_DONE, "{\"done\":{}}", NULL), "array");
-    refused (raw (1, PROTO_RECORDED, "{\"done\":[[1,2],[3,-1]]}", NULL),
+    refused (raw (PROTO_VERSION, PROTO_DONE, "{\"done\":[[1]]}", NULL), "entry 0");
+    refused (raw (PROTO_VERSION, PROTO_DONE, "{\"done\":[[1,2],[3,-1]]}", NULL), "entry 1");
+    refused (raw (PROTO_VERSION, PROTO_DONE, "{\"done\":{}}", NULL), "array");
+    refused (raw (PROTO_VERSION, PROTO_RECORDED, "{\"done\":[[1,2],[3,-1]]}", NULL),
              "RECORDED: entry 1");
-    refused (raw (1, PROTO_RECORDED, "{\"done\":[], \"x\":1}", NULL), "\"x\"");
+    refused (raw (PROTO_VERSION, PROTO_RECORDED, "{\"done\":[], \"x\":1}", NULL), "\"x\"");
     {
         /*  At most PROTO_MAX_DONE records in one message. */
         json_t *many = json_array ();
@@ -322,21 +435,21 @@ test_malformed_completions_bounds_and_phases_are_refused (void **state)
             json_array_append_new (many, json_pack ("[i,i]", i, 0));
         json_t *big = json_pack ("{s:o}", "done", many);
         char *text = json_dumps (big, JSON_COMPACT);
-        refused (raw (1, PROTO_RECORDED, text, NULL), "at most 4096");
+        refused (raw (PROTO_VERSION, PROTO_RECORDED, text, NULL), "at most 4096");
         free (text);
         json_decref (big);
     }
-    refused (raw (1, PROTO_SUBTREE, "{\"bounds\":{\"multi\":-1}}", NULL), "\"multi\"");
-    refused (raw (1, PROTO_SUBTREE, "{\"bounds\":{\"multi\":\"x\"}}", NULL), "finite");
-    refused (raw (1, PROTO_SUBTREE, "{\"bounds\":[]}", NULL), "object");
-    refused (raw (1, PROTO_SUBTREE, "{}", NULL), "object");
-    refused (raw (1, PROTO_MEASURE,
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{\"bounds\":{\"multi\":-1}}", NULL), "\"multi\"");
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{\"bounds\":{\"multi\":\"x\"}}", NULL), "finite");
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{\"bounds\":[]}", NULL), "object");
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{}", NULL), "object");
+    refused (raw (PROTO_VERSION, PROTO_MEASURE,
                   "{\"phase\":1,\"seconds\":1,\"warmup\":2,\"streams\":[]}", NULL),
              "warmup < seconds");
-    refused (raw (1, PROTO_MEASURE,
+    refused (raw (PROTO_VERSION, PROTO_MEASURE,
                   "{\"phase\":1,\"seconds\":1,\"warmup\":0,\"streams\":[1]}", NULL),
              "streams[0]");
-    refused (raw (1, PROTO_MEASURED,
+    refused (raw (PROTO_VERSION, PROTO_MEASURED,
                   "{\"phase\":1,\"seconds\":1,\"units_per_s\":-1,\"recv_mbps\":0,"
                   "\"send_mbps\":{}}", NULL), "\"units_per_s\"");
 }
@@ -353,13 +466,13 @@ test_sizes_beyond_the_limits_are_refused (void **state)
     memset (text, ' ', big);
     memcpy (text, "{\"n\":1", 6);
     memcpy (text + big - 1, "}", 2);
-    refused (raw (1, PROTO_REQUEST, text, NULL), "exceeds");
+    refused (raw (PROTO_VERSION, PROTO_REQUEST, text, NULL), "exceeds");
     memcpy (text, "{\"x\":1", 6);
-    zmsg_t *stop = raw (1, PROTO_STOP, text, NULL);
+    zmsg_t *stop = raw (PROTO_VERSION, PROTO_STOP, text, NULL);
     refused (stop, "unexpected field \"x\"");   /* past the size check */
     free (text);
 
-    zmsg_t *msg = raw (1, PROTO_CHUNK, "{\"task\":1,\"units\":1,\"bytes\":1073741824,"
+    zmsg_t *msg = raw (PROTO_VERSION, PROTO_CHUNK, "{\"task\":1,\"units\":1,\"bytes\":1073741824,"
                        "\"index\":0,\"count\":2}", NULL);
     zframe_t *payload = zframe_new (NULL, PROTO_MAX_CHUNK_BYTES + 1);
     zmsg_append (msg, &payload);
@@ -556,8 +669,8 @@ test_malformed_batches_are_refused (void **state)
 }
 
 /*  Bodies of any size, around the encoder's 4 KiB one-pass buffer and far
- *  beyond it (a REPORT's samples), come back whole; the REPORT took the
- *  CSV texts it was given. */
+ *  beyond it, come back whole (a CONFIG's); so do a REPORT's samples of
+ *  those sizes, from a string or from a writer, in its payload frame. */
 static void
 test_large_bodies_round_trip (void **state)
 {
@@ -568,20 +681,28 @@ test_large_bodies_round_trip (void **state)
         for (size_t i = 0; i < sizes[k]; i++)
             csv[i] = "a,\"\n\\9"[i % 6];   /* escapes too: \" \n \\ */
         csv[sizes[k]] = '\0';
-        char *want = xstrdup (csv);
-        proto_stats_t s = {.samples_csv = csv, .nchildren = 0};
         proto_msg_t m;
-        decode_ok (proto_stats_encode (PROTO_REPORT, &s), &m);
-        assert_null (s.samples_csv);
-        proto_stats_t d;
-        char err[TF_ERRLEN] = "";
-        if (proto_stats_decode (m.object, 1, 0, &d, err, sizeof err) != 0)
-            fail_msg ("%zu bytes: %s", sizes[k], err);
-        assert_string_equal (d.samples_csv, want);
-        proto_stats_clear (&d);
+        json_t *config = json_pack ("{s:s}", "text", csv);
+        decode_ok (proto_config (config, NULL, NULL), &m);
+        assert_string_equal (json_string_value (json_object_get (m.object, "text")), csv);
         proto_msg_clear (&m);
-        proto_stats_clear (&s);
-        free (want);
+        json_decref (config);
+        writer_t w = {.text = csv};
+        proto_stats_t from_string = {.samples_csv = csv};
+        proto_stats_t from_writer = {.write_samples = test_writer, .write_arg = &w};
+        proto_stats_t *ways[2] = {&from_string, &from_writer};
+        for (int way = 0; way < 2; way++) {
+            decode_ok (proto_stats_encode (PROTO_REPORT, ways[way]), &m);
+            proto_stats_t d;
+            char err[TF_ERRLEN] = "";
+            if (proto_stats_decode (m.object, m.payload, 1, 0, &d, err, sizeof err) != 0)
+                fail_msg ("%zu bytes: %s", sizes[k], err);
+            assert_string_equal (d.samples_csv, csv);
+            assert_null (d.trace_csv);
+            proto_stats_clear (&d);
+            proto_msg_clear (&m);
+        }
+        free (csv);
     }
 }
 
@@ -593,6 +714,8 @@ main (void)
         cmocka_unit_test (test_calibration_messages_round_trip),
         cmocka_unit_test (test_peer_messages_round_trip),
         cmocka_unit_test (test_stats_round_trip_and_refusals),
+        cmocka_unit_test (test_report_texts_are_checked),
+        cmocka_unit_test (test_report_writers),
         cmocka_unit_test (test_large_bodies_round_trip),
         cmocka_unit_test (test_malformed_framing_is_refused),
         cmocka_unit_test (test_malformed_fields_are_refused),

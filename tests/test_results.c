@@ -92,7 +92,7 @@ feed (fixture_t *f, int report, int node, const char *stats, char *err, size_t e
     json_t *json = parse (stats);
     proto_stats_t s;
     int most = node >= 0 && node < f->cfg->nnodes ? f->cfg->nodes[node].nchildren : 0;
-    int rc = proto_stats_decode (json, report, most, &s, err, errlen);
+    int rc = proto_stats_decode (json, NULL, report, most, &s, err, errlen);
     if (rc == 0)
         rc = report ? results_update_report (f->results, node, &s, err, errlen)
                     : results_update_stats (f->results, node, &s, err, errlen);

@@ -132,6 +132,14 @@ test_the_text_decodes_to_the_same_spans (void **state)
                          "s,1,18446744073709551614,0.000001,12345.678901\n"
                          "c,1,0,2.500000,3.250000\n"
                          "r,0,42,0.000000,0.125000\n");
+    /*  trace_write (a REPORT's writer) writes the same text. */
+    char *written = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&written, &len);
+    assert_int_equal (trace_write (t, f), 0);
+    assert_int_equal (fclose (f), 0);
+    assert_string_equal (written, text);
+    free (written);
     trace_span_t *back;
     size_t n;
     char err[TF_ERRLEN];

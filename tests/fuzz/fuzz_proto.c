@@ -49,8 +49,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     if (proto_decode (&msg, &m, err, sizeof err) == 0) {
         if (m.command == PROTO_STATS || m.command == PROTO_REPORT) {
             proto_stats_t s;
-            if (proto_stats_decode (m.object, m.command == PROTO_REPORT, 8, &s, err,
-                                    sizeof err) == 0) {
+            if (proto_stats_decode (m.object, m.payload, m.command == PROTO_REPORT, 8, &s,
+                                    err, sizeof err) == 0) {
                 zmsg_t *again = proto_stats_encode (m.command, &s);
                 zmsg_destroy (&again);
             }
