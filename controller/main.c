@@ -14,6 +14,7 @@
 #include "controller/run.h"
 #include "controller/study.h"
 #include "overlay/proto.h"
+#include "overlay/util.h"
 #include "policies/policy.h"
 
 #ifndef TREEFARM_VERSION
@@ -124,6 +125,10 @@ main (int argc, char **argv)
      *  (session.c, tf_heap_reserve) instead of an arena of its own that
      *  grows as the run goes (docs/performance.md, "Scale and memory"). */
     mallopt (M_ARENA_MAX, 1);
+    /*  The nodes it starts run without glibc's tcache (overlay/util.h):
+     *  their private memory stays flat. This process keeps its own
+     *  allocator as it started. */
+    tf_malloc_env_for_nodes ();
     if (argc < 2) {
         usage (stderr);
         return EXIT_USAGE;

@@ -109,7 +109,10 @@ ssh_node_command (char *const argv[], int cert)
         strcat (strcat (words, i ? " " : ""), q);
         free (q);
     }
-    /*  fd 3 is the channel's stdin; the node reads /dev/null. The watcher
+    /*  The node starts with glibc's tcache off unless the remote
+     *  environment sets it (overlay/util.h, TF_MALLOC_TUNABLE): ssh does
+     *  not carry the controller's environment, so the script sets it.
+     *  fd 3 is the channel's stdin; the node reads /dev/null. The watcher
      *  sends the node SIGTERM at end of file; a node that ends first
      *  takes the watcher with it. wait's stderr is dropped: dash reports
      *  a job killed by a signal ("Terminated") there. */
@@ -125,7 +128,13 @@ ssh_node_command (char *const argv[], int cert)
                                      "(read _ <&3; kill -TERM $n 2>/dev/null) & w=$!; "
                                      "wait $n 2>/dev/null; s=$?; kill $w 2>/dev/null; "
                                      "exit $s", words);
-    char *command = sh_command (script);
+    char *tuned = xasprintf ("case \":${GLIBC_TUNABLES-}\" in *:glibc.malloc.tcache_count=*) "
+                             ";; *) GLIBC_TUNABLES=\"${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}%s\" "
+                             "%s=1; export GLIBC_TUNABLES %s;; esac; %s",
+                             TF_MALLOC_TUNABLE, TF_MALLOC_TUNED_ENV, TF_MALLOC_TUNED_ENV,
+                             script);
+    char *command = sh_command (tuned);
+    free (tuned);
     free (script);
     free (words);
     return command;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "node/node.h"
+#include "overlay/util.h"
 
 static void
 usage (FILE *out)
@@ -53,9 +54,12 @@ main (int argc, char **argv)
      *  engine or command workers, libzmq's I/O thread) instead of one
      *  each: every arena keeps its own pages, and hundreds of nodes on one
      *  machine pay for them many times (about 100 to 170 KiB of RssAnon
-     *  a node; docs/performance.md, "Scale and memory"). tcache still
-     *  serves most small allocations without the arena's lock. */
+     *  a node; docs/performance.md, "Scale and memory"). The controller
+     *  also started this process with tcache off (overlay/util.h,
+     *  TF_MALLOC_TUNABLE); the commands it runs get the user's
+     *  environment back. */
     mallopt (M_ARENA_MAX, 1);
+    tf_malloc_env_restore ();
     node_opts_t opts = {0};
     int c;
     while ((c = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {

@@ -82,6 +82,40 @@ tf_heap_keep (size_t bytes)
 }
 
 void
+tf_malloc_env_for_nodes (void)
+{
+    const char *now = getenv ("GLIBC_TUNABLES");
+    if (now && strstr (now, "glibc.malloc.tcache_count="))
+        return;
+    char *tuned = now && *now ? xasprintf ("%s:%s", now, TF_MALLOC_TUNABLE)
+                              : xstrdup (TF_MALLOC_TUNABLE);
+    setenv ("GLIBC_TUNABLES", tuned, 1);
+    setenv (TF_MALLOC_TUNED_ENV, "1", 1);
+    free (tuned);
+}
+
+void
+tf_malloc_env_restore (void)
+{
+    if (!getenv (TF_MALLOC_TUNED_ENV))
+        return;
+    unsetenv (TF_MALLOC_TUNED_ENV);
+    const char *now = getenv ("GLIBC_TUNABLES");
+    size_t len = now ? strlen (now) : 0, ours = strlen (TF_MALLOC_TUNABLE);
+    if (len < ours || strcmp (now + len - ours, TF_MALLOC_TUNABLE) != 0)
+        return;   /* not as we left it: leave it alone */
+    if (len == ours) {
+        unsetenv ("GLIBC_TUNABLES");
+        return;
+    }
+    if (now[len - ours - 1] != ':')
+        return;
+    char *user = xstrndup (now, len - ours - 1);
+    setenv ("GLIBC_TUNABLES", user, 1);
+    free (user);
+}
+
+void
 tf_heap_reserve (size_t bytes)
 {
     /*  Pieces under the mmap threshold come from the heap's top; freed

@@ -45,6 +45,29 @@ void tf_heap_reserve (size_t bytes);
  *  order. */
 void tf_heap_keep (size_t bytes);
 
+/*  glibc's per-thread cache of freed blocks (tcache) off, for the node
+ *  processes: a node's I/O thread allocates the messages it receives and
+ *  its main thread frees them; with tcache on, each thread keeps up to 7
+ *  freed blocks of each small size that the other cannot reuse and that
+ *  hold the heap's free space apart, and a node's private memory creeps
+ *  up over a long run (docs/performance.md, "Scale and memory"). glibc
+ *  reads GLIBC_TUNABLES only when a process starts, so the process that
+ *  starts the nodes sets it. */
+#define TF_MALLOC_TUNABLE "glibc.malloc.tcache_count=0"
+#define TF_MALLOC_TUNED_ENV "TREEFARM_MALLOC_TUNED"
+
+/*  For the processes this one starts from now on: TF_MALLOC_TUNABLE
+ *  appended to GLIBC_TUNABLES, and TF_MALLOC_TUNED_ENV=1 so that a node
+ *  can take it back out (tf_malloc_env_restore). Nothing if GLIBC_TUNABLES
+ *  sets tcache_count already: the user's choice stands. */
+void tf_malloc_env_for_nodes (void);
+
+/*  Undo tf_malloc_env_for_nodes in this process's environment (not its
+ *  allocator: glibc read the tunables at start), so that the commands a
+ *  node runs see the user's environment. Nothing without
+ *  TF_MALLOC_TUNED_ENV. */
+void tf_malloc_env_restore (void);
+
 /*  Return a newly allocated string formatted like printf; the caller frees. */
 char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 

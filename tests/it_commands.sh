@@ -203,6 +203,61 @@ kill -9 "$ctl"; kill -CONT "$ctl" 2>/dev/null; wait "$ctl" 2>/dev/null
 expect "silence: every node exits on its own within 15 s of its controller stopping (${took} s)" \
     test "$gone" = 1
 
+# --- the environment: the nodes' allocator, the commands' own ---------------
+# The controller starts every node with glibc's tcache off
+# (GLIBC_TUNABLES, overlay/util.h); a node puts the user's environment back
+# for its commands. A wrapper records each node's environment as it is
+# started (not /proc/PID/environ: glibc rewrites the text it parses in
+# place), each command its own. Run twice: with GLIBC_TUNABLES unset, and
+# with the user's own value.
+python3 - "$WORK/env.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(10):
+        f.write(json.dumps({"id": "e%d" % i, "sh":
+            "env | grep -E '^(GLIBC_TUNABLES|TREEFARM_MALLOC_TUNED)=' >own.txt; true"}) + "\n")
+PY
+printf '%s\n' '#!/bin/sh' "env | grep -E '^(GLIBC_TUNABLES|TREEFARM_MALLOC_TUNED)=' | sort >\"\$NODE_ENV_DIR/\$\$\"" \
+    'exec "$@"' >"$WORK/envwrap.sh"
+for user in "" "glibc.malloc.perturb=0"; do
+    out=$WORK/env-${user:-unset}
+    mkdir -p "$out.nodes"
+    if [ -n "$user" ]; then
+        GLIBC_TUNABLES=$user NODE_ENV_DIR=$out.nodes TREEFARM_NODE_WRAPPER="sh $WORK/envwrap.sh" \
+            "$TREEFARM" run "$CFG" --quiet --out "$out" --tasks "$WORK/env.jsonl" \
+            >"$out.out" 2>"$out.err"
+    else
+        env -u GLIBC_TUNABLES NODE_ENV_DIR=$out.nodes TREEFARM_NODE_WRAPPER="sh $WORK/envwrap.sh" \
+            "$TREEFARM" run "$CFG" --quiet --out "$out" --tasks "$WORK/env.jsonl" \
+            >"$out.out" 2>"$out.err"
+    fi
+    rc=$?
+    expect "environment (GLIBC_TUNABLES ${user:-unset}): exit 0 (got $rc)" test "$rc" = 0
+    expect "environment (GLIBC_TUNABLES ${user:-unset}): every node started with tcache off; every command saw the user's environment" \
+        python3 - "$out" "$user" <<'PY'
+import os, sys
+out, user = sys.argv[1], sys.argv[2]
+want_node = ("GLIBC_TUNABLES=" + (user + ":" if user else "") + "glibc.malloc.tcache_count=0\n"
+             "TREEFARM_MALLOC_TUNED=1\n")
+want_own = "GLIBC_TUNABLES=%s\n" % user if user else ""
+bad = []
+nodes = os.listdir(out + ".nodes")
+if len(nodes) != 5:
+    bad.append("%d nodes recorded, not 5" % len(nodes))
+for n in nodes:
+    got = open(os.path.join(out + ".nodes", n)).read()
+    if got != want_node:
+        bad.append("a node started with %r" % got)
+for i in range(10):
+    got = open(os.path.join(out, "tasks", "e%d" % i, "own.txt")).read()
+    if got != want_own:
+        bad.append("e%d ran with %r" % (i, got))
+for b in bad[:5]:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+done
+
 # --- a bad tasks file -------------------------------------------------------
 printf '{"id": "a", "sh": "true"}\n{"id": "b", "argv": "true"}\n' >"$WORK/bad.jsonl"
 "$TREEFARM" run "$CFG" --quiet --out "$WORK/bad" --tasks "$WORK/bad.jsonl" \

@@ -155,8 +155,14 @@ wait_remote_nodes () {   # until both remote nodes run (10 s at most)
 tree_config "$PORT" 4000 20 >"$D/certs.json"
 "$TREEFARM" run "$D/certs.json" --ssh-config "$D/ssh_config" --out "$WORK/certs" --quiet \
     >/dev/null 2>"$WORK/certs.err" & ctl=$!
-wait_remote_nodes >/dev/null
+remote=$(wait_remote_nodes)
 certs=$(remote_certs)
+# ssh carries no environment: the remote script turns glibc's tcache off
+# for the node itself (overlay/util.h, TF_MALLOC_TUNABLE).
+for p in $remote; do
+    expect "tcache: remote node $p started with GLIBC_TUNABLES=glibc.malloc.tcache_count=0" \
+        grep -qz '^GLIBC_TUNABLES=glibc.malloc.tcache_count=0$' "/proc/$p/environ"
+done
 expect "certificates: each remote node was given one (got: $(echo $certs))" \
     test "$(echo $certs | wc -w)" = 2
 for f in $certs; do

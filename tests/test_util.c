@@ -192,6 +192,54 @@ test_heap_reserve (void **state)
     }
 }
 
+/*  GLIBC_TUNABLES as the controller leaves it for its nodes, and as a
+ *  node puts it back for its commands: appended to the user's value, none
+ *  made up, the user's own tcache_count kept. */
+static void
+env_is (const char *tunables, const char *tuned)
+{
+    const char *t = getenv ("GLIBC_TUNABLES"), *m = getenv (TF_MALLOC_TUNED_ENV);
+    if (tunables)
+        assert_string_equal (t ? t : "(unset)", tunables);
+    else
+        assert_null (t);
+    if (tuned)
+        assert_string_equal (m ? m : "(unset)", tuned);
+    else
+        assert_null (m);
+}
+
+static void
+test_malloc_env (void **state)
+{
+    (void) state;
+    const char *users[] = {NULL, "", "glibc.malloc.perturb=0"};
+    for (size_t i = 0; i < sizeof users / sizeof *users; i++) {
+        if (users[i])
+            setenv ("GLIBC_TUNABLES", users[i], 1);
+        else
+            unsetenv ("GLIBC_TUNABLES");
+        unsetenv (TF_MALLOC_TUNED_ENV);
+        tf_malloc_env_for_nodes ();
+        env_is (i == 2 ? "glibc.malloc.perturb=0:" TF_MALLOC_TUNABLE : TF_MALLOC_TUNABLE,
+                "1");
+        tf_malloc_env_restore ();
+        env_is (i == 2 ? users[i] : NULL, NULL);
+    }
+    /*  The user's own tcache_count stands, and nothing is to be undone. */
+    setenv ("GLIBC_TUNABLES", "glibc.malloc.tcache_count=3", 1);
+    tf_malloc_env_for_nodes ();
+    env_is ("glibc.malloc.tcache_count=3", NULL);
+    tf_malloc_env_restore ();
+    env_is ("glibc.malloc.tcache_count=3", NULL);
+    /*  Changed since (not ending in ours): left as it is. */
+    setenv ("GLIBC_TUNABLES", "glibc.malloc.perturb=1", 1);
+    setenv (TF_MALLOC_TUNED_ENV, "1", 1);
+    tf_malloc_env_restore ();
+    env_is ("glibc.malloc.perturb=1", NULL);
+    unsetenv ("GLIBC_TUNABLES");
+}
+
 int
 main (void)
 {
@@ -199,6 +247,7 @@ main (void)
         cmocka_unit_test (test_lines_never_interleave),
         cmocka_unit_test (test_long_line_is_cut),
         cmocka_unit_test (test_resident_block),
+        cmocka_unit_test (test_malloc_env),
         cmocka_unit_test (test_heap_reserve),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
