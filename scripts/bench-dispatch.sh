@@ -20,7 +20,7 @@
 #     of the per-run ratios at least 1/3. Beside it, unjudged: the share
 #     of the tasks the root computed itself, and the tasks/s the root
 #     forwarded to its workers.
-#   commands: N_NOOP (300) command tasks `true`, and N_SHA (200)
+#   commands: N_NOOP (150) command tasks `true`, and N_SHA (200)
 #     `sha256sum` of a 1 MiB file each, on bench/star2.json (a root and two
 #     workers, real mode, each with its CPUs as slots), against GNU
 #     parallel -j(CPUs) of the same commands; tasks per second of the
@@ -28,7 +28,8 @@
 #     included). Target for `true`: at least 1/3 of parallel. N_NOOP was
 #     1000 until 2026-11-26, when GNU parallel ran 35 `true`s a second on
 #     this machine (424 the day before): its five runs took 140 s of the
-#     15 minutes make bench has.
+#     15 minutes make bench has; then 300, then 150 when the whole of make
+#     bench took 899 s (GNU parallel at 37 a second: 40 s for its runs).
 #
 # Figures go to $BENCH_DIR/dispatch.json (scripts/benchlib.py; BENCH_DIR
 # defaults to a fresh temp dir) and are printed as they are recorded.
@@ -43,7 +44,7 @@ RUNS=${RUNS:-5}
 N=${DISPATCH_TASKS:-20000}
 POLICY=${DISPATCH_POLICY:-fcfs}
 ROOT_COMPUTE=${ROOT_COMPUTE:-100}
-N_NOOP=${N_NOOP:-300}
+N_NOOP=${N_NOOP:-150}
 N_SHA=${N_SHA:-200}
 CPUS=$(nproc)
 WORK=$(mktemp -d /tmp/treefarm-bench-dispatch.XXXXXX)
