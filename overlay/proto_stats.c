@@ -130,7 +130,12 @@ texts_frame (proto_stats_t *s, long len[2])
 zmsg_t *
 proto_stats_encode (proto_command_t command, proto_stats_t *s)
 {
+    /*  The texts first: their writers may add to s's figures (a node
+     *  counts the CPU time its samples' writing takes). */
     zframe_t *texts = NULL;
+    long len[2] = {-1, -1};
+    if (command == PROTO_REPORT)
+        texts = texts_frame (s, len);
     json_t *o = json_object ();
     for (int i = 0; i < PROTO_NCOUNTERS; i++)
         json_object_set_new (o, proto_counters[i].key,
@@ -153,8 +158,6 @@ proto_stats_encode (proto_command_t command, proto_stats_t *s)
     if (command == PROTO_REPORT) {
         json_object_set_new (o, "children", children_json (s));
         int traced = s->write_trace || s->trace_csv;
-        long len[2];
-        texts = texts_frame (s, len);
         if (len[0] >= 0)
             json_object_set_new (o, "samples_bytes", json_integer (len[0]));
         if (len[1] >= 0)

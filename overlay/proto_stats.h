@@ -70,7 +70,9 @@ typedef struct {
     /*  REPORT, encoding: the texts' writers, used instead of samples_csv
      *  and trace_csv where set. Each writes its text to out (0, or -1 on
      *  a write error), the same bytes each time it is called, with
-     *  write_arg. */
+     *  write_arg. They run before the rest of the message is encoded, so
+     *  they may add to the figures above (a node counts their CPU time in
+     *  cpu_us and observe_cpu_us). */
     int (*write_samples) (FILE *out, void *arg);
     int (*write_trace) (FILE *out, void *arg);
     void *write_arg;

@@ -319,6 +319,7 @@ test_report_texts_are_checked (void **state)
 typedef struct {
     const char *text;
     int calls, flaky, failing;
+    proto_stats_t *stats;    /* if set: 5 us more observe_cpu_us a call */
 } writer_t;
 
 static int
@@ -326,6 +327,8 @@ test_writer (FILE *out, void *arg)
 {
     writer_t *w = arg;
     w->calls++;
+    if (w->stats)
+        w->stats->observe_cpu_us += 5;
     if (w->failing)
         return -1;
     if (fputs (w->text, out) < 0)
@@ -334,7 +337,8 @@ test_writer (FILE *out, void *arg)
 }
 
 /*  The encoder calls a writer twice, measuring and then filling the
- *  frame, and the texts come back whole; a writer that fails, or writes
+ *  frame, before the rest of the message (what it adds to the figures is
+ *  sent), and the texts come back whole; a writer that fails, or writes
  *  more the second time, leaves the texts out rather than sending a frame
  *  that does not match its lengths. */
 static void
@@ -343,10 +347,13 @@ test_report_writers (void **state)
     (void) state;
     writer_t w = {.text = "t0,t1\n1,2\n"};
     proto_stats_t s = {.write_samples = test_writer, .write_trace = test_writer,
-                       .write_arg = &w, .trace_end = 1};
+                       .write_arg = &w, .trace_end = 1, .observe_cpu_us = 100};
+    w.stats = &s;
     proto_msg_t m;
     decode_ok (proto_stats_encode (PROTO_REPORT, &s), &m);
     assert_int_equal (w.calls, 4);
+    /*  What the writers added is in the message they are part of. */
+    assert_int_equal (json_integer_value (json_object_get (m.object, "observe_cpu_us")), 120);
     proto_stats_t d;
     char err[TF_ERRLEN] = "";
     if (proto_stats_decode (m.object, m.payload, 1, 0, &d, err, sizeof err) != 0)
