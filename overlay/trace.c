@@ -151,18 +151,6 @@ span_line (const trace_t *self, size_t i, char *line)
     return len > 0 && len <= TRACE_MAX_LINE ? (size_t) len : 0;
 }
 
-char *
-trace_encode (const trace_t *self)
-{
-    size_t size = strlen (TRACE_HEADER) + self->n * TRACE_MAX_LINE + 1;
-    char *text = xmalloc (size);
-    size_t at = (size_t) snprintf (text, size, "%s", TRACE_HEADER);
-    for (size_t i = 0; i < self->n; i++)
-        at += span_line (self, i, text + at);
-    text[at] = '\0';
-    return text;
-}
-
 int
 trace_write (const trace_t *self, FILE *out)
 {

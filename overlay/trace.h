@@ -93,15 +93,13 @@ uint64_t trace_dropped (const trace_t *self, double *first_start);
 /*  Spans begun and never ended (replaced by a later begin). */
 uint64_t trace_abandoned (const trace_t *self);
 
-/*  The spans as text: TRACE_HEADER, then one line per span in order,
- *  "KIND,LANE,TASK,START,END" with KIND c, r or s and times in seconds
- *  with 6 decimals; at most TRACE_MAX_TEXT bytes. The caller's to free. */
-char *trace_encode (const trace_t *self);
-
-/*  The same text written to out. Returns 0, or -1 on a write error. */
+/*  The spans as text, written to out: TRACE_HEADER, then one line per
+ *  span in order, "KIND,LANE,TASK,START,END" with KIND c, r or s and
+ *  times in seconds with 6 decimals; at most TRACE_MAX_TEXT bytes.
+ *  Returns 0, or -1 on a write error. */
 int trace_write (const trace_t *self, FILE *out);
 
-/*  Decode text as trace_encode writes it, strictly: the header, then at
+/*  Decode text as trace_write writes it, strictly: the header, then at
  *  most TRACE_MAX_SPANS lines of at most TRACE_MAX_LINE bytes, each a
  *  known kind, a lane below `slots` (compute), 1 (receive) or `children`
  *  (send), a task id, and finite times with 0 <= start <= end; at most

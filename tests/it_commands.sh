@@ -222,15 +222,10 @@ printf '%s\n' '#!/bin/sh' "env | grep -E '^(GLIBC_TUNABLES|TREEFARM_MALLOC_TUNED
 for user in "" "glibc.malloc.perturb=0"; do
     out=$WORK/env-${user:-unset}
     mkdir -p "$out.nodes"
-    if [ -n "$user" ]; then
-        GLIBC_TUNABLES=$user NODE_ENV_DIR=$out.nodes TREEFARM_NODE_WRAPPER="sh $WORK/envwrap.sh" \
-            "$TREEFARM" run "$CFG" --quiet --out "$out" --tasks "$WORK/env.jsonl" \
-            >"$out.out" 2>"$out.err"
-    else
-        env -u GLIBC_TUNABLES NODE_ENV_DIR=$out.nodes TREEFARM_NODE_WRAPPER="sh $WORK/envwrap.sh" \
-            "$TREEFARM" run "$CFG" --quiet --out "$out" --tasks "$WORK/env.jsonl" \
-            >"$out.out" 2>"$out.err"
-    fi
+    if [ -n "$user" ]; then tunables=(GLIBC_TUNABLES="$user"); else tunables=(-u GLIBC_TUNABLES); fi
+    env "${tunables[@]}" NODE_ENV_DIR="$out.nodes" TREEFARM_NODE_WRAPPER="sh $WORK/envwrap.sh" \
+        "$TREEFARM" run "$CFG" --quiet --out "$out" --tasks "$WORK/env.jsonl" \
+        >"$out.out" 2>"$out.err"
     rc=$?
     expect "environment (GLIBC_TUNABLES ${user:-unset}): exit 0 (got $rc)" test "$rc" = 0
     expect "environment (GLIBC_TUNABLES ${user:-unset}): every node started with tcache off; every command saw the user's environment" \
