@@ -57,14 +57,10 @@
 #define BUNDLE_MAX_NAME 4096
 #define BUNDLE_MAX_COMPONENT 255
 
-/*  The largest bundle, bytes, header included. A choice: bundles are
- *  streamed from and spooled to disk, never held, so disk bounds them,
- *  not memory; 16 GiB is 8 times the 2 GiB inputs issue 11 names. It is
- *  at least CONFIG_MAX_TASK_BYTES (the largest in-memory payload an
- *  experiment may declare), so every such payload size is a valid bundle
- *  size; a CHUNK on the wire is still bounded by PROTO_MAX_TASK_BYTES. */
-#define BUNDLE_MAX_BYTES ((uint64_t) 16 << 30)
-_Static_assert (BUNDLE_MAX_BYTES >= CONFIG_MAX_TASK_BYTES,
+/*  The largest bundle, bytes, header included: a command's stream
+ *  (overlay/config.h, CONFIG_MAX_STREAM_BYTES). */
+#define BUNDLE_MAX_BYTES CONFIG_MAX_STREAM_BYTES
+_Static_assert (CONFIG_MAX_STREAM_BYTES >= CONFIG_MAX_TASK_BYTES,
                 "a bundle may be as large as any task payload");
 
 /*  Check one name against the rules above. Returns 0, or -1 with a

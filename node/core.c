@@ -33,13 +33,6 @@
  *  chunk time or batch delay. */
 #define CORE_TIME_EPS 1e-9
 
-/*  The largest stream of a command a node accepts: an input bundle from
- *  the parent, or a result stream (outputs, stdout and stderr) from a
- *  child. Both go through disk, never memory. 16 GiB, a bundle's largest
- *  (node/bundle.h; node.c checks they agree); a chunk count fits 32 bits
- *  even at the smallest chunk (1 KiB). */
-#define CORE_MAX_STREAM_BYTES (16ull << 30)
-
 typedef struct {
     uint64_t id;
     double units;
@@ -1045,7 +1038,7 @@ on_request (core_t *self, const core_event_t *ev, char *err, size_t errlen)
 /*  The payload bytes and compute units this node expects of task: every
  *  synthetic task of the bag, and every probe, is the experiment's; a
  *  command task declares its own size,
- *  of 1 to CORE_MAX_STREAM_BYTES, and must be a command of the bag, its
+ *  of 1 to CONFIG_MAX_STREAM_BYTES, and must be a command of the bag, its
  *  kind as the task's id says. */
 static task_t
 expected_task (const core_t *self, const core_event_t *ev)
@@ -1054,7 +1047,7 @@ expected_task (const core_t *self, const core_event_t *ev)
                 .bytes = self->cfg.task_bytes, .kind = CORE_KIND_SYNTHETIC};
     if (ev->task < self->cfg.command_tasks) {
         t.kind = CORE_KIND_COMMAND;
-        t.bytes = ev->bytes > 0 && ev->bytes <= CORE_MAX_STREAM_BYTES ? ev->bytes : 1;
+        t.bytes = ev->bytes > 0 && ev->bytes <= CONFIG_MAX_STREAM_BYTES ? ev->bytes : 1;
         t.units = ev->units;
     }
     return t;
@@ -1326,7 +1319,7 @@ on_computed (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         return tf_error (err, errlen, "synthetic task %llu has no result stream",
                          (unsigned long long) ev->task);
     if (command && !self->cfg.is_root
-        && (ev->bytes == 0 || ev->bytes > CORE_MAX_STREAM_BYTES))
+        && (ev->bytes == 0 || ev->bytes > CONFIG_MAX_STREAM_BYTES))
         return tf_error (err, errlen, "task %llu: a result of %llu bytes",
                          (unsigned long long) ev->task, (unsigned long long) ev->bytes);
     self->running[k] = self->running[--self->nrunning];
@@ -1354,7 +1347,7 @@ check_result (const core_t *self, const core_event_t *ev, char *err, size_t errl
         return tf_error (err, errlen, "result of task %llu by node %u from child %d: "
                          "no such command there", (unsigned long long) ev->task,
                          ev->node, ev->child);
-    if (ev->bytes == 0 || ev->bytes > CORE_MAX_STREAM_BYTES
+    if (ev->bytes == 0 || ev->bytes > CONFIG_MAX_STREAM_BYTES
         || ev->count != chunk_count (self, ev->bytes) || ev->index >= ev->count
         || ev->len != chunk_len (self, ev->bytes, ev->index))
         return tf_error (err, errlen, "result chunk %u/%u of task %llu: %llu of %llu "

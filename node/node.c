@@ -42,8 +42,6 @@
 #include "overlay/trace.h"
 #include "overlay/util.h"
 
-_Static_assert (PROTO_MAX_STREAM_BYTES == BUNDLE_MAX_BYTES,
-                "the wire carries any bundle, and no more");
 
 #define NODE_HANDSHAKE_MS 30000   /* wait for CONFIG, then START */
 #define NODE_STATS_EVERY 0.25     /* seconds between STATS */

@@ -28,6 +28,16 @@
  *  one payloads, so this keeps its payload memory to a few GiB at worst;
  *  real tasks are hundreds of KiB to a few MiB. */
 #define CONFIG_MAX_TASK_BYTES ((uint64_t) 1 << 30)
+/*  The largest stream of a command task, bytes: its input bundle (files
+ *  and a header, node/bundle.h) or its result stream (outputs, stdout and
+ *  stderr). A choice: such streams are spooled to and served from disk,
+ *  never held in memory, so disk bounds them, not memory. 16 GiB is 8
+ *  times the 2 GiB inputs users asked for, at least CONFIG_MAX_TASK_BYTES
+ *  (every in-memory payload size is a valid stream size), and a chunk
+ *  count fits 32 bits even at the smallest chunk (1 KiB). The wire
+ *  (overlay/proto.h), the core and the bundle format all use this one
+ *  limit. */
+#define CONFIG_MAX_STREAM_BYTES ((uint64_t) 16 << 30)
 
 /*  The largest bag. A run writes one tasks.csv row per task (about 20
  *  bytes: 2 GB at this count) and the root and the controller each keep

@@ -51,9 +51,9 @@
  *  65536) at payload scale 1. */
 #define PROTO_MAX_CHUNK_BYTES (64u << 20)
 /*  The largest stream a command task may claim, input bundle (CHUNK) or
- *  result (RESULT): a bundle's largest (node/bundle.h, BUNDLE_MAX_BYTES,
- *  16 GiB); such streams go through disk, not memory. */
-#define PROTO_MAX_STREAM_BYTES (16ull << 30)
+ *  result (RESULT): overlay/config.h, CONFIG_MAX_STREAM_BYTES (16 GiB);
+ *  such streams go through disk, not memory. */
+#define PROTO_MAX_STREAM_BYTES CONFIG_MAX_STREAM_BYTES
 /*  Nodes a retried command avoids (CHUNK "avoid"). */
 #define PROTO_MAX_AVOID 8
 /*  Messages in one BATCH: a loop turn's small messages to the parent. */
