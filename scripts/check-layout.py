@@ -35,14 +35,14 @@ ALLOWED = {
     "node": {"overlay", "policies"},
     "controller": {"overlay", "policies"},
 }
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"')
+INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:\.\./)*([a-z_]+)/[^"]+"')
 DOC_PATTERNS = [
     (re.compile(r"\b(19|20)\d\d-[01]\d-[0-3]\d\b"), "a date"),
     (re.compile(r"\b(January|February|March|April|May|June|July|August|September|"
                 r"October|November|December) (\d{1,2}, )?(19|20)\d\d\b"), "a date"),
-    (re.compile(r"\b[0-2]?\d:[0-5]\d( ?UTC| ?GMT|:[0-5]\d)"), "a clock time"),
+    (re.compile(r"(?<![\d:])[0-2]?\d:[0-5]\d( ?UTC| ?GMT|:[0-5]\d(?![\d:]))"), "a clock time"),
     (re.compile(r"\b(commit|commits|hash)\s+[0-9a-f]{7,40}\b", re.I), "a commit hash"),
-    (re.compile(r"(?<![\w/.-])[0-9a-f]{7,40}(?![\w/.-])"), "a commit hash"),
+    (re.compile(r"(?<![\w/.-])[0-9a-f]{7,40}(?![\w/-]|\.\w)"), "a commit hash"),
     (re.compile(r"\b(issue|issues)\s+#?\d+\b", re.I), "an issue number"),
     (re.compile(r"(?<![\w&])#\d{1,4}\b(?!;)"), "an issue number"),
     (re.compile(r"\b(this|yesterday|that) (morning|afternoon|evening|night)\b", re.I),
@@ -70,8 +70,13 @@ def functions(lines):
         if line.startswith("{"):
             start = i
         elif line.startswith("}") and start is not None:
-            head = lines[start - 2] if start >= 2 else ""
-            name = head.split("(")[0].strip() or "?"
+            # The name opens the signature: the nearest line above the
+            # brace that starts in column 0 (the arguments may wrap).
+            k = start - 2
+            while k > 0 and lines[k][:1] in (" ", "\t"):
+                k -= 1
+            head = lines[k].split("(")[0].split() if k >= 0 else []
+            name = head[-1].lstrip("*") if head else "?"
             yield start, i - start + 1, name
             start = None
 
@@ -118,10 +123,16 @@ def check_docs(root, problems):
     for rel in doc_files(root):
         with open(os.path.join(root, rel), encoding="utf-8") as f:
             for i, line in enumerate(f, 1):
+                found = None
                 for pattern, what in DOC_PATTERNS:
-                    m = pattern.search(line)
-                    if m and not (what == "a commit hash" and not looks_hashed(m.group(0))):
-                        problems.append(f"{rel}:{i}: {what}: '{m.group(0)}'")
+                    # Every match, not the first: a decimal number before a
+                    # hash on the same line must not hide the hash.
+                    for m in pattern.finditer(line):
+                        if what != "a commit hash" or looks_hashed(m.group(0)):
+                            found = f"{rel}:{i}: {what}: '{m.group(0)}'"
+                            break
+                    if found:
+                        problems.append(found)
                         break
 
 
