@@ -13,9 +13,10 @@ source "$(dirname "$0")/lib.sh"
 NS=tf-it-netns-$$
 OUTSIDE=tfn$$a
 INSIDE=tfn$$b
+need_package iproute2 ip
 if ! ip netns add "$NS" 2>"$WORK/netns.err"; then
-    echo "  skip: ip netns add is not permitted here ($(cat "$WORK/netns.err"))"
-    exit 0
+    skip "network namespaces are not permitted here (ip netns add: $(cat "$WORK/netns.err"));" \
+         "no package fixes that: it needs root and a kernel that allows them"
 fi
 cleanup () {
     ip link del "$OUTSIDE" 2>/dev/null

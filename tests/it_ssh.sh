@@ -14,13 +14,8 @@
 source "$(dirname "$0")/lib.sh"
 
 SSHD=/usr/sbin/sshd
-for tool in "$SSHD" ssh ssh-keygen; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "  skip: $tool is missing (scripts/install-deps.sh installs openssh-server" \
-             "and openssh-client, as root)"
-        exit 0
-    fi
-done
+need_package openssh-server "$SSHD"
+need_package openssh-client ssh ssh-keygen
 
 D=$WORK/ssh
 mkdir -p "$D"
@@ -191,6 +186,8 @@ expect "push again: not copied again" test "$(stat -c %i "$CACHED" 2>/dev/null)"
 if [ "$HAVE_V6" = 1 ]; then
     tree_config "$PORT" 40 20 "[::1]" >"$D/tree6.json"
     run_ssh_tree ipv6 "$D/tree6.json"
+else
+    skip_part "IPv6 host: this machine has no IPv6 loopback (::1)"
 fi
 
 # A port where nothing listens: exit 2 before anything starts, naming the

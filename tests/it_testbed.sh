@@ -15,7 +15,9 @@
 # link has delay_ms 10 and ping must see an RTT of at least 20 ms; without
 # it, `up` of that config must refuse and create nothing.
 #
-# Skipped (exit 0, with a message) only where `ip netns add` is refused.
+# Skipped (exit 77, "skip: REASON") where `ip netns add` is refused, and
+# where iproute2 is missing, except under CI (CI=true), where a missing
+# package is a failure.
 # About 15 s, most of it iperf3.
 source "$(dirname "$0")/lib.sh"
 
@@ -26,10 +28,11 @@ DELAY_MS=10
 
 quiet () { "$@" >/dev/null 2>&1; }
 
+need_package iproute2 ip
 probe=tf-itb-probe-$$
 if ! err=$(ip netns add "$probe" 2>&1); then
-    echo "  SKIP it_testbed: network namespaces are not permitted here (ip netns add: $err)"
-    exit 0
+    skip "network namespaces are not permitted here (ip netns add: $err);" \
+         "no package fixes that: it needs root and a kernel that allows them"
 fi
 ip netns del "$probe"
 for tool in iperf3 ping tc; do
@@ -88,7 +91,8 @@ nothing_left () {
 if [ "$netem" = 1 ]; then
     write_config "$WORK/tb.json" "$DELAY_MS"
 else
-    echo "  SKIP delay check: this kernel has no netem qdisc (sch_netem); checking instead that up refuses delay_ms"
+    skip_part "delay check: this kernel has no netem qdisc (sch_netem, a kernel module, no package of" \
+              "scripts/install-deps.sh); checking instead that up refuses delay_ms"
     write_config "$WORK/tb.json" "$DELAY_MS"
     "$TB" up "$WORK/tb.json" >/dev/null 2>"$WORK/err"
     rc=$?

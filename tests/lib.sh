@@ -8,8 +8,11 @@ WORK=$(mktemp -d /tmp/treefarm-it.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 checks=0 bad=0
 
+# TF_NOTES (set by tests/run.sh, one file per script) receives the lines
+# the closing summary quotes: each failed check, each skip and its reason.
+note () { [ -z "${TF_NOTES:-}" ] || echo "$*" >>"$TF_NOTES"; }
 ok ()   { checks=$((checks + 1)); echo "  ok   $*"; }
-nok ()  { checks=$((checks + 1)); bad=$((bad + 1)); echo "  FAIL $*"; }
+nok ()  { checks=$((checks + 1)); bad=$((bad + 1)); echo "  FAIL $*"; note "FAIL $*"; }
 expect () { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
 
 # The run's record of who computed what is whole and consistent: in
@@ -121,6 +124,54 @@ need_hostile () {
 
 # Children of a pid (node processes of a running controller).
 children_of () { pgrep -P "$1" || true; }
+
+# A script that cannot run here exits SKIP (the automake convention):
+# tests/run.sh counts it apart from the passed and the failed.
+SKIP=77
+
+# skip REASON: the script cannot run in this environment, for a reason
+# scripts/install-deps.sh cannot fix (not root, no network namespaces in
+# this container): print "skip: REASON" and exit SKIP. After a failed
+# check it exits 1 instead: a failure is never hidden by a later skip.
+skip () {
+    if [ "$bad" != 0 ]; then nok "skipped after a failure: $*"; finish; exit 1; fi
+    echo "  skip: $*"
+    note "skip: $*"
+    exit $SKIP
+}
+
+# skip_part REASON: a part of the script cannot run here and is left out
+# (no IPv6 loopback, no netem); the script goes on and the summary lists
+# the reason next to its result.
+skip_part () { echo "  skip: $*"; note "part skipped: $*"; }
+
+# The packages scripts/install-deps.sh installs, one a line.
+deps_packages () {
+    sed -n '/^PACKAGES=(/,/)/p' "$(dirname "${BASH_SOURCE[0]}")/../scripts/install-deps.sh" |
+        sed -e 's/^PACKAGES=(//' -e 's/)$//' | tr -s ' \t' '\n' | grep -v '^$'
+}
+
+# need_package PACKAGE TOOL...: every TOOL (a command name or a path) is
+# there; else the script cannot run. A PACKAGE that scripts/install-deps.sh
+# installs is a failure under CI (CI=true: the CI ran install-deps.sh, so
+# the package is missing by mistake) and a skip elsewhere, naming the
+# package; a PACKAGE it does not install is a skip everywhere. TF_MISSING
+# (for tests/run.sh's own checks only) lists tools to take as missing.
+need_package () {
+    local pkg=$1 tool; shift
+    for tool in "$@"; do
+        case " ${TF_MISSING:-} " in *" $tool "*) ;; *) command -v "$tool" >/dev/null && continue ;; esac
+        if ! deps_packages | grep -qx -- "$pkg"; then
+            skip "$tool is missing (package $pkg, which scripts/install-deps.sh does not install)"
+        elif [ "${CI:-}" = true ]; then
+            nok "$tool is missing: package $pkg is not installed, under CI" \
+                "(scripts/install-deps.sh installs it)"
+            finish; exit 1
+        else
+            skip "$tool is missing (run scripts/install-deps.sh as root: it installs $pkg)"
+        fi
+    done
+}
 
 finish () {
     echo "  $((checks - bad))/$checks checks passed"
