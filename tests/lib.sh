@@ -173,7 +173,10 @@ need_package () {
     done
 }
 
+# The script's result: 0 if every check passed. A script that checked
+# nothing has not passed (it should have called skip, saying why).
 finish () {
+    [ "$checks" -gt 0 ] || nok "no check ran"
     echo "  $((checks - bad))/$checks checks passed"
     [ "$bad" = 0 ]
 }
