@@ -6,21 +6,20 @@
 # receives the big task and forwards it to the leaf, where `wc -c` counts
 # it. Every node's peak resident memory (VmHWM, polled every 50 ms) is
 # reported: the input is streamed through spools on disk in chunks, never
-# held, so the peaks stay flat however large the file (issue 11: under
+# held, so the peaks stay flat however large the file (the target: under
 # 64 MiB). RUNS runs (default 5) of a BIG_MB (default 512) MiB input,
 # HOLD_S (default 4) s each; every node's peak is a figure with the
 # target max-all:64 (MiB). Writes about 3 x BIG_MB per run to the scratch
-# disk. (On 2026-11-25 a 2 GiB input gave the same peaks as 256 MiB:
-# docs/commands.md.)
+# disk. (A 2 GiB input gives the same peaks as 256 MiB: docs/commands.md.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
 TF=$BUILD/bin/treefarm
 SIZE_MB=${BIG_MB:-512}
-# mid's sleep: longer than the big input's trip to mid (0.88 s of a
-# traced run, 2026-11-26; 10 s until make bench came to 899 s). Too short,
-# and mid computes the big task itself: the run then fails, saying so.
+# mid's sleep: longer than the big input's trip to mid (under 1 s in a
+# traced run), short enough to keep make bench within its 15 minutes. Too
+# short, and mid computes the big task itself: the run then fails, saying so.
 HOLD_S=${HOLD_S:-4}
 RUNS=${RUNS:-5}
 BENCH_DIR=${BENCH_DIR:-$(mktemp -d /tmp/treefarm-bench-out.XXXXXX)}

@@ -25,11 +25,10 @@
 #     workers, real mode, each with its CPUs as slots), against GNU
 #     parallel -j(CPUs) of the same commands; tasks per second of the
 #     whole command's wall time (treefarm: starting and stopping the tree
-#     included). Target for `true`: at least 1/3 of parallel. N_NOOP was
-#     1000 until 2026-11-26, when GNU parallel ran 35 `true`s a second on
-#     this machine (424 the day before): its five runs took 140 s of the
-#     15 minutes make bench has; then 300, then 150 when the whole of make
-#     bench took 899 s (GNU parallel at 37 a second: 40 s for its runs).
+#     included). Target for `true`: at least 1/3 of parallel. N_NOOP is
+#     150: GNU parallel runs from 35 to over 400 `true`s a second on this
+#     machine depending on its load, and at the slow end its five runs of
+#     150 take 40 s of the 15 minutes make bench has.
 #
 # Figures go to $BENCH_DIR/dispatch.json (scripts/benchlib.py; BENCH_DIR
 # defaults to a fresh temp dir) and are printed as they are recorded.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench, parts "efficiency" and "overhead" (issue 14, items 4 and 5).
+# make bench, parts "efficiency" and "overhead".
 #
 # efficiency: every registered policy on the reference fork
 #   (configs/fork7.json, 1000 tasks of 2 MB and 5 units, emulated), RUNS
