@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "node/core.h"
 #include "overlay/journal.h"
 #include "overlay/util.h"
 
@@ -56,9 +55,9 @@ bag_new (const bag_opts_t *opts, config_t *cfg, char *err, size_t errlen)
     if (opts->resume && !opts->out_dir)
         return tf_error (err, errlen, "--resume needs --out DIR, the run to resume"), NULL;
     double retries = isnan (opts->retries) ? BAG_DEFAULT_RETRIES : opts->retries;
-    if (retries != floor (retries) || retries < 0 || retries >= CORE_MAX_ATTEMPTS)
+    if (retries != floor (retries) || retries < 0 || retries >= CONFIG_MAX_ATTEMPTS)
         return tf_error (err, errlen, "--retries must be an integer from 0 to %d",
-                         CORE_MAX_ATTEMPTS - 1), NULL;
+                         CONFIG_MAX_ATTEMPTS - 1), NULL;
     err[0] = '\0';
     bag_t *self = xcalloc (1, sizeof *self);
     self->tasks = load_commands (opts, &self->from_out, err, errlen);
