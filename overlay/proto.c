@@ -7,6 +7,7 @@
 
 #include "overlay/config.h"
 #include "overlay/curve.h"
+#include "overlay/jsonw.h"
 #include "overlay/util.h"
 
 static const char *const command_names[PROTO_COMMAND_END] = {
@@ -43,17 +44,29 @@ proto_msg_clear (proto_msg_t *msg)
     memset (msg, 0, sizeof *msg);
 }
 
+/*  The body as the walker reads it (overlay/jsonw.h), for cmd's
+ *  messages. */
+static void
+walk (jsonw_t *w, jsonw_doc_t *doc, json_t *body, const char *cmd, char *err,
+      size_t errlen)
+{
+    *doc = (jsonw_doc_t) {.style = JSONW_PROTO, .origin = cmd, .err = err,
+                          .errlen = errlen};
+    jsonw_init (w, doc, body);
+}
+
 /*  Integer field in [0, max], as JSON integer. */
 static int
 get_uint (json_t *body, const char *key, uint64_t max, uint64_t *out,
           const char *cmd, char *err, size_t errlen)
 {
-    json_t *v = json_object_get (body, key);
-    if (!json_is_integer (v) || json_integer_value (v) < 0
-        || (uint64_t) json_integer_value (v) > max)
-        return tf_error (err, errlen, "%s: field \"%s\" must be an integer in "
-                         "[0, %llu]", cmd, key, (unsigned long long) max);
-    *out = (uint64_t) json_integer_value (v);
+    jsonw_doc_t doc;
+    jsonw_t w;
+    long long v;
+    walk (&w, &doc, body, cmd, err, errlen);
+    if (jsonw_get_integer (&w, key, 1, 0, (long long) max, &v) < 0)
+        return -1;
+    *out = (uint64_t) v;
     return 0;
 }
 
@@ -61,11 +74,10 @@ static int
 get_string (json_t *body, const char *key, const char **out, const char *cmd,
             char *err, size_t errlen)
 {
-    json_t *v = json_object_get (body, key);
-    if (!json_is_string (v))
-        return tf_error (err, errlen, "%s: field \"%s\" must be a string", cmd, key);
-    *out = json_string_value (v);
-    return 0;
+    jsonw_doc_t doc;
+    jsonw_t w;
+    walk (&w, &doc, body, cmd, err, errlen);
+    return jsonw_get_string (&w, key, 1, 0, SIZE_MAX, out) < 0 ? -1 : 0;
 }
 
 /*  Refuse a body with keys outside the allowed set: a field we do not know
@@ -74,16 +86,10 @@ static int
 check_keys (json_t *body, const char *const *allowed, const char *cmd,
             char *err, size_t errlen)
 {
-    const char *key;
-    json_t *value;
-    json_object_foreach (body, key, value) {
-        int ok = 0;
-        for (int i = 0; allowed[i] && !ok; i++)
-            ok = strcmp (key, allowed[i]) == 0;
-        if (!ok)
-            return tf_error (err, errlen, "%s: unexpected field \"%s\"", cmd, key);
-    }
-    return 0;
+    jsonw_doc_t doc;
+    jsonw_t w;
+    walk (&w, &doc, body, cmd, err, errlen);
+    return jsonw_check_keys (&w, allowed);
 }
 
 /*  A finite number >= 0. */
@@ -91,13 +97,10 @@ static int
 get_number (json_t *body, const char *key, double *out, const char *cmd, char *err,
             size_t errlen)
 {
-    json_t *v = json_object_get (body, key);
-    if (!json_is_number (v) || !(json_number_value (v) >= 0)
-        || !isfinite (json_number_value (v)))
-        return tf_error (err, errlen, "%s: field \"%s\" must be a finite number >= 0",
-                         cmd, key);
-    *out = json_number_value (v);
-    return 0;
+    jsonw_doc_t doc;
+    jsonw_t w;
+    walk (&w, &doc, body, cmd, err, errlen);
+    return jsonw_get_number (&w, key, 1, JSONW_NONNEGATIVE, out) < 0 ? -1 : 0;
 }
 
 /*  The body's field key, an array of at most `most` elements (`what`, for
