@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "overlay/journal.h"
+#include "overlay/proto_run.h"
 #include "overlay/util.h"
 
 struct bag {
@@ -234,12 +235,11 @@ bag_prepare (bag_t *self, const char *out_dir, const config_t *cfg, results_t *r
             tf_error (err, errlen, "%s: %s", journal, self->err);
         goto out;
     }
-    run = json_pack ("{s:I, s:i, s:f, s:s, s:s, s:b}", "commands",
-                     (json_int_t) cfg->commands.count, "attempts", (int) self->attempts,
-                     "input_mb", cfg->commands.input_mb, "out", out, "journal", journal,
-                     "resume", self->resume);
-    if (self->tasks)
-        json_object_set_new (run, "tasks", json_string (tasks));
+    proto_run_t fields = {.commands = cfg->commands.count, .attempts = self->attempts,
+                          .input_mb = cfg->commands.input_mb, .out = out,
+                          .journal = journal, .tasks = self->tasks ? tasks : NULL,
+                          .resume = self->resume};
+    run = proto_run_encode (&fields, err, errlen);
 out:
     free (out);
     free (tasks);

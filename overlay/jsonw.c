@@ -241,10 +241,11 @@ jsonw_get_number (jsonw_t *self, const char *key, int required, jsonw_rule_t rul
     json_t *value = value_at (self, key, required, &rc);
     if (!value && rc <= 0)
         return rc;
-    const char *what = "";
+    const char *what;
     double v = json_number_value (value);
+    int ok = obeys (v, rule, &what);
     if (self->doc->style == JSONW_PROTO) {
-        if (!json_is_number (value) || !isfinite (v) || !obeys (v, rule, &what))
+        if (!json_is_number (value) || !isfinite (v) || !ok)
             return jsonw_fail (self->doc, NULL, "field \"%s\" must be a finite number%s%s",
                                key, rule == JSONW_ANY ? "" : " ",
                                rule == JSONW_ANY ? "" : what);
@@ -258,7 +259,7 @@ jsonw_get_number (jsonw_t *self, const char *key, int required, jsonw_rule_t rul
                            jsonw_type_name (self->doc, value));
     if (!isfinite (v))
         return jsonw_fail (self->doc, where, "must be finite, got %g", v);
-    if (!obeys (v, rule, &what))
+    if (!ok)
         return jsonw_fail (self->doc, where, "must be %s, got %g", what, v);
     *out = v;
     return 1;

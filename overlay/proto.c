@@ -41,6 +41,7 @@ proto_msg_clear (proto_msg_t *msg)
     zframe_destroy (&msg->payload);
     free (msg->done);
     free (msg->streams);
+    proto_run_clear (&msg->run_fields);
     memset (msg, 0, sizeof *msg);
 }
 
@@ -191,8 +192,8 @@ static int
 decode_config (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     m->run = json_object_get (m->body, "run");
-    if (m->run && !json_is_object (m->run))
-        return tf_error (err, errlen, "%s: field \"run\" must be an object", cmd);
+    if (m->run && proto_run_decode (m->run, &m->run_fields, err, errlen) != 0)
+        return -1;
     if (decode_keys (m, cmd, err, errlen) != 0)
         return -1;
     return decode_object (m, "config", cmd, err, errlen);
