@@ -82,18 +82,19 @@ parse_tasks (config_t *self, jsonw_t *top)
     if (rc < 0
         || jsonw_check_keys (&s, task_keys) < 0
         || jsonw_get_integer (&s, "count", 1, 1, LLONG_MAX, &count) < 0
-        || jsonw_get_number (&s, "input_mb", 1, JSONW_NONNEGATIVE, &self->tasks.input_mb) < 0
+        || jsonw_get_number (&s, "input_mb", 1, JSONW_NONNEGATIVE,
+                             &self->tasks.input_mb) < 0
         || jsonw_get_number (&s, "units", 1, JSONW_POSITIVE, &self->tasks.units) < 0)
         return -1;
     if (count > CONFIG_MAX_TASKS)
         return jsonw_fail (s.doc, "tasks.count", "must be at most %lld, got %lld",
-                     CONFIG_MAX_TASKS, count);
+                           CONFIG_MAX_TASKS, count);
     if (self->tasks.input_mb > CONFIG_MAX_INPUT_MB)
         return jsonw_fail (s.doc, "tasks.input_mb", "must be at most %g, got %g",
-                     CONFIG_MAX_INPUT_MB, self->tasks.input_mb);
+                           CONFIG_MAX_INPUT_MB, self->tasks.input_mb);
     if (self->tasks.units > CONFIG_MAX_UNITS)
-        return jsonw_fail (s.doc, "tasks.units", "must be at most %g, got %g", CONFIG_MAX_UNITS,
-                     self->tasks.units);
+        return jsonw_fail (s.doc, "tasks.units", "must be at most %g, got %g",
+                           CONFIG_MAX_UNITS, self->tasks.units);
     self->tasks.count = (uint64_t) count;
     return 0;
 }
@@ -112,15 +113,18 @@ get_u32 (jsonw_t *s, const char *key, long long min, long long max, uint32_t *ou
 static int
 get_platform_numbers (config_t *self, jsonw_t *s)
 {
-    return jsonw_get_number (s, "time_scale", 0, JSONW_POSITIVE, &self->platform.time_scale) < 0
+    return jsonw_get_number (s, "time_scale", 0, JSONW_POSITIVE,
+                             &self->platform.time_scale) < 0
         || jsonw_get_number (s, "payload_scale", 0, JSONW_FRACTION,
-                       &self->platform.payload_scale) < 0
-        || get_u32 (s, "chunk_kib", 1, CONFIG_MAX_CHUNK_KIB, &self->platform.chunk_kib) < 0
+                             &self->platform.payload_scale) < 0
+        || get_u32 (s, "chunk_kib", 1, CONFIG_MAX_CHUNK_KIB,
+                    &self->platform.chunk_kib) < 0
         || get_u32 (s, "window", 1, CONFIG_MAX_WINDOW, &self->platform.window) < 0
         || get_u32 (s, "buffer", 1, CONFIG_MAX_BUFFER, &self->platform.buffer) < 0
         || get_u32 (s, "matrix_n", CONFIG_MIN_MATRIX_N, CONFIG_MAX_MATRIX_N,
                     &self->platform.matrix_n) < 0
-        || get_u32 (s, "sample_ms", 1, CONFIG_MAX_SAMPLE_MS, &self->platform.sample_ms) < 0
+        || get_u32 (s, "sample_ms", 1, CONFIG_MAX_SAMPLE_MS,
+                    &self->platform.sample_ms) < 0
         || get_u32 (s, "heartbeat_ms", CONFIG_MIN_HEARTBEAT_MS, CONFIG_MAX_HEARTBEAT_MS,
                     &self->platform.heartbeat_ms) < 0
         || get_u32 (s, "heartbeat_misses", CONFIG_MIN_MISSES, CONFIG_MAX_MISSES,
@@ -129,8 +133,9 @@ get_platform_numbers (config_t *self, jsonw_t *s)
                : 0;
 }
 
-static int
-parse_platform (config_t *self, jsonw_t *top)
+/*  The platform a config without a "platform" block runs on. */
+static void
+set_platform_defaults (config_t *self)
 {
     self->platform.mode = PLATFORM_EMULATED;
     self->platform.time_scale = 1;
@@ -143,44 +148,56 @@ parse_platform (config_t *self, jsonw_t *top)
     self->platform.ir_measured = 0;
     self->platform.heartbeat_ms = 0;
     self->platform.misses = CONFIG_DEFAULT_MISSES;
+}
 
+/*  The platform's two words: mode and ir. */
+static int
+get_platform_words (config_t *self, jsonw_t *s)
+{
+    const char *mode = NULL, *ir = NULL;
+    char q[JSONW_QUOTE_LEN];
+    if (jsonw_get_string (s, "mode", 0, 1, SIZE_MAX, &mode) < 0
+        || jsonw_get_string (s, "ir", 0, 1, SIZE_MAX, &ir) < 0)
+        return -1;
+    if (ir && streq (ir, "measured"))
+        self->platform.ir_measured = 1;
+    else if (ir && !streq (ir, "configured"))
+        return jsonw_fail (s->doc, "platform.ir",
+                           "unknown value %s (expected \"configured\" or \"measured\")",
+                           tf_quote (q, sizeof q, ir));
+    if (mode && streq (mode, "real"))
+        self->platform.mode = PLATFORM_REAL;
+    else if (mode && !streq (mode, "emulated"))
+        return jsonw_fail (s->doc, "platform.mode",
+                           "unknown mode %s (expected \"emulated\" or \"real\")",
+                           tf_quote (q, sizeof q, mode));
+    return 0;
+}
+
+static int
+parse_platform (config_t *self, jsonw_t *top)
+{
+    set_platform_defaults (self);
     jsonw_t s;
     int rc = jsonw_get_section (top, "platform", 0, &s);
     if (rc <= 0)
         return rc;
-    const char *mode = NULL, *ir = NULL;
-    if (jsonw_check_keys (&s, platform_keys) < 0 || jsonw_get_string (&s, "mode", 0, 1, SIZE_MAX, &mode) < 0
-        || jsonw_get_string (&s, "ir", 0, 1, SIZE_MAX, &ir) < 0)
-        return -1;
-    if (ir && streq (ir, "measured"))
-        self->platform.ir_measured = 1;
-    else if (ir && !streq (ir, "configured")) {
-        char q[JSONW_QUOTE_LEN];
-        return jsonw_fail (s.doc, "platform.ir",
-                     "unknown value %s (expected \"configured\" or \"measured\")",
-                     tf_quote (q, sizeof q, ir));
-    }
-    if (mode && streq (mode, "real"))
-        self->platform.mode = PLATFORM_REAL;
-    else if (mode && !streq (mode, "emulated")) {
-        char q[JSONW_QUOTE_LEN];
-        return jsonw_fail (s.doc, "platform.mode",
-                     "unknown mode %s (expected \"emulated\" or \"real\")",
-                     tf_quote (q, sizeof q, mode));
-    }
-    if (get_platform_numbers (self, &s) < 0)
+    if (jsonw_check_keys (&s, platform_keys) < 0 || get_platform_words (self, &s) < 0
+        || get_platform_numbers (self, &s) < 0)
         return -1;
     if (self->platform.time_scale > CONFIG_MAX_TIME_SCALE)
         return jsonw_fail (s.doc, "platform.time_scale", "must be at most %g, got %g",
-                     CONFIG_MAX_TIME_SCALE, self->platform.time_scale);
+                           CONFIG_MAX_TIME_SCALE, self->platform.time_scale);
     /*  Real compute on real links runs at the machines' own speed: scaling
      *  its time or its bytes would report figures nobody measured. */
     if (self->platform.mode == PLATFORM_REAL && self->platform.time_scale != 1)
         return jsonw_fail (s.doc, "platform.time_scale", "must be 1 in real mode (only "
-                     "emulated runs scale time), got %g", self->platform.time_scale);
+                           "emulated runs scale time), got %g",
+                           self->platform.time_scale);
     if (self->platform.mode == PLATFORM_REAL && self->platform.payload_scale != 1)
-        return jsonw_fail (s.doc, "platform.payload_scale", "must be 1 in real mode (real "
-                     "links move whole payloads), got %g", self->platform.payload_scale);
+        return jsonw_fail (s.doc, "platform.payload_scale", "must be 1 in real mode "
+                           "(real links move whole payloads), got %g",
+                           self->platform.payload_scale);
     return 0;
 }
 
@@ -195,6 +212,34 @@ check_host (jsonw_t *s, const char *host)
     return 0;
 }
 
+/*  The link from a node's parent: on the root, none of its keys. */
+static int
+parse_link (jsonw_t *s, config_node_t *node)
+{
+    if (!node->parent_name) {
+        for (int k = 0; link_keys[k]; k++)
+            if (json_object_get (s->obj, link_keys[k]))
+                return jsonw_fail (s->doc, s->label, "%s: the root has no parent link",
+                                   link_keys[k]);
+        return 0;
+    }
+    if (jsonw_get_number (s, "link_mbps", 1, JSONW_POSITIVE, &node->link_mbps) < 0)
+        return -1;
+    node->link_idle_mbps = node->link_mbps;
+    if (jsonw_get_number (s, "link_idle_mbps", 0, JSONW_POSITIVE,
+                          &node->link_idle_mbps) < 0
+        || jsonw_get_number (s, "ir_send", 0, JSONW_NONNEGATIVE, &node->ir_send) < 0
+        || jsonw_get_number (s, "ir_recv", 0, JSONW_NONNEGATIVE, &node->ir_recv) < 0
+        || jsonw_get_number (s, "delay_ms", 0, JSONW_NONNEGATIVE, &node->delay_ms) < 0)
+        return -1;
+    char where[JSONW_LABEL_LEN + 32];
+    if (node->delay_ms > CONFIG_MAX_DELAY_MS)
+        return jsonw_fail (s->doc, jsonw_field (s, "delay_ms", where, sizeof where),
+                           "must be at most %g, got %g", CONFIG_MAX_DELAY_MS,
+                           node->delay_ms);
+    return 0;
+}
+
 /*  Read tree[i] into node. Its own keys only: parents, roots and cycles
  *  are checked once every node is known. */
 static int
@@ -203,56 +248,34 @@ parse_node (jsonw_doc_t *ld, json_t *entry, int i, config_node_t *node)
     jsonw_t s = {.doc = ld, .obj = entry, .sep = ": "};
     snprintf (s.label, sizeof s.label, "tree[%d]", i);
     if (!json_is_object (entry))
-        return jsonw_fail (ld, s.label, "expected an object, got %s", jsonw_type_name (ld, entry));
-
+        return jsonw_fail (ld, s.label, "expected an object, got %s",
+                           jsonw_type_name (ld, entry));
     /* Label with the name as soon as we know it is one. */
     const char *name = json_string_value (json_object_get (entry, "name"));
     if (name && valid_name (name))
         snprintf (s.label, sizeof s.label, "tree[%d] (node \"%s\")", i, name);
-    if (jsonw_check_keys (&s, node_keys) < 0 || jsonw_get_string (&s, "name", 1, 1, SIZE_MAX, &name) < 0)
+    if (jsonw_check_keys (&s, node_keys) < 0
+        || jsonw_get_string (&s, "name", 1, 1, SIZE_MAX, &name) < 0)
         return -1;
-    if (!valid_name (name)) {
-        char q[JSONW_QUOTE_LEN];
+    char q[JSONW_QUOTE_LEN];
+    if (!valid_name (name))
         return jsonw_fail (ld, s.label, "name: must be 1..%d characters from %s, got %s",
-                     NAME_MAX_LEN, NAME_CHARS, tf_quote (q, sizeof q, name));
-    }
+                           NAME_MAX_LEN, NAME_CHARS, tf_quote (q, sizeof q, name));
     node->name = xstrdup (name);
     node->index = i;
     node->parent = -1;
-
     const char *parent = NULL, *host = CONFIG_DEFAULT_HOST;
     if (jsonw_get_string (&s, "parent", 0, 1, SIZE_MAX, &parent) < 0
-        || jsonw_get_string (&s, "host", 0, 1, SIZE_MAX, &host) < 0 || check_host (&s, host) < 0
+        || jsonw_get_string (&s, "host", 0, 1, SIZE_MAX, &host) < 0
+        || check_host (&s, host) < 0
         || jsonw_get_number (&s, "compute", 1, JSONW_POSITIVE, &node->compute_rate) < 0)
         return -1;
     node->parent_name = parent ? xstrdup (parent) : NULL;
     node->host = xstrdup (host);
-
-    if (!parent) {
-        for (int k = 0; link_keys[k]; k++)
-            if (json_object_get (entry, link_keys[k]))
-                return jsonw_fail (ld, s.label, "%s: the root has no parent link",
-                             link_keys[k]);
-    }
-    else {
-        if (jsonw_get_number (&s, "link_mbps", 1, JSONW_POSITIVE, &node->link_mbps) < 0)
-            return -1;
-        node->link_idle_mbps = node->link_mbps;
-        if (jsonw_get_number (&s, "link_idle_mbps", 0, JSONW_POSITIVE,
-                        &node->link_idle_mbps) < 0
-            || jsonw_get_number (&s, "ir_send", 0, JSONW_NONNEGATIVE, &node->ir_send) < 0
-            || jsonw_get_number (&s, "ir_recv", 0, JSONW_NONNEGATIVE, &node->ir_recv) < 0
-            || jsonw_get_number (&s, "delay_ms", 0, JSONW_NONNEGATIVE, &node->delay_ms) < 0)
-            return -1;
-        if (node->delay_ms > CONFIG_MAX_DELAY_MS) {
-            char where[JSONW_LABEL_LEN + 32];
-            return jsonw_fail (ld, jsonw_field (&s, "delay_ms", where, sizeof where),
-                         "must be at most %g, got %g", CONFIG_MAX_DELAY_MS,
-                         node->delay_ms);
-        }
-    }
     long long slots = 0;
-    if (jsonw_get_number (&s, "send_limit_mbps", 0, JSONW_POSITIVE, &node->send_limit_mbps) < 0
+    if (parse_link (&s, node) < 0
+        || jsonw_get_number (&s, "send_limit_mbps", 0, JSONW_POSITIVE,
+                             &node->send_limit_mbps) < 0
         || jsonw_get_integer (&s, "slots", 0, 1, CONFIG_MAX_SLOTS, &slots) < 0)
         return -1;
     node->slots = (uint32_t) slots;
@@ -271,7 +294,7 @@ find_parents (config_t *self, jsonw_doc_t *ld, json_t *names)
         if (!node->parent_name) {
             if (self->root >= 0)
                 return jsonw_fail (ld, "tree",
-                             "two roots, \"%s\" (tree[%d]) and \"%s\" (tree[%d])",
+                                   "two roots, \"%s\" (tree[%d]) and \"%s\" (tree[%d])",
                              self->nodes[self->root].name, self->root, node->name, i);
             self->root = i;
             continue;
@@ -280,7 +303,7 @@ find_parents (config_t *self, jsonw_doc_t *ld, json_t *names)
         json_t *idx = json_object_get (names, node->parent_name);
         if (!idx)
             return jsonw_fail (ld, label, "parent %s is not a node",
-                         tf_quote (q, sizeof q, node->parent_name));
+                               tf_quote (q, sizeof q, node->parent_name));
         node->parent = (int) json_integer_value (idx);
         if (node->parent == i)
             return jsonw_fail (ld, label, "is its own parent");
@@ -387,15 +410,15 @@ check_link_ir (const config_t *self, jsonw_doc_t *ld, const config_node_t *node)
     snprintf (label, sizeof label, "tree[%d] (node \"%s\")", node->index, node->name);
     if (!(node->ir_recv * node->link_mbps < 1))
         return jsonw_fail (ld, label, "ir_recv %g x link_mbps %g leaves no compute "
-                     "(must be < 1)", node->ir_recv, node->link_mbps);
+                           "(must be < 1)", node->ir_recv, node->link_mbps);
     const config_node_t *parent = &self->nodes[node->parent];
     int capped;
     double rate = send_rate (parent, node, &capped);
     if (!(node->ir_send * rate < 1))
         return jsonw_fail (ld, label, "ir_send %g x %s %g leaves its parent \"%s\" no "
-                     "compute (must be < 1)", node->ir_send,
-                     capped ? "the parent's send_limit_mbps" : "link_mbps", rate,
-                     parent->name);
+                           "compute (must be < 1)", node->ir_send,
+                           capped ? "the parent's send_limit_mbps" : "link_mbps", rate,
+                           parent->name);
     return 0;
 }
 
@@ -418,17 +441,18 @@ check_relay_ir (const config_t *self, jsonw_doc_t *ld, const config_node_t *node
     const config_node_t *child = &self->nodes[worst_child];
     char label[JSONW_LABEL_LEN];
     snprintf (label, sizeof label, "tree[%d] (node \"%s\")", node->index, node->name);
-    return jsonw_fail (ld, label, "ir_recv %g x link_mbps %g plus ir_send %g of child \"%s\" "
-                 "x %g leave no compute when it receives and sends at once "
-                 "(1 - %g - %g = %g, must be > 0)", node->ir_recv, node->link_mbps,
-                 child->ir_send, child->name, send_rate (node, child, &capped),
-                 recv_loss, worst, 1 - recv_loss - worst);
+    return jsonw_fail (ld, label, "ir_recv %g x link_mbps %g plus ir_send %g of child "
+                       "\"%s\" x %g leave no compute when it receives and sends at once "
+                       "(1 - %g - %g = %g, must be > 0)", node->ir_recv, node->link_mbps,
+                       child->ir_send, child->name, send_rate (node, child, &capped),
+                       recv_loss, worst, 1 - recv_loss - worst);
 }
 
 int
 config_check_emulation (const config_t *self, char *err, size_t errlen)
 {
-    jsonw_doc_t ld = {.style = JSONW_CONFIG, .origin = self->path, .err = err, .errlen = errlen};
+    jsonw_doc_t ld = {.style = JSONW_CONFIG, .origin = self->path, .err = err,
+                      .errlen = errlen};
     /*  Only the emulator computes at the modelled rate; a real node
      *  computes at its machine's speed, and IR only orders children. */
     if (self->platform.mode != PLATFORM_EMULATED)
@@ -451,13 +475,14 @@ parse_tree (config_t *self, jsonw_t *top)
     if (!tree)
         return rc;
     if (!json_is_array (tree))
-        return jsonw_fail (ld, "tree", "expected an array, got %s", jsonw_type_name (ld, tree));
+        return jsonw_fail (ld, "tree", "expected an array, got %s",
+                           jsonw_type_name (ld, tree));
     size_t n = json_array_size (tree);
     if (n == 0)
         return jsonw_fail (ld, "tree", "is empty (it needs at least the root)");
     if (n > CONFIG_MAX_NODES)
         return jsonw_fail (ld, "tree", "has %zu nodes, at most %d are allowed", n,
-                     CONFIG_MAX_NODES);
+                           CONFIG_MAX_NODES);
 
     self->nodes = xcalloc (n, sizeof *self->nodes);
     self->nnodes = (int) n;
@@ -472,7 +497,7 @@ parse_tree (config_t *self, jsonw_t *top)
             char label[32];
             snprintf (label, sizeof label, "tree[%d]", i);
             rc = jsonw_fail (ld, label, "duplicate node name \"%s\" (first at tree[%d])",
-                       node->name, (int) json_integer_value (first));
+                             node->name, (int) json_integer_value (first));
             goto out_free_names;
         }
         json_object_set_new (names, node->name, json_integer (i));
@@ -505,7 +530,7 @@ parse_top (config_t *self, jsonw_doc_t *ld, json_t *json)
 {
     if (!json_is_object (json))
         return jsonw_fail (ld, NULL, "expected an object at the top level, got %s",
-                     jsonw_type_name (ld, json));
+                           jsonw_type_name (ld, json));
     jsonw_t top = {.doc = ld, .obj = json, .label = "", .sep = ""};
     const char *name = NULL, *policy = "fcfs";
     if (jsonw_check_keys (&top, top_keys) < 0
@@ -517,7 +542,7 @@ parse_top (config_t *self, jsonw_doc_t *ld, json_t *json)
     if (name && !valid_name (name)) {
         char q[JSONW_QUOTE_LEN];
         return jsonw_fail (ld, "name", "must be 1..%d characters from %s, got %s",
-                     NAME_MAX_LEN, NAME_CHARS, tf_quote (q, sizeof q, name));
+                           NAME_MAX_LEN, NAME_CHARS, tf_quote (q, sizeof q, name));
     }
     self->name = name ? xstrdup (name) : default_name (ld->origin);
     self->policy = xstrdup (policy);
@@ -527,8 +552,8 @@ parse_top (config_t *self, jsonw_doc_t *ld, json_t *json)
     if (config_task_bytes (self) > CONFIG_MAX_TASK_BYTES)
         return jsonw_fail (ld, "tasks.input_mb", "a task of %g MB at payload scale %g is "
                      "more than the %llu bytes a node accepts", self->tasks.input_mb,
-                     self->platform.payload_scale,
-                     (unsigned long long) CONFIG_MAX_TASK_BYTES);
+                           self->platform.payload_scale,
+                           (unsigned long long) CONFIG_MAX_TASK_BYTES);
     return parse_tree (self, &top);
 }
 
@@ -543,7 +568,8 @@ load_json (json_t *json, const json_error_t *jerr, const char *origin, char *err
                   jerr->text);
         return NULL;
     }
-    jsonw_doc_t ld = {.style = JSONW_CONFIG, .origin = origin, .err = err, .errlen = errlen};
+    jsonw_doc_t ld = {.style = JSONW_CONFIG, .origin = origin, .err = err,
+                      .errlen = errlen};
     config_t *self = xcalloc (1, sizeof *self);
     self->path = xstrdup (origin);
     if (parse_top (self, &ld, json) < 0)
@@ -653,33 +679,36 @@ real_digits (const json_t *json, int digits)
     return digits;
 }
 
+/*  tree[i] of the canonical config: what the loader reads back. */
+static json_t *
+node_to_json (const config_node_t *node)
+{
+    json_t *entry = json_pack ("{s:s}", "name", node->name);
+    if (node->parent_name)
+        json_object_set_new (entry, "parent", json_string (node->parent_name));
+    json_object_set_new (entry, "host", json_string (node->host));
+    json_object_set_new (entry, "compute", json_real (node->compute_rate));
+    if (node->slots)
+        json_object_set_new (entry, "slots", json_integer (node->slots));
+    /* 0 (unlimited) is the absence of the key: the loader wants > 0. */
+    if (node->send_limit_mbps > 0)
+        json_object_set_new (entry, "send_limit_mbps", json_real (node->send_limit_mbps));
+    if (node->parent_name) {
+        json_object_set_new (entry, "link_mbps", json_real (node->link_mbps));
+        json_object_set_new (entry, "link_idle_mbps", json_real (node->link_idle_mbps));
+        json_object_set_new (entry, "ir_send", json_real (node->ir_send));
+        json_object_set_new (entry, "ir_recv", json_real (node->ir_recv));
+        json_object_set_new (entry, "delay_ms", json_real (node->delay_ms));
+    }
+    return entry;
+}
+
 char *
 config_to_json (const config_t *self)
 {
     json_t *tree = json_array ();
-    for (int i = 0; i < self->nnodes; i++) {
-        const config_node_t *node = &self->nodes[i];
-        json_t *entry = json_pack ("{s:s}", "name", node->name);
-        if (node->parent_name)
-            json_object_set_new (entry, "parent", json_string (node->parent_name));
-        json_object_set_new (entry, "host", json_string (node->host));
-        json_object_set_new (entry, "compute", json_real (node->compute_rate));
-        if (node->slots)
-            json_object_set_new (entry, "slots", json_integer (node->slots));
-        /* 0 (unlimited) is the absence of the key: the loader wants > 0. */
-        if (node->send_limit_mbps > 0)
-            json_object_set_new (entry, "send_limit_mbps",
-                                 json_real (node->send_limit_mbps));
-        if (node->parent_name) {
-            json_object_set_new (entry, "link_mbps", json_real (node->link_mbps));
-            json_object_set_new (entry, "link_idle_mbps",
-                                 json_real (node->link_idle_mbps));
-            json_object_set_new (entry, "ir_send", json_real (node->ir_send));
-            json_object_set_new (entry, "ir_recv", json_real (node->ir_recv));
-            json_object_set_new (entry, "delay_ms", json_real (node->delay_ms));
-        }
-        json_array_append_new (tree, entry);
-    }
+    for (int i = 0; i < self->nnodes; i++)
+        json_array_append_new (tree, node_to_json (&self->nodes[i]));
     json_t *json = json_pack (
         "{s:s, s:s, s:{s:s, s:f, s:f, s:i, s:i, s:i, s:i, s:i, s:s, s:i}, s:o}",
         "name", self->name,

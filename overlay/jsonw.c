@@ -32,7 +32,8 @@ jsonw_fail (const jsonw_doc_t *doc, const char *where, const char *fmt, ...)
     switch (doc->style) {
     case JSONW_CONFIG:
         if (named)
-            return tf_error (doc->err, doc->errlen, "%s: %s: %s", doc->origin, where, msg);
+            return tf_error (doc->err, doc->errlen, "%s: %s: %s", doc->origin, where,
+                             msg);
         return tf_error (doc->err, doc->errlen, "%s: %s", doc->origin, msg);
     case JSONW_TASKS:
         if (doc->origin && doc->line)
@@ -246,8 +247,8 @@ jsonw_get_number (jsonw_t *self, const char *key, int required, jsonw_rule_t rul
     int ok = obeys (v, rule, &what);
     if (self->doc->style == JSONW_PROTO) {
         if (!json_is_number (value) || !isfinite (v) || !ok)
-            return jsonw_fail (self->doc, NULL, "field \"%s\" must be a finite number%s%s",
-                               key, rule == JSONW_ANY ? "" : " ",
+            return jsonw_fail (self->doc, NULL,
+                               "field \"%s\" must be a finite number%s%s", key, rule == JSONW_ANY ? "" : " ",
                                rule == JSONW_ANY ? "" : what);
         *out = v;
         return 1;
@@ -312,7 +313,8 @@ jsonw_string_of (const jsonw_doc_t *doc, const char *where, const json_t *value,
         return NULL;
     }
     if (!json_is_string (value))
-        jsonw_fail (doc, where, "expected a string, got %s", jsonw_type_name (doc, value));
+        jsonw_fail (doc, where, "expected a string, got %s",
+                    jsonw_type_name (doc, value));
     else if (len < min_len)
         jsonw_fail (doc, where, "must not be empty");
     else if (len > max_len)

@@ -70,7 +70,8 @@ decode_paths (jsonw_t *w, proto_run_t *out)
         json_t *v = json_object_get (w->obj, path_keys[i]);
         if (!v)
             continue;
-        if (!json_is_string (v) || !path_ok (json_string_value (v), json_string_length (v)))
+        if (!json_is_string (v)
+            || !path_ok (json_string_value (v), json_string_length (v)))
             return jsonw_fail (w->doc, NULL, "field \"%s\" must be an absolute path of "
                                "at most %d bytes", path_keys[i], PROTO_RUN_MAX_PATH);
         *path_field (out, i) = xstrdup (json_string_value (v));

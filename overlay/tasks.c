@@ -123,12 +123,13 @@ parse_id (tasks_t *self, jsonw_doc_t *ld, json_t *obj, tasks_task_t *t)
         return -1;
     char q[JSONW_QUOTE_LEN];
     if (!valid_id (id))
-        return jsonw_fail (ld, "id", "\"%s\" is not 1 to %d characters from [A-Za-z0-9._-] "
-                     "other than \".\" and \"..\"", jsonw_show (ld, q, sizeof q, id), TASKS_MAX_ID);
+        return jsonw_fail (ld, "id", "\"%s\" is not 1 to %d characters from "
+                           "[A-Za-z0-9._-] other than \".\" and \"..\"",
+                           jsonw_show (ld, q, sizeof q, id), TASKS_MAX_ID);
     ssize_t first = tasks_find (self, id);
     if (first >= 0)
         return jsonw_fail (ld, "id", "duplicate id \"%s\" (first on line %u)", id,
-                     self->tasks[first].line);
+                           self->tasks[first].line);
     t->id = xstrdup (id);
     return 0;
 }
@@ -202,24 +203,24 @@ stage_input (jsonw_doc_t *ld, const char *field, const char *path, tasks_input_t
     char q[JSONW_QUOTE_LEN];
     struct stat st;
     if (stat (path, &st) < 0)
-        return jsonw_fail (ld, field, "cannot use input \"%s\": %s", jsonw_show (ld, q, sizeof q, path),
-                     strerror (errno));
+        return jsonw_fail (ld, field, "cannot use input \"%s\": %s",
+                           jsonw_show (ld, q, sizeof q, path), strerror (errno));
     if (!S_ISREG (st.st_mode))
         return jsonw_fail (ld, field, "input \"%s\" is not a regular file",
-                     jsonw_show (ld, q, sizeof q, path));
+                           jsonw_show (ld, q, sizeof q, path));
     int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return jsonw_fail (ld, field, "cannot read input \"%s\": %s",
-                     jsonw_show (ld, q, sizeof q, path), strerror (errno));
+                           jsonw_show (ld, q, sizeof q, path), strerror (errno));
     close (fd);
     char *abs = absolute (path);
     if (!abs)
         return jsonw_fail (ld, field, "cannot resolve the directory of input \"%s\": %s",
-                     jsonw_show (ld, q, sizeof q, path), strerror (errno));
+                           jsonw_show (ld, q, sizeof q, path), strerror (errno));
     const char *name = strrchr (abs, '/') + 1;
     if (streq (name, "stdout") || streq (name, "stderr")) {
         jsonw_fail (ld, field, "input \"%s\" would be staged as \"%s\", the name of a "
-              "captured stream", jsonw_show (ld, q, sizeof q, path), name);
+                    "captured stream", jsonw_show (ld, q, sizeof q, path), name);
         free (abs);
         return -1;
     }
@@ -274,8 +275,9 @@ check_input_names (jsonw_doc_t *ld, const tasks_task_t *t)
         return 0;
     char field[32], q[JSONW_QUOTE_LEN];
     snprintf (field, sizeof field, "inputs[%zu]", b);
-    return jsonw_fail (ld, field, "base name \"%s\" is also that of inputs[%zu]: both would "
-                 "be staged as the same file", jsonw_show (ld, q, sizeof q, t->inputs[b].name), a);
+    return jsonw_fail (ld, field, "base name \"%s\" is also that of inputs[%zu]: both "
+                       "would be staged as the same file",
+                       jsonw_show (ld, q, sizeof q, t->inputs[b].name), a);
 }
 
 static int
@@ -310,7 +312,7 @@ check_output_path (jsonw_doc_t *ld, const char *field, const char *path)
     jsonw_show (ld, q, sizeof q, path);
     if (path[0] == '/')
         return jsonw_fail (ld, field, "\"%s\" is absolute: outputs are paths relative to "
-                     "the work directory", q);
+                           "the work directory", q);
     for (const char *p = path;;) {
         const char *end = strchr (p, '/');
         size_t len = end ? (size_t) (end - p) : strlen (p);
@@ -320,11 +322,11 @@ check_output_path (jsonw_doc_t *ld, const char *field, const char *path)
             return jsonw_fail (ld, field, "\"%s\" has a '.' component", q);
         if (len == 2 && p[0] == '.' && p[1] == '.')
             return jsonw_fail (ld, field, "\"%s\" has a '..' component: outputs stay in "
-                         "the work directory", q);
+                               "the work directory", q);
         if (p == path && ((len == 6 && strncmp (p, "stdout", 6) == 0)
                           || (len == 6 && strncmp (p, "stderr", 6) == 0)))
             return jsonw_fail (ld, field, "\"%s\" is reserved: stdout and stderr are the "
-                         "captured streams, always brought back", q);
+                               "captured streams, always brought back", q);
         if (!end)
             return 0;
         p = end + 1;
@@ -358,8 +360,8 @@ parse_outputs (jsonw_doc_t *ld, json_t *obj, tasks_task_t *t)
         return 0;
     char field[32], q[JSONW_QUOTE_LEN];
     snprintf (field, sizeof field, "outputs[%zu]", b);
-    return jsonw_fail (ld, field, "\"%s\" is also outputs[%zu]", jsonw_show (ld, q, sizeof q, outputs[b]),
-                 a);
+    return jsonw_fail (ld, field, "\"%s\" is also outputs[%zu]",
+                       jsonw_show (ld, q, sizeof q, outputs[b]), a);
 }
 
 /*  1 if key is a shell variable name of at most TASKS_MAX_STRING bytes. */
@@ -380,11 +382,12 @@ parse_env (jsonw_doc_t *ld, json_t *obj, tasks_task_t *t)
     if (!value)
         return 0;
     if (!json_is_object (value))
-        return jsonw_fail (ld, "env", "expected an object, got %s", jsonw_type_name (ld, value));
+        return jsonw_fail (ld, "env", "expected an object, got %s",
+                           jsonw_type_name (ld, value));
     size_t n = json_object_size (value);
     if (n > TASKS_MAX_ENV)
         return jsonw_fail (ld, "env", "has %zu entries, more than the limit of %d", n,
-                     TASKS_MAX_ENV);
+                           TASKS_MAX_ENV);
     char **env = xcalloc (n + 1, sizeof *env);
     t->env = env;
     const char *key;
@@ -394,7 +397,7 @@ parse_env (jsonw_doc_t *ld, json_t *obj, tasks_task_t *t)
         jsonw_show (ld, q, sizeof q, key);
         if (!valid_variable (key))
             return jsonw_fail (ld, "env", "\"%s\" is not a shell variable name "
-                         "([A-Za-z_][A-Za-z0-9_]*)", q);
+                               "([A-Za-z_][A-Za-z0-9_]*)", q);
         snprintf (field, sizeof field, "env.%s", q);
         const char *text = jsonw_string_of (ld, field, v, 0, TASKS_MAX_STRING);
         if (!text)
@@ -412,11 +415,11 @@ parse_timeout (jsonw_doc_t *ld, json_t *obj, tasks_task_t *t)
         return 0;
     if (!json_is_number (value))
         return jsonw_fail (ld, "timeout_s", "expected a number of seconds, got %s",
-                     jsonw_type_name (ld, value));
+                           jsonw_type_name (ld, value));
     double v = json_number_value (value);
     if (!isfinite (v) || !(v > 0) || v > TASKS_MAX_TIMEOUT_S)
-        return jsonw_fail (ld, "timeout_s", "must be > 0 and at most %.0f (7 days), got %g",
-                     TASKS_MAX_TIMEOUT_S, v);
+        return jsonw_fail (ld, "timeout_s", "must be > 0 and at most %.0f (7 days), "
+                           "got %g", TASKS_MAX_TIMEOUT_S, v);
     t->timeout_s = v;
     return 0;
 }
@@ -455,16 +458,16 @@ parse_line (tasks_t *self, jsonw_doc_t *ld, const char *text, size_t len)
         return 0;
     if (self->count >= TASKS_MAX_TASKS)
         return jsonw_fail (ld, NULL, "more than %d tasks, the limit of one run",
-                     TASKS_MAX_TASKS);
+                           TASKS_MAX_TASKS);
     json_error_t jerr;
     json_t *obj = json_loadb (text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!obj)
         return jsonw_fail_syntax (ld, (int) ld->line,
-                         jerr.column, jerr.text);
+                                  jerr.column, jerr.text);
     int rc = json_is_object (obj)
                  ? parse_task (self, ld, obj)
                  : jsonw_fail (ld, NULL, "expected a task (a JSON object), got %s",
-                         jsonw_type_name (ld, obj));
+                               jsonw_type_name (ld, obj));
     json_decref (obj);
     return rc;
 }
@@ -487,7 +490,8 @@ load_lines (lines_t *lines, const char *name, char *err, size_t errlen)
         if (status == LINES_LINE || status == LINES_TAIL)
             rc = parse_line (self, &ld, text, len);
         else if (status == LINES_TOO_LONG)
-            rc = jsonw_fail (&ld, NULL, "line longer than %d bytes, the limit", TASKS_MAX_LINE);
+            rc = jsonw_fail (&ld, NULL, "line longer than %d bytes, the limit",
+                             TASKS_MAX_LINE);
         else if (status == LINES_TOO_MANY)
             rc = jsonw_fail (&ld, NULL, "more than %u lines", LINES_MAX_COUNT);
         else
@@ -632,20 +636,20 @@ check_command (jsonw_doc_t *ld, const char *command, const char *const *globs,
         return jsonw_fail (ld, NULL, "the command is empty");
     if (strlen (command) > TASKS_MAX_STRING)
         return jsonw_fail (ld, NULL, "the command is %zu bytes long, more than the limit "
-                     "of %d", strlen (command), TASKS_MAX_STRING);
+                           "of %d", strlen (command), TASKS_MAX_STRING);
     if (!is_utf8 (command))
         return jsonw_fail (ld, NULL, "the command is not valid UTF-8");
     if (nglobs == 0 || !globs)
         return jsonw_fail (ld, NULL, "no input files given for the command");
     if (nglobs > TASKS_MAX_TASKS)
         return jsonw_fail (ld, NULL, "%zu globs, more than the limit of %d tasks", nglobs,
-                     TASKS_MAX_TASKS);
+                           TASKS_MAX_TASKS);
     for (size_t i = 0; i < nglobs; i++) {
         if (!globs[i] || !*globs[i])
             return jsonw_fail (ld, NULL, "glob %zu is empty", i + 1);
         if (strlen (globs[i]) > TASKS_MAX_STRING)
-            return jsonw_fail (ld, NULL, "glob %zu is %zu bytes long, more than the limit "
-                         "of %d", i + 1, strlen (globs[i]), TASKS_MAX_STRING);
+            return jsonw_fail (ld, NULL, "glob %zu is %zu bytes long, more than the "
+                               "limit of %d", i + 1, strlen (globs[i]), TASKS_MAX_STRING);
     }
     return 0;
 }
@@ -692,10 +696,10 @@ add_file_task (tasks_t *self, jsonw_doc_t *ld, const char *command, const char *
     char q[JSONW_QUOTE_LEN];
     if (self->count >= TASKS_MAX_TASKS)
         return jsonw_fail (ld, NULL, "the globs match more than %d files, the limit of "
-                     "tasks in one run", TASKS_MAX_TASKS);
+                           "tasks in one run", TASKS_MAX_TASKS);
     if (strlen (path) > TASKS_MAX_STRING || !is_utf8 (path))
         return jsonw_fail (ld, NULL, "input \"%s\": the path is not UTF-8 of at most %d "
-                     "bytes", jsonw_show (ld, q, sizeof q, path), TASKS_MAX_STRING);
+                           "bytes", jsonw_show (ld, q, sizeof q, path), TASKS_MAX_STRING);
     tasks_task_t t = {0};
     tasks_input_t *in = xcalloc (1, sizeof *in);
     t.inputs = in;
@@ -707,9 +711,10 @@ add_file_task (tasks_t *self, jsonw_doc_t *ld, const char *command, const char *
     t.ninputs = 1;
     t.sh = substitute (command, in->name, self->count + 1);
     if (strlen (t.sh) > TASKS_MAX_STRING) {
-        int rc = jsonw_fail (ld, NULL, "the command for input \"%s\" is %zu bytes long, more "
-                       "than the limit of %d", jsonw_show (ld, q, sizeof q, path), strlen (t.sh),
-                       TASKS_MAX_STRING);
+        int rc = jsonw_fail (ld, NULL, "the command for input \"%s\" is %zu bytes long, "
+                             "more than the limit of %d",
+                             jsonw_show (ld, q, sizeof q, path), strlen (t.sh),
+                             TASKS_MAX_STRING);
         task_free (&t);
         return rc;
     }
@@ -763,8 +768,8 @@ expand_glob (tasks_t *self, jsonw_doc_t *ld, const char *command, const char *pa
     if (rc != 0 && rc != GLOB_NOMATCH) {
         globfree (&g);
         return jsonw_fail (ld, NULL, "glob \"%s\": cannot expand it (%s)",
-                     jsonw_show (ld, q, sizeof q, pattern),
-                     rc == GLOB_NOSPACE ? "out of memory" : "read error");
+                           jsonw_show (ld, q, sizeof q, pattern),
+                           rc == GLOB_NOSPACE ? "out of memory" : "read error");
     }
     rc = 0;
     if (g.gl_pathc > 0)
@@ -774,7 +779,7 @@ expand_glob (tasks_t *self, jsonw_doc_t *ld, const char *command, const char *pa
     globfree (&g);
     if (rc == 0 && regular == 0)
         rc = jsonw_fail (ld, NULL, "glob \"%s\" matches no regular file",
-                   jsonw_show (ld, q, sizeof q, pattern));
+                         jsonw_show (ld, q, sizeof q, pattern));
     return rc;
 }
 
