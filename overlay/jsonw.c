@@ -247,9 +247,9 @@ jsonw_get_number (jsonw_t *self, const char *key, int required, jsonw_rule_t rul
     int ok = obeys (v, rule, &what);
     if (self->doc->style == JSONW_PROTO) {
         if (!json_is_number (value) || !isfinite (v) || !ok)
-            return jsonw_fail (self->doc, NULL,
-                               "field \"%s\" must be a finite number%s%s", key,
-                               rule == JSONW_ANY ? "" : " ", rule == JSONW_ANY ? "" : what);
+            return jsonw_fail (self->doc, NULL, "field \"%s\" must be a finite "
+                               "number%s%s", key, rule == JSONW_ANY ? "" : " ",
+                               rule == JSONW_ANY ? "" : what);
         *out = v;
         return 1;
     }
