@@ -16,6 +16,7 @@ struct bag {
     tasks_t *tasks;          /* the commands, or NULL */
     int from_out;            /* loaded from OUT/tasks.jsonl (resume) */
     int resume;
+    int trace;
     uint32_t attempts;
     uint64_t resumed;
     results_t *results;      /* while replaying */
@@ -63,6 +64,7 @@ bag_new (const bag_opts_t *opts, config_t *cfg, char *err, size_t errlen)
     bag_t *self = xcalloc (1, sizeof *self);
     self->tasks = load_commands (opts, &self->from_out, err, errlen);
     self->resume = opts->resume;
+    self->trace = opts->trace;
     self->attempts = (uint32_t) retries + 1;
     if (!self->tasks && err[0]) {
         bag_destroy (&self);
@@ -238,7 +240,7 @@ bag_prepare (bag_t *self, const char *out_dir, const config_t *cfg, results_t *r
     proto_run_t fields = {.commands = cfg->commands.count, .attempts = self->attempts,
                           .input_mb = cfg->commands.input_mb, .out = out,
                           .journal = journal, .tasks = self->tasks ? tasks : NULL,
-                          .resume = self->resume};
+                          .resume = self->resume, .trace = self->trace};
     run = proto_run_encode (&fields, err, errlen);
 out:
     free (out);
