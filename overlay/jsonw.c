@@ -72,7 +72,7 @@ jsonw_type_name (const jsonw_doc_t *doc, const json_t *json)
         [JSON_REAL] = "a number", [JSON_TRUE] = "a boolean",
         [JSON_FALSE] = "a boolean", [JSON_NULL] = "null",
     };
-    int type = json_typeof (json);
+    int type = json ? (int) json_typeof (json) : -1;
     if (type < 0 || type > JSON_NULL)
         return "a value";
     return doc->style == JSONW_CONFIG ? bare[type] : article[type];
