@@ -52,12 +52,24 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lglpk -lpthread -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null)
 
-# Library: everything but the two mains.
-LIB_SRC  := $(wildcard overlay/*.c policies/*.c) \
-            $(filter-out node/main.c,$(wildcard node/*.c)) \
-            $(filter-out controller/main.c,$(wildcard controller/*.c))
+# One archive per layer, and each program links only the layers it may
+# use (docs/architecture.md): a controller file that calls into node/, or
+# an overlay file that calls into policies/, fails to link.
+OVERLAY_SRC    := $(wildcard overlay/*.c)
+POLICIES_SRC   := $(wildcard policies/*.c)
+NODE_SRC       := $(filter-out node/main.c,$(wildcard node/*.c))
+CONTROLLER_SRC := $(filter-out controller/main.c,$(wildcard controller/*.c))
+LIB_SRC  := $(OVERLAY_SRC) $(POLICIES_SRC) $(NODE_SRC) $(CONTROLLER_SRC)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-LIB      := $(BUILD)/libtreefarm.a
+LIB_OVERLAY    := $(BUILD)/liboverlay.a
+LIB_POLICIES   := $(BUILD)/libpolicies.a
+LIB_NODE       := $(BUILD)/libnode.a
+LIB_CONTROLLER := $(BUILD)/libcontroller.a
+# What each program links, in link order (a layer before those it uses).
+CONTROLLER_LIBS := $(LIB_CONTROLLER) $(LIB_POLICIES) $(LIB_OVERLAY)
+NODE_LIBS       := $(LIB_NODE) $(LIB_POLICIES) $(LIB_OVERLAY)
+# Unit tests test every layer: all four.
+TEST_LIBS       := $(LIB_CONTROLLER) $(LIB_NODE) $(LIB_POLICIES) $(LIB_OVERLAY)
 
 BINS     := $(BUILD)/bin/treefarm $(BUILD)/bin/treefarm-node
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -69,13 +81,14 @@ HELPERS  := $(BUILD)/tests/hostile
 # The benchmarks' reference programs (make bench builds them).
 BENCH_BINS := $(BUILD)/bin/raw-dispatch
 
-# Fuzz targets: clang, libFuzzer, ASan and UBSan, the library built
-# again with coverage. One build for every pass (not under $(BUILD)).
+# Fuzz targets: clang, libFuzzer, ASan and UBSan, the overlay layer built
+# again with coverage (the wire, the config and the tasks file are all
+# there). One build for every pass (not under $(BUILD)).
 FUZZ_CC     ?= clang
 FUZZ_BUILD  := build/fuzz
 FUZZ_FLAGS  := -std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                -Wall -Wextra -Wno-missing-field-initializers $(WERROR)
-FUZZ_OBJ    := $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_OBJ    := $(OVERLAY_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_SECONDS ?= 60
@@ -97,15 +110,20 @@ $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-$(LIB): $(LIB_OBJ)
+$(LIB_OVERLAY): $(OVERLAY_SRC:%.c=$(BUILD)/obj/%.o)
+$(LIB_POLICIES): $(POLICIES_SRC:%.c=$(BUILD)/obj/%.o)
+$(LIB_NODE): $(NODE_SRC:%.c=$(BUILD)/obj/%.o)
+$(LIB_CONTROLLER): $(CONTROLLER_SRC:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/lib%.a:
 	@mkdir -p $(@D)
+	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/bin/treefarm: $(BUILD)/obj/controller/main.o $(LIB)
+$(BUILD)/bin/treefarm: $(BUILD)/obj/controller/main.o $(CONTROLLER_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/bin/treefarm-node: $(BUILD)/obj/node/main.o $(LIB)
+$(BUILD)/bin/treefarm-node: $(BUILD)/obj/node/main.o $(NODE_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
@@ -113,7 +131,7 @@ $(BUILD)/bin/raw-dispatch: $(BUILD)/obj/bench/raw_dispatch.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIB)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
 

@@ -8,14 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "node/core.h"
 #include "overlay/journal.h"
+#include "overlay/proto_run.h"
 #include "overlay/util.h"
 
 struct bag {
     tasks_t *tasks;          /* the commands, or NULL */
     int from_out;            /* loaded from OUT/tasks.jsonl (resume) */
     int resume;
+    int trace;
     uint32_t attempts;
     uint64_t resumed;
     results_t *results;      /* while replaying */
@@ -56,13 +57,14 @@ bag_new (const bag_opts_t *opts, config_t *cfg, char *err, size_t errlen)
     if (opts->resume && !opts->out_dir)
         return tf_error (err, errlen, "--resume needs --out DIR, the run to resume"), NULL;
     double retries = isnan (opts->retries) ? BAG_DEFAULT_RETRIES : opts->retries;
-    if (retries != floor (retries) || retries < 0 || retries >= CORE_MAX_ATTEMPTS)
+    if (retries != floor (retries) || retries < 0 || retries >= CONFIG_MAX_ATTEMPTS)
         return tf_error (err, errlen, "--retries must be an integer from 0 to %d",
-                         CORE_MAX_ATTEMPTS - 1), NULL;
+                         CONFIG_MAX_ATTEMPTS - 1), NULL;
     err[0] = '\0';
     bag_t *self = xcalloc (1, sizeof *self);
     self->tasks = load_commands (opts, &self->from_out, err, errlen);
     self->resume = opts->resume;
+    self->trace = opts->trace;
     self->attempts = (uint32_t) retries + 1;
     if (!self->tasks && err[0]) {
         bag_destroy (&self);
@@ -235,12 +237,11 @@ bag_prepare (bag_t *self, const char *out_dir, const config_t *cfg, results_t *r
             tf_error (err, errlen, "%s: %s", journal, self->err);
         goto out;
     }
-    run = json_pack ("{s:I, s:i, s:f, s:s, s:s, s:b}", "commands",
-                     (json_int_t) cfg->commands.count, "attempts", (int) self->attempts,
-                     "input_mb", cfg->commands.input_mb, "out", out, "journal", journal,
-                     "resume", self->resume);
-    if (self->tasks)
-        json_object_set_new (run, "tasks", json_string (tasks));
+    proto_run_t fields = {.commands = cfg->commands.count, .attempts = self->attempts,
+                          .input_mb = cfg->commands.input_mb, .out = out,
+                          .journal = journal, .tasks = self->tasks ? tasks : NULL,
+                          .resume = self->resume, .trace = self->trace};
+    run = proto_run_encode (&fields, err, errlen);
 out:
     free (out);
     free (tasks);

@@ -31,6 +31,7 @@ typedef struct {
     double retries;          /* --retries, NAN for the default */
     int resume;              /* --resume */
     const char *out_dir;     /* --out (required with --resume) */
+    int trace;               /* --trace: the run object asks for timelines */
 } bag_opts_t;
 
 typedef struct bag bag_t;

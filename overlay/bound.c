@@ -246,6 +246,36 @@ truncate_to (item_t *items, int n, double need)
     }
 }
 
+/*  Keep every item's trial share as its share on the low (side 0) or
+ *  high (side 1) side of the CPU's price. */
+static void
+keep_trial (item_t *items, int n, int side)
+{
+    for (int k = 0; k < n; k++) {
+        if (side)
+            items[k].x_hi = items[k].trial;
+        else
+            items[k].x_lo = items[k].trial;
+    }
+}
+
+/*  Mix the two sides (a fraction alpha of the low one) so the CPU is
+ *  used exactly; returns the gain. */
+static double
+mix_sides (item_t *items, int n, double alpha)
+{
+    double gain = 0;
+    for (int k = 0; k < n; k++) {
+        item_t *it = &items[k];
+        if (it->x_lo == it->x_hi)
+            it->x = it->x_lo;
+        else
+            it->x = fmin (fmax (alpha * it->x_lo + (1 - alpha) * it->x_hi, 0), it->upper);
+        gain += it->x * it->value;
+    }
+    return gain;
+}
+
 /*  The single-port step when the CPU is the scarce resource: the optimum
  *  of max sum v x, sum p x <= 1, sum q x <= c, 0 <= x <= upper, by the
  *  CPU's price (see the file's header), then cut back to need. Returns 1
@@ -260,11 +290,9 @@ price_cpu (item_t *items, int n, double c, double need)
         if (items[k].cpu > 0)
             hi = fmax (hi, 2 * items[k].value / items[k].cpu);
     double u_lo = fill_priced (items, n, lo);
-    for (int k = 0; k < n; k++)
-        items[k].x_lo = items[k].trial;
+    keep_trial (items, n, 0);
     double u_hi = fill_priced (items, n, hi);
-    for (int k = 0; k < n; k++)
-        items[k].x_hi = items[k].trial;
+    keep_trial (items, n, 1);
     if (u_lo <= c) {
         for (int k = 0; k < n; k++)
             items[k].x_hi = items[k].x_lo;
@@ -276,32 +304,18 @@ price_cpu (item_t *items, int n, double c, double need)
             if (mid <= lo || mid >= hi)
                 break;
             double u = fill_priced (items, n, mid);
+            keep_trial (items, n, u <= c);
             if (u > c) {
                 lo = mid;
                 u_lo = u;
-                for (int k = 0; k < n; k++)
-                    items[k].x_lo = items[k].trial;
             }
             else {
                 hi = mid;
                 u_hi = u;
-                for (int k = 0; k < n; k++)
-                    items[k].x_hi = items[k].trial;
             }
         }
-    /*  Mix the two sides so the CPU is used exactly. */
     double alpha = u_lo > u_hi ? (c - u_hi) / (u_lo - u_hi) : 0;
-    alpha = fmin (fmax (alpha, 0), 1);
-    double gain = 0;
-    for (int k = 0; k < n; k++) {
-        item_t *it = &items[k];
-        if (it->x_lo == it->x_hi)
-            it->x = it->x_lo;
-        else
-            it->x = fmin (fmax (alpha * it->x_lo + (1 - alpha) * it->x_hi, 0), it->upper);
-        gain += it->x * it->value;
-    }
-    if (gain < need)
+    if (mix_sides (items, n, fmin (fmax (alpha, 0), 1)) < need)
         return 0;
     sort_items (items, n, hi);
     truncate_to (items, n, need);

@@ -8,6 +8,7 @@
  */
 #include "overlay/config.h"
 #include "overlay/host.h"
+#include "overlay/jsonw.h"
 #include "overlay/util.h"
 
 #include <errno.h>
@@ -21,37 +22,12 @@
 
 #define NAME_MAX_LEN 63
 #define NAME_CHARS   "[A-Za-z0-9_.-]"
-#define LABEL_LEN    128
-#define QUOTE_LEN    80
 
 static inline int
 streq (const char *a, const char *b)
 {
     return strcmp (a, b) == 0;
 }
-
-/*  Where a message goes and what it is prefixed with. */
-typedef struct {
-    const char *origin;
-    char *err;
-    size_t errlen;
-} loader_t;
-
-/*  One JSON object being read: its label in messages ("" at the top,
- *  "tasks", "tree[2] (node "Lab4")") and the separator put between the
- *  label and a key to name a field ("tasks.count", "tree[2]: compute"). */
-typedef struct {
-    loader_t *ld;
-    json_t *obj;
-    char label[LABEL_LEN];
-    const char *sep;
-} section_t;
-
-typedef enum {
-    RULE_POSITIVE,      /* > 0 */
-    RULE_NONNEGATIVE,   /* >= 0 */
-    RULE_FRACTION,      /* in (0, 1] */
-} rule_t;
 
 static const char *const top_keys[] = {
     "name", "tasks", "policy", "platform", "tree", NULL
@@ -84,57 +60,6 @@ platform_mode_str (platform_mode_t mode)
     return "unknown";
 }
 
-/*  Write "origin: where: message" (or "origin: message" when where is
- *  empty) into the caller's buffer and return -1. */
-static int
-fail (loader_t *ld, const char *where, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static int
-fail (loader_t *ld, const char *where, const char *fmt, ...)
-{
-    char msg[TF_ERRLEN];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (msg, sizeof msg, fmt, ap);
-    va_end (ap);
-    if (where && *where)
-        return tf_error (ld->err, ld->errlen, "%s: %s: %s", ld->origin, where, msg);
-    return tf_error (ld->err, ld->errlen, "%s: %s", ld->origin, msg);
-}
-
-/*  Quote text from the document for a message (tf_quote), so a message
- *  stays on one line. */
-static const char *
-quote (char *buf, size_t size, const char *text)
-{
-    return tf_quote (buf, size, text);
-}
-
-/*  Name a JSON value's type the way messages say "got string". */
-static const char *
-type_name (const json_t *json)
-{
-    switch (json_typeof (json)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "integer";
-    case JSON_REAL:
-        return "real";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "boolean";
-    case JSON_NULL:
-        return "null";
-    }
-    return "value";
-}
-
 /*  Return 1 if name is 1..63 characters from [A-Za-z0-9_.-], else 0. */
 static int
 valid_name (const char *name)
@@ -146,232 +71,60 @@ valid_name (const char *name)
                          "0123456789_.-") == len;
 }
 
-/*  Levenshtein distance between two short strings; keys longer than 63
- *  characters are never close to anything. */
-static size_t
-edit_distance (const char *a, const char *b)
-{
-    size_t la = strlen (a), lb = strlen (b);
-    if (la > 63 || lb > 63)
-        return SIZE_MAX;
-    size_t row[64];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
-/*  Fail on the first key of the section that is not in allowed, suggesting
- *  the closest allowed key or listing them all. */
 static int
-check_keys (section_t *s, const char *const *allowed)
+parse_tasks (config_t *self, jsonw_t *top)
 {
-    const char *key;
-    json_t *value;
-    json_object_foreach (s->obj, key, value) {
-        const char *near = NULL;
-        size_t near_dist = SIZE_MAX;
-        int known = 0;
-        for (int i = 0; allowed[i]; i++) {
-            if (streq (key, allowed[i]))
-                known = 1;
-            size_t d = edit_distance (key, allowed[i]);
-            if (d < near_dist) {
-                near_dist = d;
-                near = allowed[i];
-            }
-        }
-        if (known)
-            continue;
-        char q[QUOTE_LEN];
-        if (near_dist <= 2 && near_dist < strlen (key))
-            return fail (s->ld, s->label, "unknown key %s (did you mean \"%s\"?)",
-                         quote (q, sizeof q, key), near);
-        char list[256] = "";
-        for (int i = 0; allowed[i]; i++)
-            snprintf (list + strlen (list), sizeof list - strlen (list), "%s%s",
-                      i ? ", " : "", allowed[i]);
-        return fail (s->ld, s->label, "unknown key %s (expected one of: %s)",
-                     quote (q, sizeof q, key), list);
-    }
-    return 0;
-}
-
-/*  Name a field of the section for messages: "tasks.count". */
-static const char *
-field (const section_t *s, const char *key, char *buf, size_t size)
-{
-    if (*s->label)
-        snprintf (buf, size, "%s%s%s", s->label, s->sep, key);
-    else
-        snprintf (buf, size, "%s", key);
-    return buf;
-}
-
-/*  Look a key up. Return the value, or NULL when it is absent; a required
- *  key that is absent is an error (-1 in *rc). */
-static json_t *
-lookup (section_t *s, const char *key, int required, int *rc)
-{
-    json_t *value = json_object_get (s->obj, key);
-    *rc = 0;
-    if (!value && required)
-        *rc = fail (s->ld, s->label, "missing required key \"%s\"", key);
-    return value;
-}
-
-/*  Read a number (integer or real JSON) obeying rule into *out. Return 1
- *  when read, 0 when absent and optional (*out untouched), -1 on error. */
-static int
-get_number (section_t *s, const char *key, int required, rule_t rule, double *out)
-{
-    int rc;
-    json_t *value = lookup (s, key, required, &rc);
-    if (!value)
-        return rc;
-    char where[LABEL_LEN + 32];
-    field (s, key, where, sizeof where);
-    if (!json_is_number (value))
-        return fail (s->ld, where, "expected a number, got %s", type_name (value));
-    double v = json_number_value (value);
-    if (!isfinite (v))
-        return fail (s->ld, where, "must be finite, got %g", v);
-    if (rule == RULE_POSITIVE && !(v > 0))
-        return fail (s->ld, where, "must be > 0, got %g", v);
-    if (rule == RULE_NONNEGATIVE && !(v >= 0))
-        return fail (s->ld, where, "must be >= 0, got %g", v);
-    if (rule == RULE_FRACTION && !(v > 0 && v <= 1))
-        return fail (s->ld, where, "must be in (0, 1], got %g", v);
-    *out = v;
-    return 1;
-}
-
-/*  Read an integer JSON value in [min, max] into *out; returns like
- *  get_number. A real, even 3.0, is not an integer. */
-static int
-get_integer (section_t *s, const char *key, int required, long long min,
-             long long max, long long *out)
-{
-    int rc;
-    json_t *value = lookup (s, key, required, &rc);
-    if (!value)
-        return rc;
-    char where[LABEL_LEN + 32], want[64];
-    field (s, key, where, sizeof where);
-    if (min == 1 && max == LLONG_MAX)
-        snprintf (want, sizeof want, "a positive integer");
-    else
-        snprintf (want, sizeof want, "an integer in %lld..%lld", min, max);
-    if (!json_is_integer (value))
-        return fail (s->ld, where, "expected %s, got %s", want, type_name (value));
-    long long v = json_integer_value (value);
-    if (v < min || v > max)
-        return fail (s->ld, where, "expected %s, got %lld", want, v);
-    *out = v;
-    return 1;
-}
-
-/*  Read a non-empty string into *out (borrowed from the document); returns
- *  like get_number. */
-static int
-get_string (section_t *s, const char *key, int required, const char **out)
-{
-    int rc;
-    json_t *value = lookup (s, key, required, &rc);
-    if (!value)
-        return rc;
-    char where[LABEL_LEN + 32];
-    field (s, key, where, sizeof where);
-    if (!json_is_string (value))
-        return fail (s->ld, where, "expected a string, got %s", type_name (value));
-    if (json_string_length (value) == 0)
-        return fail (s->ld, where, "must not be empty");
-    *out = json_string_value (value);
-    return 1;
-}
-
-/*  Open the object at key of the parent section as a new section; returns
- *  like get_number. */
-static int
-get_section (section_t *parent, const char *key, int required, section_t *s)
-{
-    int rc;
-    json_t *value = lookup (parent, key, required, &rc);
-    if (!value)
-        return rc;
-    field (parent, key, s->label, sizeof s->label);
-    if (!json_is_object (value))
-        return fail (parent->ld, s->label, "expected an object, got %s",
-                     type_name (value));
-    s->ld = parent->ld;
-    s->obj = value;
-    s->sep = ".";
-    return 1;
-}
-
-static int
-parse_tasks (config_t *self, section_t *top)
-{
-    section_t s;
+    jsonw_t s;
     long long count = 0;
-    int rc = get_section (top, "tasks", 0, &s);
+    int rc = jsonw_get_section (top, "tasks", 0, &s);
     if (rc == 0)
         return 0;   /* no synthetic tasks: a run brings command tasks */
     if (rc < 0
-        || check_keys (&s, task_keys) < 0
-        || get_integer (&s, "count", 1, 1, LLONG_MAX, &count) < 0
-        || get_number (&s, "input_mb", 1, RULE_NONNEGATIVE, &self->tasks.input_mb) < 0
-        || get_number (&s, "units", 1, RULE_POSITIVE, &self->tasks.units) < 0)
+        || jsonw_check_keys (&s, task_keys) < 0
+        || jsonw_get_integer (&s, "count", 1, 1, LLONG_MAX, &count) < 0
+        || jsonw_get_number (&s, "input_mb", 1, JSONW_NONNEGATIVE,
+                             &self->tasks.input_mb) < 0
+        || jsonw_get_number (&s, "units", 1, JSONW_POSITIVE, &self->tasks.units) < 0)
         return -1;
     if (count > CONFIG_MAX_TASKS)
-        return fail (s.ld, "tasks.count", "must be at most %lld, got %lld",
-                     CONFIG_MAX_TASKS, count);
+        return jsonw_fail (s.doc, "tasks.count", "must be at most %lld, got %lld",
+                           CONFIG_MAX_TASKS, count);
     if (self->tasks.input_mb > CONFIG_MAX_INPUT_MB)
-        return fail (s.ld, "tasks.input_mb", "must be at most %g, got %g",
-                     CONFIG_MAX_INPUT_MB, self->tasks.input_mb);
+        return jsonw_fail (s.doc, "tasks.input_mb", "must be at most %g, got %g",
+                           CONFIG_MAX_INPUT_MB, self->tasks.input_mb);
     if (self->tasks.units > CONFIG_MAX_UNITS)
-        return fail (s.ld, "tasks.units", "must be at most %g, got %g", CONFIG_MAX_UNITS,
-                     self->tasks.units);
+        return jsonw_fail (s.doc, "tasks.units", "must be at most %g, got %g",
+                           CONFIG_MAX_UNITS, self->tasks.units);
     self->tasks.count = (uint64_t) count;
     return 0;
 }
 
 /*  Read a bounded integer platform key into a uint32_t field. */
 static int
-get_u32 (section_t *s, const char *key, long long min, long long max, uint32_t *out)
+get_u32 (jsonw_t *s, const char *key, long long min, long long max, uint32_t *out)
 {
     long long v = *out;
-    int rc = get_integer (s, key, 0, min, max, &v);
+    int rc = jsonw_get_integer (s, key, 0, min, max, &v);
     *out = (uint32_t) v;
     return rc;
 }
 
 /*  The platform's numbers, each within its stated range. */
 static int
-get_platform_numbers (config_t *self, section_t *s)
+get_platform_numbers (config_t *self, jsonw_t *s)
 {
-    return get_number (s, "time_scale", 0, RULE_POSITIVE, &self->platform.time_scale) < 0
-        || get_number (s, "payload_scale", 0, RULE_FRACTION,
-                       &self->platform.payload_scale) < 0
-        || get_u32 (s, "chunk_kib", 1, CONFIG_MAX_CHUNK_KIB, &self->platform.chunk_kib) < 0
+    return jsonw_get_number (s, "time_scale", 0, JSONW_POSITIVE,
+                             &self->platform.time_scale) < 0
+        || jsonw_get_number (s, "payload_scale", 0, JSONW_FRACTION,
+                             &self->platform.payload_scale) < 0
+        || get_u32 (s, "chunk_kib", 1, CONFIG_MAX_CHUNK_KIB,
+                    &self->platform.chunk_kib) < 0
         || get_u32 (s, "window", 1, CONFIG_MAX_WINDOW, &self->platform.window) < 0
         || get_u32 (s, "buffer", 1, CONFIG_MAX_BUFFER, &self->platform.buffer) < 0
         || get_u32 (s, "matrix_n", CONFIG_MIN_MATRIX_N, CONFIG_MAX_MATRIX_N,
                     &self->platform.matrix_n) < 0
-        || get_u32 (s, "sample_ms", 1, CONFIG_MAX_SAMPLE_MS, &self->platform.sample_ms) < 0
+        || get_u32 (s, "sample_ms", 1, CONFIG_MAX_SAMPLE_MS,
+                    &self->platform.sample_ms) < 0
         || get_u32 (s, "heartbeat_ms", CONFIG_MIN_HEARTBEAT_MS, CONFIG_MAX_HEARTBEAT_MS,
                     &self->platform.heartbeat_ms) < 0
         || get_u32 (s, "heartbeat_misses", CONFIG_MIN_MISSES, CONFIG_MAX_MISSES,
@@ -380,8 +133,9 @@ get_platform_numbers (config_t *self, section_t *s)
                : 0;
 }
 
-static int
-parse_platform (config_t *self, section_t *top)
+/*  The platform a config without a "platform" block runs on. */
+static void
+set_platform_defaults (config_t *self)
 {
     self->platform.mode = PLATFORM_EMULATED;
     self->platform.time_scale = 1;
@@ -394,117 +148,135 @@ parse_platform (config_t *self, section_t *top)
     self->platform.ir_measured = 0;
     self->platform.heartbeat_ms = 0;
     self->platform.misses = CONFIG_DEFAULT_MISSES;
+}
 
-    section_t s;
-    int rc = get_section (top, "platform", 0, &s);
-    if (rc <= 0)
-        return rc;
+/*  The platform's two words: mode and ir. */
+static int
+get_platform_words (config_t *self, jsonw_t *s)
+{
     const char *mode = NULL, *ir = NULL;
-    if (check_keys (&s, platform_keys) < 0 || get_string (&s, "mode", 0, &mode) < 0
-        || get_string (&s, "ir", 0, &ir) < 0)
+    char q[JSONW_QUOTE_LEN];
+    if (jsonw_get_string (s, "mode", 0, 1, SIZE_MAX, &mode) < 0
+        || jsonw_get_string (s, "ir", 0, 1, SIZE_MAX, &ir) < 0)
         return -1;
     if (ir && streq (ir, "measured"))
         self->platform.ir_measured = 1;
-    else if (ir && !streq (ir, "configured")) {
-        char q[QUOTE_LEN];
-        return fail (s.ld, "platform.ir",
-                     "unknown value %s (expected \"configured\" or \"measured\")",
-                     quote (q, sizeof q, ir));
-    }
+    else if (ir && !streq (ir, "configured"))
+        return jsonw_fail (s->doc, "platform.ir",
+                           "unknown value %s (expected \"configured\" or \"measured\")",
+                           tf_quote (q, sizeof q, ir));
     if (mode && streq (mode, "real"))
         self->platform.mode = PLATFORM_REAL;
-    else if (mode && !streq (mode, "emulated")) {
-        char q[QUOTE_LEN];
-        return fail (s.ld, "platform.mode",
-                     "unknown mode %s (expected \"emulated\" or \"real\")",
-                     quote (q, sizeof q, mode));
-    }
-    if (get_platform_numbers (self, &s) < 0)
+    else if (mode && !streq (mode, "emulated"))
+        return jsonw_fail (s->doc, "platform.mode",
+                           "unknown mode %s (expected \"emulated\" or \"real\")",
+                           tf_quote (q, sizeof q, mode));
+    return 0;
+}
+
+static int
+parse_platform (config_t *self, jsonw_t *top)
+{
+    set_platform_defaults (self);
+    jsonw_t s;
+    int rc = jsonw_get_section (top, "platform", 0, &s);
+    if (rc <= 0)
+        return rc;
+    if (jsonw_check_keys (&s, platform_keys) < 0 || get_platform_words (self, &s) < 0
+        || get_platform_numbers (self, &s) < 0)
         return -1;
     if (self->platform.time_scale > CONFIG_MAX_TIME_SCALE)
-        return fail (s.ld, "platform.time_scale", "must be at most %g, got %g",
-                     CONFIG_MAX_TIME_SCALE, self->platform.time_scale);
+        return jsonw_fail (s.doc, "platform.time_scale", "must be at most %g, got %g",
+                           CONFIG_MAX_TIME_SCALE, self->platform.time_scale);
     /*  Real compute on real links runs at the machines' own speed: scaling
      *  its time or its bytes would report figures nobody measured. */
     if (self->platform.mode == PLATFORM_REAL && self->platform.time_scale != 1)
-        return fail (s.ld, "platform.time_scale", "must be 1 in real mode (only "
-                     "emulated runs scale time), got %g", self->platform.time_scale);
+        return jsonw_fail (s.doc, "platform.time_scale", "must be 1 in real mode (only "
+                           "emulated runs scale time), got %g",
+                           self->platform.time_scale);
     if (self->platform.mode == PLATFORM_REAL && self->platform.payload_scale != 1)
-        return fail (s.ld, "platform.payload_scale", "must be 1 in real mode (real "
-                     "links move whole payloads), got %g", self->platform.payload_scale);
+        return jsonw_fail (s.doc, "platform.payload_scale", "must be 1 in real mode "
+                           "(real links move whole payloads), got %g",
+                           self->platform.payload_scale);
     return 0;
 }
 
 /*  A node's host says where and how it runs (overlay/host.h). */
 static int
-check_host (section_t *s, const char *host)
+check_host (jsonw_t *s, const char *host)
 {
     host_t parsed;
-    char why[TF_ERRLEN - LABEL_LEN];
+    char why[TF_ERRLEN - JSONW_LABEL_LEN];
     if (host_parse (host, &parsed, why, sizeof why) != 0)
-        return fail (s->ld, s->label, "host: %s", why);
+        return jsonw_fail (s->doc, s->label, "host: %s", why);
+    return 0;
+}
+
+/*  The link from a node's parent: on the root, none of its keys. */
+static int
+parse_link (jsonw_t *s, config_node_t *node)
+{
+    if (!node->parent_name) {
+        for (int k = 0; link_keys[k]; k++)
+            if (json_object_get (s->obj, link_keys[k]))
+                return jsonw_fail (s->doc, s->label, "%s: the root has no parent link",
+                                   link_keys[k]);
+        return 0;
+    }
+    if (jsonw_get_number (s, "link_mbps", 1, JSONW_POSITIVE, &node->link_mbps) < 0)
+        return -1;
+    node->link_idle_mbps = node->link_mbps;
+    if (jsonw_get_number (s, "link_idle_mbps", 0, JSONW_POSITIVE,
+                          &node->link_idle_mbps) < 0
+        || jsonw_get_number (s, "ir_send", 0, JSONW_NONNEGATIVE, &node->ir_send) < 0
+        || jsonw_get_number (s, "ir_recv", 0, JSONW_NONNEGATIVE, &node->ir_recv) < 0
+        || jsonw_get_number (s, "delay_ms", 0, JSONW_NONNEGATIVE, &node->delay_ms) < 0)
+        return -1;
+    char where[JSONW_LABEL_LEN + 32];
+    if (node->delay_ms > CONFIG_MAX_DELAY_MS)
+        return jsonw_fail (s->doc, jsonw_field (s, "delay_ms", where, sizeof where),
+                           "must be at most %g, got %g", CONFIG_MAX_DELAY_MS,
+                           node->delay_ms);
     return 0;
 }
 
 /*  Read tree[i] into node. Its own keys only: parents, roots and cycles
  *  are checked once every node is known. */
 static int
-parse_node (loader_t *ld, json_t *entry, int i, config_node_t *node)
+parse_node (jsonw_doc_t *ld, json_t *entry, int i, config_node_t *node)
 {
-    section_t s = {.ld = ld, .obj = entry, .sep = ": "};
+    jsonw_t s = {.doc = ld, .obj = entry, .sep = ": "};
     snprintf (s.label, sizeof s.label, "tree[%d]", i);
     if (!json_is_object (entry))
-        return fail (ld, s.label, "expected an object, got %s", type_name (entry));
-
+        return jsonw_fail (ld, s.label, "expected an object, got %s",
+                           jsonw_type_name (ld, entry));
     /* Label with the name as soon as we know it is one. */
     const char *name = json_string_value (json_object_get (entry, "name"));
     if (name && valid_name (name))
         snprintf (s.label, sizeof s.label, "tree[%d] (node \"%s\")", i, name);
-    if (check_keys (&s, node_keys) < 0 || get_string (&s, "name", 1, &name) < 0)
+    if (jsonw_check_keys (&s, node_keys) < 0
+        || jsonw_get_string (&s, "name", 1, 1, SIZE_MAX, &name) < 0)
         return -1;
-    if (!valid_name (name)) {
-        char q[QUOTE_LEN];
-        return fail (ld, s.label, "name: must be 1..%d characters from %s, got %s",
-                     NAME_MAX_LEN, NAME_CHARS, quote (q, sizeof q, name));
-    }
+    char q[JSONW_QUOTE_LEN];
+    if (!valid_name (name))
+        return jsonw_fail (ld, s.label, "name: must be 1..%d characters from %s, got %s",
+                           NAME_MAX_LEN, NAME_CHARS, tf_quote (q, sizeof q, name));
     node->name = xstrdup (name);
     node->index = i;
     node->parent = -1;
-
     const char *parent = NULL, *host = CONFIG_DEFAULT_HOST;
-    if (get_string (&s, "parent", 0, &parent) < 0
-        || get_string (&s, "host", 0, &host) < 0 || check_host (&s, host) < 0
-        || get_number (&s, "compute", 1, RULE_POSITIVE, &node->compute_rate) < 0)
+    if (jsonw_get_string (&s, "parent", 0, 1, SIZE_MAX, &parent) < 0
+        || jsonw_get_string (&s, "host", 0, 1, SIZE_MAX, &host) < 0
+        || check_host (&s, host) < 0
+        || jsonw_get_number (&s, "compute", 1, JSONW_POSITIVE, &node->compute_rate) < 0)
         return -1;
     node->parent_name = parent ? xstrdup (parent) : NULL;
     node->host = xstrdup (host);
-
-    if (!parent) {
-        for (int k = 0; link_keys[k]; k++)
-            if (json_object_get (entry, link_keys[k]))
-                return fail (ld, s.label, "%s: the root has no parent link",
-                             link_keys[k]);
-    }
-    else {
-        if (get_number (&s, "link_mbps", 1, RULE_POSITIVE, &node->link_mbps) < 0)
-            return -1;
-        node->link_idle_mbps = node->link_mbps;
-        if (get_number (&s, "link_idle_mbps", 0, RULE_POSITIVE,
-                        &node->link_idle_mbps) < 0
-            || get_number (&s, "ir_send", 0, RULE_NONNEGATIVE, &node->ir_send) < 0
-            || get_number (&s, "ir_recv", 0, RULE_NONNEGATIVE, &node->ir_recv) < 0
-            || get_number (&s, "delay_ms", 0, RULE_NONNEGATIVE, &node->delay_ms) < 0)
-            return -1;
-        if (node->delay_ms > CONFIG_MAX_DELAY_MS) {
-            char where[LABEL_LEN + 32];
-            return fail (ld, field (&s, "delay_ms", where, sizeof where),
-                         "must be at most %g, got %g", CONFIG_MAX_DELAY_MS,
-                         node->delay_ms);
-        }
-    }
     long long slots = 0;
-    if (get_number (&s, "send_limit_mbps", 0, RULE_POSITIVE, &node->send_limit_mbps) < 0
-        || get_integer (&s, "slots", 0, 1, CONFIG_MAX_SLOTS, &slots) < 0)
+    if (parse_link (&s, node) < 0
+        || jsonw_get_number (&s, "send_limit_mbps", 0, JSONW_POSITIVE,
+                             &node->send_limit_mbps) < 0
+        || jsonw_get_integer (&s, "slots", 0, 1, CONFIG_MAX_SLOTS, &slots) < 0)
         return -1;
     node->slots = (uint32_t) slots;
     return 0;
@@ -513,16 +285,16 @@ parse_node (loader_t *ld, json_t *entry, int i, config_node_t *node)
 /*  Resolve parent names to indices and find the one root. names maps each
  *  node name to its index. */
 static int
-find_parents (config_t *self, loader_t *ld, json_t *names)
+find_parents (config_t *self, jsonw_doc_t *ld, json_t *names)
 {
-    char label[LABEL_LEN], q[QUOTE_LEN];
+    char label[JSONW_LABEL_LEN], q[JSONW_QUOTE_LEN];
     self->root = -1;
     for (int i = 0; i < self->nnodes; i++) {
         config_node_t *node = &self->nodes[i];
         if (!node->parent_name) {
             if (self->root >= 0)
-                return fail (ld, "tree",
-                             "two roots, \"%s\" (tree[%d]) and \"%s\" (tree[%d])",
+                return jsonw_fail (ld, "tree",
+                                   "two roots, \"%s\" (tree[%d]) and \"%s\" (tree[%d])",
                              self->nodes[self->root].name, self->root, node->name, i);
             self->root = i;
             continue;
@@ -530,14 +302,14 @@ find_parents (config_t *self, loader_t *ld, json_t *names)
         snprintf (label, sizeof label, "tree[%d] (node \"%s\")", i, node->name);
         json_t *idx = json_object_get (names, node->parent_name);
         if (!idx)
-            return fail (ld, label, "parent %s is not a node",
-                         quote (q, sizeof q, node->parent_name));
+            return jsonw_fail (ld, label, "parent %s is not a node",
+                               tf_quote (q, sizeof q, node->parent_name));
         node->parent = (int) json_integer_value (idx);
         if (node->parent == i)
-            return fail (ld, label, "is its own parent");
+            return jsonw_fail (ld, label, "is its own parent");
     }
     if (self->root < 0)
-        return fail (ld, "tree", "no root (every node has a parent)");
+        return jsonw_fail (ld, "tree", "no root (every node has a parent)");
     return 0;
 }
 
@@ -545,7 +317,7 @@ find_parents (config_t *self, loader_t *ld, json_t *names)
  *  walk ends j, parent (j), ..., the child of j: print it backwards, each
  *  arrow from a parent to its child. */
 static int
-fail_cycle (const config_t *self, loader_t *ld, int j, const int *walk, int len)
+fail_cycle (const config_t *self, jsonw_doc_t *ld, int j, const int *walk, int len)
 {
     char path[TF_ERRLEN];
     size_t used = snprintf (path, sizeof path, "%s", self->nodes[j].name);
@@ -555,14 +327,14 @@ fail_cycle (const config_t *self, loader_t *ld, int j, const int *walk, int len)
         if (walk[k] == j)
             break;
     }
-    return fail (ld, "tree", "cycle: %s", path);
+    return jsonw_fail (ld, "tree", "cycle: %s", path);
 }
 
 /*  Set every node's depth by walking up from it to a node of known depth;
  *  meeting a node of the current walk again means a cycle. Linear time,
  *  no recursion, so a long chain is fine. */
 static int
-set_depths (config_t *self, loader_t *ld)
+set_depths (config_t *self, jsonw_doc_t *ld)
 {
     int rc = 0, n = self->nnodes;
     int *state = xcalloc ((size_t) n, sizeof *state);   /* 0 new, 1 walking, 2 done */
@@ -632,27 +404,27 @@ send_rate (const config_node_t *node, const config_node_t *child, int *capped)
 
 /*  One link on its own: ir_recv at node, ir_send at node's parent. */
 static int
-check_link_ir (const config_t *self, loader_t *ld, const config_node_t *node)
+check_link_ir (const config_t *self, jsonw_doc_t *ld, const config_node_t *node)
 {
-    char label[LABEL_LEN];
+    char label[JSONW_LABEL_LEN];
     snprintf (label, sizeof label, "tree[%d] (node \"%s\")", node->index, node->name);
     if (!(node->ir_recv * node->link_mbps < 1))
-        return fail (ld, label, "ir_recv %g x link_mbps %g leaves no compute "
-                     "(must be < 1)", node->ir_recv, node->link_mbps);
+        return jsonw_fail (ld, label, "ir_recv %g x link_mbps %g leaves no compute "
+                           "(must be < 1)", node->ir_recv, node->link_mbps);
     const config_node_t *parent = &self->nodes[node->parent];
     int capped;
     double rate = send_rate (parent, node, &capped);
     if (!(node->ir_send * rate < 1))
-        return fail (ld, label, "ir_send %g x %s %g leaves its parent \"%s\" no "
-                     "compute (must be < 1)", node->ir_send,
-                     capped ? "the parent's send_limit_mbps" : "link_mbps", rate,
-                     parent->name);
+        return jsonw_fail (ld, label, "ir_send %g x %s %g leaves its parent \"%s\" no "
+                           "compute (must be < 1)", node->ir_send,
+                           capped ? "the parent's send_limit_mbps" : "link_mbps", rate,
+                           parent->name);
     return 0;
 }
 
 /*  Receiving at its link rate while sending to its worst child. */
 static int
-check_relay_ir (const config_t *self, loader_t *ld, const config_node_t *node)
+check_relay_ir (const config_t *self, jsonw_doc_t *ld, const config_node_t *node)
 {
     double recv_loss = node->ir_recv * node->link_mbps, worst = 0;
     int worst_child = -1, capped;
@@ -667,19 +439,20 @@ check_relay_ir (const config_t *self, loader_t *ld, const config_node_t *node)
     if (worst_child < 0 || 1 - recv_loss - worst > 0)
         return 0;
     const config_node_t *child = &self->nodes[worst_child];
-    char label[LABEL_LEN];
+    char label[JSONW_LABEL_LEN];
     snprintf (label, sizeof label, "tree[%d] (node \"%s\")", node->index, node->name);
-    return fail (ld, label, "ir_recv %g x link_mbps %g plus ir_send %g of child \"%s\" "
-                 "x %g leave no compute when it receives and sends at once "
-                 "(1 - %g - %g = %g, must be > 0)", node->ir_recv, node->link_mbps,
-                 child->ir_send, child->name, send_rate (node, child, &capped),
-                 recv_loss, worst, 1 - recv_loss - worst);
+    return jsonw_fail (ld, label, "ir_recv %g x link_mbps %g plus ir_send %g of child "
+                       "\"%s\" x %g leave no compute when it receives and sends at once "
+                       "(1 - %g - %g = %g, must be > 0)", node->ir_recv, node->link_mbps,
+                       child->ir_send, child->name, send_rate (node, child, &capped),
+                       recv_loss, worst, 1 - recv_loss - worst);
 }
 
 int
 config_check_emulation (const config_t *self, char *err, size_t errlen)
 {
-    loader_t ld = {.origin = self->path, .err = err, .errlen = errlen};
+    jsonw_doc_t ld = {.style = JSONW_CONFIG, .origin = self->path, .err = err,
+                      .errlen = errlen};
     /*  Only the emulator computes at the modelled rate; a real node
      *  computes at its machine's speed, and IR only orders children. */
     if (self->platform.mode != PLATFORM_EMULATED)
@@ -694,21 +467,22 @@ config_check_emulation (const config_t *self, char *err, size_t errlen)
 }
 
 static int
-parse_tree (config_t *self, section_t *top)
+parse_tree (config_t *self, jsonw_t *top)
 {
-    loader_t *ld = top->ld;
+    jsonw_doc_t *ld = top->doc;
     int rc;
-    json_t *tree = lookup (top, "tree", 1, &rc);
+    json_t *tree = jsonw_lookup (top, "tree", 1, &rc);
     if (!tree)
         return rc;
     if (!json_is_array (tree))
-        return fail (ld, "tree", "expected an array, got %s", type_name (tree));
+        return jsonw_fail (ld, "tree", "expected an array, got %s",
+                           jsonw_type_name (ld, tree));
     size_t n = json_array_size (tree);
     if (n == 0)
-        return fail (ld, "tree", "is empty (it needs at least the root)");
+        return jsonw_fail (ld, "tree", "is empty (it needs at least the root)");
     if (n > CONFIG_MAX_NODES)
-        return fail (ld, "tree", "has %zu nodes, at most %d are allowed", n,
-                     CONFIG_MAX_NODES);
+        return jsonw_fail (ld, "tree", "has %zu nodes, at most %d are allowed", n,
+                           CONFIG_MAX_NODES);
 
     self->nodes = xcalloc (n, sizeof *self->nodes);
     self->nnodes = (int) n;
@@ -722,8 +496,8 @@ parse_tree (config_t *self, section_t *top)
         if (first) {
             char label[32];
             snprintf (label, sizeof label, "tree[%d]", i);
-            rc = fail (ld, label, "duplicate node name \"%s\" (first at tree[%d])",
-                       node->name, (int) json_integer_value (first));
+            rc = jsonw_fail (ld, label, "duplicate node name \"%s\" (first at tree[%d])",
+                             node->name, (int) json_integer_value (first));
             goto out_free_names;
         }
         json_object_set_new (names, node->name, json_integer (i));
@@ -752,23 +526,23 @@ default_name (const char *origin)
 }
 
 static int
-parse_top (config_t *self, loader_t *ld, json_t *json)
+parse_top (config_t *self, jsonw_doc_t *ld, json_t *json)
 {
     if (!json_is_object (json))
-        return fail (ld, NULL, "expected an object at the top level, got %s",
-                     type_name (json));
-    section_t top = {.ld = ld, .obj = json, .label = "", .sep = ""};
+        return jsonw_fail (ld, NULL, "expected an object at the top level, got %s",
+                           jsonw_type_name (ld, json));
+    jsonw_t top = {.doc = ld, .obj = json, .label = "", .sep = ""};
     const char *name = NULL, *policy = "fcfs";
-    if (check_keys (&top, top_keys) < 0
-        || get_string (&top, "name", 0, &name) < 0
+    if (jsonw_check_keys (&top, top_keys) < 0
+        || jsonw_get_string (&top, "name", 0, 1, SIZE_MAX, &name) < 0
         || parse_tasks (self, &top) < 0
-        || get_string (&top, "policy", 0, &policy) < 0)
+        || jsonw_get_string (&top, "policy", 0, 1, SIZE_MAX, &policy) < 0)
         return -1;
     /*  The name becomes part of a results directory's name. */
     if (name && !valid_name (name)) {
-        char q[QUOTE_LEN];
-        return fail (ld, "name", "must be 1..%d characters from %s, got %s",
-                     NAME_MAX_LEN, NAME_CHARS, quote (q, sizeof q, name));
+        char q[JSONW_QUOTE_LEN];
+        return jsonw_fail (ld, "name", "must be 1..%d characters from %s, got %s",
+                           NAME_MAX_LEN, NAME_CHARS, tf_quote (q, sizeof q, name));
     }
     self->name = name ? xstrdup (name) : default_name (ld->origin);
     self->policy = xstrdup (policy);
@@ -776,10 +550,10 @@ parse_top (config_t *self, loader_t *ld, json_t *json)
         return -1;
     /*  Nodes refuse a larger payload from any peer (docs/protocol.md). */
     if (config_task_bytes (self) > CONFIG_MAX_TASK_BYTES)
-        return fail (ld, "tasks.input_mb", "a task of %g MB at payload scale %g is "
+        return jsonw_fail (ld, "tasks.input_mb", "a task of %g MB at payload scale %g is "
                      "more than the %llu bytes a node accepts", self->tasks.input_mb,
-                     self->platform.payload_scale,
-                     (unsigned long long) CONFIG_MAX_TASK_BYTES);
+                           self->platform.payload_scale,
+                           (unsigned long long) CONFIG_MAX_TASK_BYTES);
     return parse_tree (self, &top);
 }
 
@@ -794,7 +568,8 @@ load_json (json_t *json, const json_error_t *jerr, const char *origin, char *err
                   jerr->text);
         return NULL;
     }
-    loader_t ld = {.origin = origin, .err = err, .errlen = errlen};
+    jsonw_doc_t ld = {.style = JSONW_CONFIG, .origin = origin, .err = err,
+                      .errlen = errlen};
     config_t *self = xcalloc (1, sizeof *self);
     self->path = xstrdup (origin);
     if (parse_top (self, &ld, json) < 0)
@@ -904,33 +679,36 @@ real_digits (const json_t *json, int digits)
     return digits;
 }
 
+/*  tree[i] of the canonical config: what the loader reads back. */
+static json_t *
+node_to_json (const config_node_t *node)
+{
+    json_t *entry = json_pack ("{s:s}", "name", node->name);
+    if (node->parent_name)
+        json_object_set_new (entry, "parent", json_string (node->parent_name));
+    json_object_set_new (entry, "host", json_string (node->host));
+    json_object_set_new (entry, "compute", json_real (node->compute_rate));
+    if (node->slots)
+        json_object_set_new (entry, "slots", json_integer (node->slots));
+    /* 0 (unlimited) is the absence of the key: the loader wants > 0. */
+    if (node->send_limit_mbps > 0)
+        json_object_set_new (entry, "send_limit_mbps", json_real (node->send_limit_mbps));
+    if (node->parent_name) {
+        json_object_set_new (entry, "link_mbps", json_real (node->link_mbps));
+        json_object_set_new (entry, "link_idle_mbps", json_real (node->link_idle_mbps));
+        json_object_set_new (entry, "ir_send", json_real (node->ir_send));
+        json_object_set_new (entry, "ir_recv", json_real (node->ir_recv));
+        json_object_set_new (entry, "delay_ms", json_real (node->delay_ms));
+    }
+    return entry;
+}
+
 char *
 config_to_json (const config_t *self)
 {
     json_t *tree = json_array ();
-    for (int i = 0; i < self->nnodes; i++) {
-        const config_node_t *node = &self->nodes[i];
-        json_t *entry = json_pack ("{s:s}", "name", node->name);
-        if (node->parent_name)
-            json_object_set_new (entry, "parent", json_string (node->parent_name));
-        json_object_set_new (entry, "host", json_string (node->host));
-        json_object_set_new (entry, "compute", json_real (node->compute_rate));
-        if (node->slots)
-            json_object_set_new (entry, "slots", json_integer (node->slots));
-        /* 0 (unlimited) is the absence of the key: the loader wants > 0. */
-        if (node->send_limit_mbps > 0)
-            json_object_set_new (entry, "send_limit_mbps",
-                                 json_real (node->send_limit_mbps));
-        if (node->parent_name) {
-            json_object_set_new (entry, "link_mbps", json_real (node->link_mbps));
-            json_object_set_new (entry, "link_idle_mbps",
-                                 json_real (node->link_idle_mbps));
-            json_object_set_new (entry, "ir_send", json_real (node->ir_send));
-            json_object_set_new (entry, "ir_recv", json_real (node->ir_recv));
-            json_object_set_new (entry, "delay_ms", json_real (node->delay_ms));
-        }
-        json_array_append_new (tree, entry);
-    }
+    for (int i = 0; i < self->nnodes; i++)
+        json_array_append_new (tree, node_to_json (&self->nodes[i]));
     json_t *json = json_pack (
         "{s:s, s:s, s:{s:s, s:f, s:f, s:i, s:i, s:i, s:i, s:i, s:s, s:i}, s:o}",
         "name", self->name,

@@ -46,6 +46,11 @@
  *  disk, not an experiment. */
 #define CONFIG_MAX_TASKS 100000000LL
 
+/*  The most times a run may try one failing command (commands.attempts,
+ *  --retries plus one): the controller refuses more, the wire and the
+ *  node's core too. */
+#define CONFIG_MAX_ATTEMPTS 100
+
 /*  The largest platform input of one task, MB. A node holds up to
  *  `buffer` payloads (input_mb x payload_scale each) in memory, and a
  *  CHUNK's size must fit the wire's integers many times over; 4 GiB per
@@ -151,7 +156,8 @@ typedef struct {
     struct {
         uint64_t count;      /* command tasks */
         double input_mb;     /* their mean input bundle, MB (for policies) */
-        uint32_t attempts;   /* tries of a failing command, >= 1 */
+        uint32_t attempts;   /* tries of a failing command, 1 ..
+                                CONFIG_MAX_ATTEMPTS */
     } commands;
     char *policy;            /* policy name, checked by the caller against
                                 the policy table; default "fcfs" */

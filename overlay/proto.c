@@ -7,6 +7,7 @@
 
 #include "overlay/config.h"
 #include "overlay/curve.h"
+#include "overlay/jsonw.h"
 #include "overlay/util.h"
 
 static const char *const command_names[PROTO_COMMAND_END] = {
@@ -40,7 +41,19 @@ proto_msg_clear (proto_msg_t *msg)
     zframe_destroy (&msg->payload);
     free (msg->done);
     free (msg->streams);
+    proto_run_clear (&msg->run_fields);
     memset (msg, 0, sizeof *msg);
+}
+
+/*  The body as the walker reads it (overlay/jsonw.h), for cmd's
+ *  messages. */
+static void
+walk (jsonw_t *w, jsonw_doc_t *doc, json_t *body, const char *cmd, char *err,
+      size_t errlen)
+{
+    *doc = (jsonw_doc_t) {.style = JSONW_PROTO, .origin = cmd, .err = err,
+                          .errlen = errlen};
+    jsonw_init (w, doc, body);
 }
 
 /*  Integer field in [0, max], as JSON integer. */
@@ -48,12 +61,13 @@ static int
 get_uint (json_t *body, const char *key, uint64_t max, uint64_t *out,
           const char *cmd, char *err, size_t errlen)
 {
-    json_t *v = json_object_get (body, key);
-    if (!json_is_integer (v) || json_integer_value (v) < 0
-        || (uint64_t) json_integer_value (v) > max)
-        return tf_error (err, errlen, "%s: field \"%s\" must be an integer in "
-                         "[0, %llu]", cmd, key, (unsigned long long) max);
-    *out = (uint64_t) json_integer_value (v);
+    jsonw_doc_t doc;
+    jsonw_t w;
+    long long v;
+    walk (&w, &doc, body, cmd, err, errlen);
+    if (jsonw_get_integer (&w, key, 1, 0, (long long) max, &v) < 0)
+        return -1;
+    *out = (uint64_t) v;
     return 0;
 }
 
@@ -61,11 +75,10 @@ static int
 get_string (json_t *body, const char *key, const char **out, const char *cmd,
             char *err, size_t errlen)
 {
-    json_t *v = json_object_get (body, key);
-    if (!json_is_string (v))
-        return tf_error (err, errlen, "%s: field \"%s\" must be a string", cmd, key);
-    *out = json_string_value (v);
-    return 0;
+    jsonw_doc_t doc;
+    jsonw_t w;
+    walk (&w, &doc, body, cmd, err, errlen);
+    return jsonw_get_string (&w, key, 1, 0, SIZE_MAX, out) < 0 ? -1 : 0;
 }
 
 /*  Refuse a body with keys outside the allowed set: a field we do not know
@@ -74,16 +87,10 @@ static int
 check_keys (json_t *body, const char *const *allowed, const char *cmd,
             char *err, size_t errlen)
 {
-    const char *key;
-    json_t *value;
-    json_object_foreach (body, key, value) {
-        int ok = 0;
-        for (int i = 0; allowed[i] && !ok; i++)
-            ok = strcmp (key, allowed[i]) == 0;
-        if (!ok)
-            return tf_error (err, errlen, "%s: unexpected field \"%s\"", cmd, key);
-    }
-    return 0;
+    jsonw_doc_t doc;
+    jsonw_t w;
+    walk (&w, &doc, body, cmd, err, errlen);
+    return jsonw_check_keys (&w, allowed);
 }
 
 /*  A finite number >= 0. */
@@ -91,13 +98,10 @@ static int
 get_number (json_t *body, const char *key, double *out, const char *cmd, char *err,
             size_t errlen)
 {
-    json_t *v = json_object_get (body, key);
-    if (!json_is_number (v) || !(json_number_value (v) >= 0)
-        || !isfinite (json_number_value (v)))
-        return tf_error (err, errlen, "%s: field \"%s\" must be a finite number >= 0",
-                         cmd, key);
-    *out = json_number_value (v);
-    return 0;
+    jsonw_doc_t doc;
+    jsonw_t w;
+    walk (&w, &doc, body, cmd, err, errlen);
+    return jsonw_get_number (&w, key, 1, JSONW_NONNEGATIVE, out) < 0 ? -1 : 0;
 }
 
 /*  The body's field key, an array of at most `most` elements (`what`, for
@@ -188,8 +192,8 @@ static int
 decode_config (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     m->run = json_object_get (m->body, "run");
-    if (m->run && !json_is_object (m->run))
-        return tf_error (err, errlen, "%s: field \"run\" must be an object", cmd);
+    if (m->run && proto_run_decode (m->run, &m->run_fields, err, errlen) != 0)
+        return -1;
     if (decode_keys (m, cmd, err, errlen) != 0)
         return -1;
     return decode_object (m, "config", cmd, err, errlen);
@@ -527,6 +531,39 @@ decode_fields (proto_msg_t *m, char *err, size_t errlen)
     return codecs[m->command].decode (m, cmd, err, errlen);
 }
 
+/*  The command of a message's header frame, and its frame count and body
+ *  size checked against the command. Returns the command, or 0 with a
+ *  message in err. */
+static proto_command_t
+check_frames (zframe_t *head, zframe_t *body, size_t frames, char *err, size_t errlen)
+{
+    if (!head || zframe_size (head) != 2)
+        return tf_error (err, errlen, "header frame missing or not 2 bytes"), 0;
+    const byte *h = zframe_data (head);
+    if (h[0] != PROTO_VERSION)
+        return tf_error (err, errlen, "protocol version %u, expected %u", h[0],
+                         PROTO_VERSION), 0;
+    if (h[1] == 0 || h[1] >= PROTO_COMMAND_END)
+        return tf_error (err, errlen, "unknown command %u", h[1]), 0;
+    proto_command_t command = h[1];
+    const char *cmd = proto_command_str (command);
+    /*  CHUNK and RESULT carry a payload; a REPORT may (its texts). */
+    size_t want = command == PROTO_CHUNK || command == PROTO_RESULT ? 3 : 2;
+    if (frames != want && !(command == PROTO_REPORT && frames == 3))
+        return tf_error (err, errlen, "%s: %zu frames, expected %s", cmd, frames,
+                         command == PROTO_REPORT ? "2 or 3" : want == 3 ? "3" : "2"), 0;
+    /*  The child <-> parent commands: REQUEST to SUBTREE, RESULT,
+     *  RESULT_ACK and BATCH. */
+    int peer = (command >= PROTO_REQUEST && command <= PROTO_SUBTREE)
+            || command == PROTO_RESULT || command == PROTO_RESULT_ACK
+            || command == PROTO_BATCH;
+    size_t most = peer ? PROTO_MAX_PEER_BODY : PROTO_MAX_BODY;
+    if (zframe_size (body) > most)
+        return tf_error (err, errlen, "%s: body of %zu bytes exceeds %zu", cmd,
+                         zframe_size (body), most), 0;
+    return command;
+}
+
 int
 proto_decode (zmsg_t **msg_p, proto_msg_t *out, char *err, size_t errlen)
 {
@@ -538,52 +575,18 @@ proto_decode (zmsg_t **msg_p, proto_msg_t *out, char *err, size_t errlen)
     zframe_t *head = zmsg_pop (msg);
     zframe_t *body = zmsg_pop (msg);
     json_error_t jerr;
-
-    if (!head || zframe_size (head) != 2) {
-        tf_error (err, errlen, "header frame missing or not 2 bytes");
-        goto out;
-    }
-    const byte *h = zframe_data (head);
-    if (h[0] != PROTO_VERSION) {
-        tf_error (err, errlen, "protocol version %u, expected %u", h[0], PROTO_VERSION);
-        goto out;
-    }
-    out->command = h[1];
-    if (h[1] == 0 || h[1] >= PROTO_COMMAND_END) {
-        tf_error (err, errlen, "unknown command %u", h[1]);
-        goto out;
-    }
-    /*  CHUNK and RESULT carry a payload; a REPORT may (its texts). */
-    size_t want = out->command == PROTO_CHUNK || out->command == PROTO_RESULT ? 3 : 2;
-    if (frames != want && !(out->command == PROTO_REPORT && frames == 3)) {
-        tf_error (err, errlen, "%s: %zu frames, expected %s",
-                  proto_command_str (out->command), frames,
-                  out->command == PROTO_REPORT ? "2 or 3" : want == 3 ? "3" : "2");
-        goto out;
-    }
-    /*  The child <-> parent commands: REQUEST to SUBTREE, RESULT,
-     *  RESULT_ACK and BATCH. */
-    int peer = (out->command >= PROTO_REQUEST && out->command <= PROTO_SUBTREE)
-            || out->command == PROTO_RESULT || out->command == PROTO_RESULT_ACK
-            || out->command == PROTO_BATCH;
-    size_t most = peer ? PROTO_MAX_PEER_BODY : PROTO_MAX_BODY;
-    if (zframe_size (body) > most) {
-        tf_error (err, errlen, "%s: body of %zu bytes exceeds %zu",
-                  proto_command_str (out->command), zframe_size (body), most);
-        goto out;
-    }
-    out->body = json_loadb ((const char *) zframe_data (body), zframe_size (body),
-                            JSON_REJECT_DUPLICATES, &jerr);
-    if (!json_is_object (out->body)) {
+    out->command = check_frames (head, body, frames, err, errlen);
+    if (out->command)
+        out->body = json_loadb ((const char *) zframe_data (body), zframe_size (body),
+                                JSON_REJECT_DUPLICATES, &jerr);
+    if (out->command && !json_is_object (out->body))
         tf_error (err, errlen, "%s: body is not a JSON object%s%s",
                   proto_command_str (out->command), out->body ? "" : ": ",
                   out->body ? "" : jerr.text);
-        goto out;
+    else if (out->command) {
+        out->payload = zmsg_pop (msg);
+        rc = decode_fields (out, err, errlen) == 0 ? 0 : -1;
     }
-    out->payload = zmsg_pop (msg);
-    if (decode_fields (out, err, errlen) == 0)
-        rc = 0;
-out:
     zframe_destroy (&head);
     zframe_destroy (&body);
     zmsg_destroy (&msg);
@@ -815,87 +818,4 @@ proto_raw (int version, int command, const char *body, const void *payload, size
     if (payload)
         zmsg_addmem (msg, payload, len);
     return msg;
-}
-
-zmsg_t *
-proto_batch (zmsg_t **msgs, uint32_t n)
-{
-    zmsg_t *batch = encode_packed (PROTO_BATCH, json_pack ("{s:I}", "n", (json_int_t) n));
-    for (uint32_t i = 0; i < n; i++) {
-        zframe_t *f;
-        while ((f = zmsg_pop (msgs[i])))
-            zmsg_append (batch, &f);
-        zmsg_destroy (&msgs[i]);
-    }
-    return batch;
-}
-
-/*  Is frame a header of a command a BATCH may carry? */
-static int
-batchable (zframe_t *frame)
-{
-    const byte *h = zframe_data (frame);
-    return zframe_size (frame) == 2 && h[0] == PROTO_VERSION
-        && (h[1] == PROTO_REQUEST || h[1] == PROTO_ACK || h[1] == PROTO_DONE);
-}
-
-/*  The BATCH's own header and body, popped: its count of parts, checked
- *  against its frames. Returns the count, or -1 with a message in err. */
-static int
-batch_count (zmsg_t *msg, char *err, size_t errlen)
-{
-    size_t frames = zmsg_size (msg);
-    zmsg_t *own = zmsg_new ();
-    zframe_t *f = zmsg_pop (msg);
-    zmsg_append (own, &f);
-    f = zmsg_pop (msg);
-    if (f)
-        zmsg_append (own, &f);
-    json_t *n = NULL;
-    int count = -1;
-    zframe_t *body = zmsg_last (own);
-    if (zmsg_size (own) == 2 && zframe_size (body) <= 64) {
-        n = json_loadb ((const char *) zframe_data (body), zframe_size (body),
-                        JSON_REJECT_DUPLICATES, NULL);
-        json_t *v = json_object_get (n, "n");
-        if (json_is_object (n) && json_object_size (n) == 1 && json_is_integer (v)
-            && json_integer_value (v) >= 2 && json_integer_value (v) <= PROTO_MAX_BATCH
-            && (size_t) json_integer_value (v) * 2 + 2 == frames)
-            count = (int) json_integer_value (v);
-    }
-    json_decref (n);
-    zmsg_destroy (&own);
-    if (count < 0)
-        tf_error (err, errlen, "BATCH: body must be {\"n\": N}, 2 <= N <= %d, with "
-                  "N messages of two frames each after it", PROTO_MAX_BATCH);
-    return count;
-}
-
-int
-proto_unbatch (zmsg_t **msg_p, zmsg_t **parts, char *err, size_t errlen)
-{
-    zmsg_t *msg = *msg_p;
-    zframe_t *head = zmsg_first (msg);
-    if (!head || zframe_size (head) != 2 || zframe_data (head)[0] != PROTO_VERSION
-        || zframe_data (head)[1] != PROTO_BATCH)
-        return 0;
-    *msg_p = NULL;
-    int n = batch_count (msg, err, errlen);
-    for (int i = 0; i < n; i++) {
-        zframe_t *h = zmsg_pop (msg), *b = zmsg_pop (msg);
-        if (!batchable (h)) {
-            tf_error (err, errlen, "BATCH: part %d is not a REQUEST, ACK or DONE", i);
-            zframe_destroy (&h);
-            zframe_destroy (&b);
-            while (i-- > 0)
-                zmsg_destroy (&parts[i]);
-            n = -1;
-            break;
-        }
-        parts[i] = zmsg_new ();
-        zmsg_append (parts[i], &h);
-        zmsg_append (parts[i], &b);
-    }
-    zmsg_destroy (&msg);
-    return n;
 }

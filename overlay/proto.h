@@ -30,6 +30,7 @@
 
 #include "overlay/bound.h"
 #include "overlay/config.h"
+#include "overlay/proto_run.h"
 
 #define PROTO_VERSION 2
 #define PROTO_MAX_BODY (64u << 20)   /* a body larger than this is refused */
@@ -82,7 +83,7 @@
 typedef enum {
     PROTO_HELLO = 1,    /* node -> ctl  {name, pid, version}              */
     PROTO_CONFIG,       /* ctl -> node  {config: <experiment object>,
-                                         run?: {...} (node/runinfo.h)}    */
+                                         run?: {...} (overlay/proto_run.h)}    */
     PROTO_BOUND,        /* node -> ctl  {endpoint: "tcp://..."|""}        */
     PROTO_START,        /* ctl -> node  {parent: "tcp://..."|"", mode:
                                          "run"|"measure"}                 */
@@ -158,7 +159,11 @@ typedef struct {
     int measure;             /* START: mode "measure" (else "run") */
     json_t *object;          /* CONFIG config, STATS/REPORT stats,
                                 MEASURED send_mbps ({child: MB/s}) */
-    json_t *run;             /* CONFIG: the run's object, or NULL */
+    json_t *run;             /* CONFIG: the run's object, or NULL; its
+                                fields decoded in run_fields */
+    proto_run_t run_fields;  /* CONFIG with a run: its fields (owned by
+                                the message; a caller keeping them moves
+                                them out and clears this copy) */
     json_t *keys;            /* CONFIG: {node: CURVE public key}, or NULL
                                 (CURVE off) */
     json_t *info;            /* RECORDED: an array of ndone objects or

@@ -7,6 +7,7 @@
  *  zhashx whose keys are borrowed from the tasks.
  */
 #include "overlay/tasks.h"
+#include "overlay/jsonw.h"
 #include "overlay/lines.h"
 #include "overlay/util.h"
 
@@ -22,9 +23,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/*  How much of a value from the file a message quotes, so a message stays
- *  one short line whatever the file holds. */
-#define SHOW_LEN 80
 
 /*  Bytes a substituted value may be left unquoted with. */
 #define SHELL_SAFE "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/+-"
@@ -36,89 +34,12 @@ struct tasks_t {
     zhashx_t *index;         /* id -> index + 1; keys borrowed from tasks */
 };
 
-/*  Where messages go and what prefixes them: "name:line: ", "name: ", or
- *  nothing (the shorthand, whose messages name the glob or the file). */
-typedef struct {
-    const char *name;
-    unsigned line;
-    char *err;
-    size_t errlen;
-} loader_t;
-
 static const char *const task_fields[] = {
     "id", "argv", "sh", "inputs", "outputs", "env", "timeout_s", NULL
 };
 
 /*  The replacement strings of the shorthand (tasks.h). */
 static const char *const replacements[] = {"{}", "{/}", "{.}", "{/.}", "{#}", NULL};
-
-/*  Write "name:line: field 'field': message" (parts omitted when absent)
- *  into the loader's buffer and return -1. */
-static int
-fail (loader_t *ld, const char *field, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static int
-fail (loader_t *ld, const char *field, const char *fmt, ...)
-{
-    char msg[TF_ERRLEN], where[TF_ERRLEN] = "";
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (msg, sizeof msg, fmt, ap);
-    va_end (ap);
-    if (ld->name && ld->line)
-        snprintf (where, sizeof where, "%s:%u: ", ld->name, ld->line);
-    else if (ld->name)
-        snprintf (where, sizeof where, "%s: ", ld->name);
-    if (field)
-        return tf_error (ld->err, ld->errlen, "%sfield '%s': %s", where, field, msg);
-    return tf_error (ld->err, ld->errlen, "%s%s", where, msg);
-}
-
-/*  Copy text into buf for a message: quotes, backslashes and control
- *  bytes escaped, cut short with "..." (no surrounding quotes). */
-static const char *
-show (char *buf, size_t size, const char *text)
-{
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
-        if (n + 8 >= size) {
-            n += snprintf (buf + n, size - n, "...");
-            break;
-        }
-        if (*p == '"' || *p == '\'' || *p == '\\')
-            n += snprintf (buf + n, size - n, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f)
-            n += snprintf (buf + n, size - n, "\\x%02x", *p);
-        else
-            buf[n++] = (char) *p;
-    }
-    buf[n < size ? n : size - 1] = '\0';
-    return buf;
-}
-
-/*  Name a JSON value's type for "expected ..., got TYPE". */
-static const char *
-type_name (const json_t *json)
-{
-    switch (json_typeof (json)) {
-    case JSON_OBJECT:
-        return "an object";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-    case JSON_NULL:
-        return "null";
-    }
-    return "a value";
-}
 
 /*  Free what a task owns (also a task left half-built by an error). */
 static void
@@ -180,64 +101,6 @@ add_task (tasks_t *self, tasks_task_t *t)
     memset (t, 0, sizeof *t);
 }
 
-/*  Return value as a string of min_len to TASKS_MAX_STRING bytes, or fail
- *  on field and return NULL. */
-static const char *
-string_of (loader_t *ld, const char *field, const json_t *value, size_t min_len)
-{
-    if (!json_is_string (value)) {
-        fail (ld, field, "expected a string, got %s", type_name (value));
-        return NULL;
-    }
-    size_t len = json_string_length (value);
-    if (len < min_len) {
-        fail (ld, field, "must not be empty");
-        return NULL;
-    }
-    if (len > TASKS_MAX_STRING) {
-        fail (ld, field, "is %zu bytes long, more than the limit of %d", len,
-              TASKS_MAX_STRING);
-        return NULL;
-    }
-    return json_string_value (value);
-}
-
-/*  Check value is an array of min_n to max_n elements; *n gets its size.
- *  Return 0 or fail on field. */
-static int
-array_of (loader_t *ld, const char *field, const json_t *value, size_t min_n,
-          size_t max_n, size_t *n)
-{
-    if (!json_is_array (value))
-        return fail (ld, field, "expected an array, got %s", type_name (value));
-    *n = json_array_size (value);
-    if (*n < min_n)
-        return fail (ld, field, "must not be empty");
-    if (*n > max_n)
-        return fail (ld, field, "has %zu elements, more than the limit of %zu", *n,
-                     max_n);
-    return 0;
-}
-
-static int
-check_fields (loader_t *ld, json_t *obj)
-{
-    const char *key;
-    json_t *value;
-    json_object_foreach (obj, key, value) {
-        int known = 0;
-        for (int i = 0; task_fields[i]; i++)
-            known |= streq (key, task_fields[i]);
-        if (!known) {
-            char q[SHOW_LEN];
-            return fail (ld, show (q, sizeof q, key),
-                         "unknown field (expected id, argv, sh, inputs, outputs, "
-                         "env or timeout_s)");
-        }
-    }
-    return 0;
-}
-
 /*  1 if id is 1..TASKS_MAX_ID bytes of [A-Za-z0-9._-] and not "." or "..". */
 static int
 valid_id (const char *id)
@@ -250,31 +113,32 @@ valid_id (const char *id)
 }
 
 static int
-parse_id (tasks_t *self, loader_t *ld, json_t *obj, tasks_task_t *t)
+parse_id (tasks_t *self, jsonw_doc_t *ld, json_t *obj, tasks_task_t *t)
 {
     json_t *value = json_object_get (obj, "id");
     if (!value)
-        return fail (ld, "id", "missing (every task needs one)");
-    const char *id = string_of (ld, "id", value, 1);
+        return jsonw_fail (ld, "id", "missing (every task needs one)");
+    const char *id = jsonw_string_of (ld, "id", value, 1, TASKS_MAX_STRING);
     if (!id)
         return -1;
-    char q[SHOW_LEN];
+    char q[JSONW_QUOTE_LEN];
     if (!valid_id (id))
-        return fail (ld, "id", "\"%s\" is not 1 to %d characters from [A-Za-z0-9._-] "
-                     "other than \".\" and \"..\"", show (q, sizeof q, id), TASKS_MAX_ID);
+        return jsonw_fail (ld, "id", "\"%s\" is not 1 to %d characters from "
+                           "[A-Za-z0-9._-] other than \".\" and \"..\"",
+                           jsonw_show (ld, q, sizeof q, id), TASKS_MAX_ID);
     ssize_t first = tasks_find (self, id);
     if (first >= 0)
-        return fail (ld, "id", "duplicate id \"%s\" (first on line %u)", id,
-                     self->tasks[first].line);
+        return jsonw_fail (ld, "id", "duplicate id \"%s\" (first on line %u)", id,
+                           self->tasks[first].line);
     t->id = xstrdup (id);
     return 0;
 }
 
 static int
-parse_argv (loader_t *ld, const json_t *value, tasks_task_t *t)
+parse_argv (jsonw_doc_t *ld, const json_t *value, tasks_task_t *t)
 {
     size_t n;
-    if (array_of (ld, "argv", value, 1, TASKS_MAX_ARGV, &n) < 0)
+    if (jsonw_array_of (ld, "argv", value, 1, TASKS_MAX_ARGV, &n) < 0)
         return -1;
     char **argv = xcalloc (n + 1, sizeof *argv);
     t->argv = argv;
@@ -282,7 +146,8 @@ parse_argv (loader_t *ld, const json_t *value, tasks_task_t *t)
         char field[32];
         snprintf (field, sizeof field, "argv[%zu]", i);
         /*  The program may not be "", its arguments may. */
-        const char *arg = string_of (ld, field, json_array_get (value, i), i == 0);
+        const char *arg = jsonw_string_of (ld, field, json_array_get (value, i), i == 0,
+                                           TASKS_MAX_STRING);
         if (!arg)
             return -1;
         argv[i] = xstrdup (arg);
@@ -291,17 +156,17 @@ parse_argv (loader_t *ld, const json_t *value, tasks_task_t *t)
 }
 
 static int
-parse_command (loader_t *ld, json_t *obj, tasks_task_t *t)
+parse_command (jsonw_doc_t *ld, json_t *obj, tasks_task_t *t)
 {
     json_t *argv = json_object_get (obj, "argv");
     json_t *sh = json_object_get (obj, "sh");
     if (argv && sh)
-        return fail (ld, "sh", "a task has either 'argv' or 'sh', not both");
+        return jsonw_fail (ld, "sh", "a task has either 'argv' or 'sh', not both");
     if (!argv && !sh)
-        return fail (ld, "argv", "missing (a task needs 'argv' or 'sh')");
+        return jsonw_fail (ld, "argv", "missing (a task needs 'argv' or 'sh')");
     if (argv)
         return parse_argv (ld, argv, t);
-    const char *script = string_of (ld, "sh", sh, 1);
+    const char *script = jsonw_string_of (ld, "sh", sh, 1, TASKS_MAX_STRING);
     if (!script)
         return -1;
     t->sh = xstrdup (script);
@@ -333,29 +198,29 @@ absolute (const char *path)
  *  not reserved, and fill in with its absolute path, name and size.
  *  Messages go to field (NULL: none, they name the path). */
 static int
-stage_input (loader_t *ld, const char *field, const char *path, tasks_input_t *in)
+stage_input (jsonw_doc_t *ld, const char *field, const char *path, tasks_input_t *in)
 {
-    char q[SHOW_LEN];
+    char q[JSONW_QUOTE_LEN];
     struct stat st;
     if (stat (path, &st) < 0)
-        return fail (ld, field, "cannot use input \"%s\": %s", show (q, sizeof q, path),
-                     strerror (errno));
+        return jsonw_fail (ld, field, "cannot use input \"%s\": %s",
+                           jsonw_show (ld, q, sizeof q, path), strerror (errno));
     if (!S_ISREG (st.st_mode))
-        return fail (ld, field, "input \"%s\" is not a regular file",
-                     show (q, sizeof q, path));
+        return jsonw_fail (ld, field, "input \"%s\" is not a regular file",
+                           jsonw_show (ld, q, sizeof q, path));
     int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
-        return fail (ld, field, "cannot read input \"%s\": %s",
-                     show (q, sizeof q, path), strerror (errno));
+        return jsonw_fail (ld, field, "cannot read input \"%s\": %s",
+                           jsonw_show (ld, q, sizeof q, path), strerror (errno));
     close (fd);
     char *abs = absolute (path);
     if (!abs)
-        return fail (ld, field, "cannot resolve the directory of input \"%s\": %s",
-                     show (q, sizeof q, path), strerror (errno));
+        return jsonw_fail (ld, field, "cannot resolve the directory of input \"%s\": %s",
+                           jsonw_show (ld, q, sizeof q, path), strerror (errno));
     const char *name = strrchr (abs, '/') + 1;
     if (streq (name, "stdout") || streq (name, "stderr")) {
-        fail (ld, field, "input \"%s\" would be staged as \"%s\", the name of a "
-              "captured stream", show (q, sizeof q, path), name);
+        jsonw_fail (ld, field, "input \"%s\" would be staged as \"%s\", the name of a "
+                    "captured stream", jsonw_show (ld, q, sizeof q, path), name);
         free (abs);
         return -1;
     }
@@ -398,7 +263,7 @@ find_duplicate (const char **names, size_t n, size_t *first, size_t *second)
 }
 
 static int
-check_input_names (loader_t *ld, const tasks_task_t *t)
+check_input_names (jsonw_doc_t *ld, const tasks_task_t *t)
 {
     const char **names = xcalloc (t->ninputs, sizeof *names);
     for (size_t i = 0; i < t->ninputs; i++)
@@ -408,27 +273,29 @@ check_input_names (loader_t *ld, const tasks_task_t *t)
     free (names);
     if (!dup)
         return 0;
-    char field[32], q[SHOW_LEN];
+    char field[32], q[JSONW_QUOTE_LEN];
     snprintf (field, sizeof field, "inputs[%zu]", b);
-    return fail (ld, field, "base name \"%s\" is also that of inputs[%zu]: both would "
-                 "be staged as the same file", show (q, sizeof q, t->inputs[b].name), a);
+    return jsonw_fail (ld, field, "base name \"%s\" is also that of inputs[%zu]: both "
+                       "would be staged as the same file",
+                       jsonw_show (ld, q, sizeof q, t->inputs[b].name), a);
 }
 
 static int
-parse_inputs (loader_t *ld, json_t *obj, tasks_task_t *t)
+parse_inputs (jsonw_doc_t *ld, json_t *obj, tasks_task_t *t)
 {
     json_t *value = json_object_get (obj, "inputs");
     size_t n;
     if (!value)
         return 0;
-    if (array_of (ld, "inputs", value, 0, TASKS_MAX_INPUTS, &n) < 0)
+    if (jsonw_array_of (ld, "inputs", value, 0, TASKS_MAX_INPUTS, &n) < 0)
         return -1;
     tasks_input_t *inputs = xcalloc (n, sizeof *inputs);
     t->inputs = inputs;
     for (size_t i = 0; i < n; i++) {
         char field[32];
         snprintf (field, sizeof field, "inputs[%zu]", i);
-        const char *path = string_of (ld, field, json_array_get (value, i), 1);
+        const char *path = jsonw_string_of (ld, field, json_array_get (value, i), 1,
+                                            TASKS_MAX_STRING);
         if (!path || stage_input (ld, field, path, &inputs[i]) < 0)
             return -1;
         t->ninputs = i + 1;
@@ -439,27 +306,27 @@ parse_inputs (loader_t *ld, json_t *obj, tasks_task_t *t)
 /*  Check an output path: relative, every component non-empty and neither
  *  "." nor "..", and not a captured stream or below one. */
 static int
-check_output_path (loader_t *ld, const char *field, const char *path)
+check_output_path (jsonw_doc_t *ld, const char *field, const char *path)
 {
-    char q[SHOW_LEN];
-    show (q, sizeof q, path);
+    char q[JSONW_QUOTE_LEN];
+    jsonw_show (ld, q, sizeof q, path);
     if (path[0] == '/')
-        return fail (ld, field, "\"%s\" is absolute: outputs are paths relative to "
-                     "the work directory", q);
+        return jsonw_fail (ld, field, "\"%s\" is absolute: outputs are paths relative to "
+                           "the work directory", q);
     for (const char *p = path;;) {
         const char *end = strchr (p, '/');
         size_t len = end ? (size_t) (end - p) : strlen (p);
         if (len == 0)
-            return fail (ld, field, "\"%s\" has an empty component", q);
+            return jsonw_fail (ld, field, "\"%s\" has an empty component", q);
         if (len == 1 && p[0] == '.')
-            return fail (ld, field, "\"%s\" has a '.' component", q);
+            return jsonw_fail (ld, field, "\"%s\" has a '.' component", q);
         if (len == 2 && p[0] == '.' && p[1] == '.')
-            return fail (ld, field, "\"%s\" has a '..' component: outputs stay in "
-                         "the work directory", q);
+            return jsonw_fail (ld, field, "\"%s\" has a '..' component: outputs stay in "
+                               "the work directory", q);
         if (p == path && ((len == 6 && strncmp (p, "stdout", 6) == 0)
                           || (len == 6 && strncmp (p, "stderr", 6) == 0)))
-            return fail (ld, field, "\"%s\" is reserved: stdout and stderr are the "
-                         "captured streams, always brought back", q);
+            return jsonw_fail (ld, field, "\"%s\" is reserved: stdout and stderr are the "
+                               "captured streams, always brought back", q);
         if (!end)
             return 0;
         p = end + 1;
@@ -467,21 +334,22 @@ check_output_path (loader_t *ld, const char *field, const char *path)
 }
 
 static int
-parse_outputs (loader_t *ld, json_t *obj, tasks_task_t *t)
+parse_outputs (jsonw_doc_t *ld, json_t *obj, tasks_task_t *t)
 {
     json_t *value = json_object_get (obj, "outputs");
     size_t n;
     if (!value)
         return 0;
     t->outputs_given = 1;
-    if (array_of (ld, "outputs", value, 0, TASKS_MAX_OUTPUTS, &n) < 0)
+    if (jsonw_array_of (ld, "outputs", value, 0, TASKS_MAX_OUTPUTS, &n) < 0)
         return -1;
     const char **outputs = xcalloc (n, sizeof *outputs);
     t->outputs = outputs;
     for (size_t i = 0; i < n; i++) {
         char field[32];
         snprintf (field, sizeof field, "outputs[%zu]", i);
-        const char *path = string_of (ld, field, json_array_get (value, i), 1);
+        const char *path = jsonw_string_of (ld, field, json_array_get (value, i), 1,
+                                            TASKS_MAX_STRING);
         if (!path || check_output_path (ld, field, path) < 0)
             return -1;
         outputs[i] = xstrdup (path);
@@ -490,10 +358,10 @@ parse_outputs (loader_t *ld, json_t *obj, tasks_task_t *t)
     size_t a, b;
     if (!find_duplicate (outputs, n, &a, &b))
         return 0;
-    char field[32], q[SHOW_LEN];
+    char field[32], q[JSONW_QUOTE_LEN];
     snprintf (field, sizeof field, "outputs[%zu]", b);
-    return fail (ld, field, "\"%s\" is also outputs[%zu]", show (q, sizeof q, outputs[b]),
-                 a);
+    return jsonw_fail (ld, field, "\"%s\" is also outputs[%zu]",
+                       jsonw_show (ld, q, sizeof q, outputs[b]), a);
 }
 
 /*  1 if key is a shell variable name of at most TASKS_MAX_STRING bytes. */
@@ -508,29 +376,30 @@ valid_variable (const char *key)
 }
 
 static int
-parse_env (loader_t *ld, json_t *obj, tasks_task_t *t)
+parse_env (jsonw_doc_t *ld, json_t *obj, tasks_task_t *t)
 {
     json_t *value = json_object_get (obj, "env");
     if (!value)
         return 0;
     if (!json_is_object (value))
-        return fail (ld, "env", "expected an object, got %s", type_name (value));
+        return jsonw_fail (ld, "env", "expected an object, got %s",
+                           jsonw_type_name (ld, value));
     size_t n = json_object_size (value);
     if (n > TASKS_MAX_ENV)
-        return fail (ld, "env", "has %zu entries, more than the limit of %d", n,
-                     TASKS_MAX_ENV);
+        return jsonw_fail (ld, "env", "has %zu entries, more than the limit of %d", n,
+                           TASKS_MAX_ENV);
     char **env = xcalloc (n + 1, sizeof *env);
     t->env = env;
     const char *key;
     json_t *v;
     json_object_foreach (value, key, v) {
-        char q[SHOW_LEN], field[SHOW_LEN + 8];
-        show (q, sizeof q, key);
+        char q[JSONW_QUOTE_LEN], field[JSONW_QUOTE_LEN + 8];
+        jsonw_show (ld, q, sizeof q, key);
         if (!valid_variable (key))
-            return fail (ld, "env", "\"%s\" is not a shell variable name "
-                         "([A-Za-z_][A-Za-z0-9_]*)", q);
+            return jsonw_fail (ld, "env", "\"%s\" is not a shell variable name "
+                               "([A-Za-z_][A-Za-z0-9_]*)", q);
         snprintf (field, sizeof field, "env.%s", q);
-        const char *text = string_of (ld, field, v, 0);
+        const char *text = jsonw_string_of (ld, field, v, 0, TASKS_MAX_STRING);
         if (!text)
             return -1;
         env[t->nenv++] = xasprintf ("%s=%s", key, text);
@@ -539,28 +408,30 @@ parse_env (loader_t *ld, json_t *obj, tasks_task_t *t)
 }
 
 static int
-parse_timeout (loader_t *ld, json_t *obj, tasks_task_t *t)
+parse_timeout (jsonw_doc_t *ld, json_t *obj, tasks_task_t *t)
 {
     json_t *value = json_object_get (obj, "timeout_s");
     if (!value)
         return 0;
     if (!json_is_number (value))
-        return fail (ld, "timeout_s", "expected a number of seconds, got %s",
-                     type_name (value));
+        return jsonw_fail (ld, "timeout_s", "expected a number of seconds, got %s",
+                           jsonw_type_name (ld, value));
     double v = json_number_value (value);
     if (!isfinite (v) || !(v > 0) || v > TASKS_MAX_TIMEOUT_S)
-        return fail (ld, "timeout_s", "must be > 0 and at most %.0f (7 days), got %g",
-                     TASKS_MAX_TIMEOUT_S, v);
+        return jsonw_fail (ld, "timeout_s", "must be > 0 and at most %.0f (7 days), "
+                           "got %g", TASKS_MAX_TIMEOUT_S, v);
     t->timeout_s = v;
     return 0;
 }
 
 /*  Check one task object and add it; on error nothing is added. */
 static int
-parse_task (tasks_t *self, loader_t *ld, json_t *obj)
+parse_task (tasks_t *self, jsonw_doc_t *ld, json_t *obj)
 {
     tasks_task_t t = {.line = ld->line};
-    if (check_fields (ld, obj) < 0 || parse_id (self, ld, obj, &t) < 0
+    jsonw_t w;
+    jsonw_init (&w, ld, obj);
+    if (jsonw_check_keys (&w, task_fields) < 0 || parse_id (self, ld, obj, &t) < 0
         || parse_command (ld, obj, &t) < 0 || parse_inputs (ld, obj, &t) < 0
         || parse_outputs (ld, obj, &t) < 0 || parse_env (ld, obj, &t) < 0
         || parse_timeout (ld, obj, &t) < 0) {
@@ -581,22 +452,22 @@ blank (const char *text, size_t len)
 }
 
 static int
-parse_line (tasks_t *self, loader_t *ld, const char *text, size_t len)
+parse_line (tasks_t *self, jsonw_doc_t *ld, const char *text, size_t len)
 {
     if (blank (text, len))
         return 0;
     if (self->count >= TASKS_MAX_TASKS)
-        return fail (ld, NULL, "more than %d tasks, the limit of one run",
-                     TASKS_MAX_TASKS);
+        return jsonw_fail (ld, NULL, "more than %d tasks, the limit of one run",
+                           TASKS_MAX_TASKS);
     json_error_t jerr;
     json_t *obj = json_loadb (text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!obj)
-        return tf_error (ld->err, ld->errlen, "%s:%u:%d: %s", ld->name, ld->line,
-                         jerr.column, jerr.text);
+        return jsonw_fail_syntax (ld, (int) ld->line,
+                                  jerr.column, jerr.text);
     int rc = json_is_object (obj)
                  ? parse_task (self, ld, obj)
-                 : fail (ld, NULL, "expected a task (a JSON object), got %s",
-                         type_name (obj));
+                 : jsonw_fail (ld, NULL, "expected a task (a JSON object), got %s",
+                               jsonw_type_name (ld, obj));
     json_decref (obj);
     return rc;
 }
@@ -606,7 +477,7 @@ static tasks_t *
 load_lines (lines_t *lines, const char *name, char *err, size_t errlen)
 {
     tasks_t *self = tasks_new ();
-    loader_t ld = {.name = name, .err = err, .errlen = errlen};
+    jsonw_doc_t ld = {.style = JSONW_TASKS, .origin = name, .err = err, .errlen = errlen};
     for (;;) {
         const char *text = NULL;
         size_t len = 0;
@@ -619,9 +490,10 @@ load_lines (lines_t *lines, const char *name, char *err, size_t errlen)
         if (status == LINES_LINE || status == LINES_TAIL)
             rc = parse_line (self, &ld, text, len);
         else if (status == LINES_TOO_LONG)
-            rc = fail (&ld, NULL, "line longer than %d bytes, the limit", TASKS_MAX_LINE);
+            rc = jsonw_fail (&ld, NULL, "line longer than %d bytes, the limit",
+                             TASKS_MAX_LINE);
         else if (status == LINES_TOO_MANY)
-            rc = fail (&ld, NULL, "more than %u lines", LINES_MAX_COUNT);
+            rc = jsonw_fail (&ld, NULL, "more than %u lines", LINES_MAX_COUNT);
         else
             rc = tf_error (err, errlen, "%s: cannot read: %s", name,
                            strerror (read_errno));
@@ -757,27 +629,27 @@ is_utf8 (const char *text)
 }
 
 static int
-check_command (loader_t *ld, const char *command, const char *const *globs,
+check_command (jsonw_doc_t *ld, const char *command, const char *const *globs,
                size_t nglobs)
 {
     if (!command || !*command)
-        return fail (ld, NULL, "the command is empty");
+        return jsonw_fail (ld, NULL, "the command is empty");
     if (strlen (command) > TASKS_MAX_STRING)
-        return fail (ld, NULL, "the command is %zu bytes long, more than the limit "
-                     "of %d", strlen (command), TASKS_MAX_STRING);
+        return jsonw_fail (ld, NULL, "the command is %zu bytes long, more than the limit "
+                           "of %d", strlen (command), TASKS_MAX_STRING);
     if (!is_utf8 (command))
-        return fail (ld, NULL, "the command is not valid UTF-8");
+        return jsonw_fail (ld, NULL, "the command is not valid UTF-8");
     if (nglobs == 0 || !globs)
-        return fail (ld, NULL, "no input files given for the command");
+        return jsonw_fail (ld, NULL, "no input files given for the command");
     if (nglobs > TASKS_MAX_TASKS)
-        return fail (ld, NULL, "%zu globs, more than the limit of %d tasks", nglobs,
-                     TASKS_MAX_TASKS);
+        return jsonw_fail (ld, NULL, "%zu globs, more than the limit of %d tasks", nglobs,
+                           TASKS_MAX_TASKS);
     for (size_t i = 0; i < nglobs; i++) {
         if (!globs[i] || !*globs[i])
-            return fail (ld, NULL, "glob %zu is empty", i + 1);
+            return jsonw_fail (ld, NULL, "glob %zu is empty", i + 1);
         if (strlen (globs[i]) > TASKS_MAX_STRING)
-            return fail (ld, NULL, "glob %zu is %zu bytes long, more than the limit "
-                         "of %d", i + 1, strlen (globs[i]), TASKS_MAX_STRING);
+            return jsonw_fail (ld, NULL, "glob %zu is %zu bytes long, more than the "
+                               "limit of %d", i + 1, strlen (globs[i]), TASKS_MAX_STRING);
     }
     return 0;
 }
@@ -819,15 +691,15 @@ plain_words (const char *line)
 
 /*  Add the task for one file, path, matched by a glob. */
 static int
-add_file_task (tasks_t *self, loader_t *ld, const char *command, const char *path)
+add_file_task (tasks_t *self, jsonw_doc_t *ld, const char *command, const char *path)
 {
-    char q[SHOW_LEN];
+    char q[JSONW_QUOTE_LEN];
     if (self->count >= TASKS_MAX_TASKS)
-        return fail (ld, NULL, "the globs match more than %d files, the limit of "
-                     "tasks in one run", TASKS_MAX_TASKS);
+        return jsonw_fail (ld, NULL, "the globs match more than %d files, the limit of "
+                           "tasks in one run", TASKS_MAX_TASKS);
     if (strlen (path) > TASKS_MAX_STRING || !is_utf8 (path))
-        return fail (ld, NULL, "input \"%s\": the path is not UTF-8 of at most %d "
-                     "bytes", show (q, sizeof q, path), TASKS_MAX_STRING);
+        return jsonw_fail (ld, NULL, "input \"%s\": the path is not UTF-8 of at most %d "
+                           "bytes", jsonw_show (ld, q, sizeof q, path), TASKS_MAX_STRING);
     tasks_task_t t = {0};
     tasks_input_t *in = xcalloc (1, sizeof *in);
     t.inputs = in;
@@ -839,9 +711,10 @@ add_file_task (tasks_t *self, loader_t *ld, const char *command, const char *pat
     t.ninputs = 1;
     t.sh = substitute (command, in->name, self->count + 1);
     if (strlen (t.sh) > TASKS_MAX_STRING) {
-        int rc = fail (ld, NULL, "the command for input \"%s\" is %zu bytes long, more "
-                       "than the limit of %d", show (q, sizeof q, path), strlen (t.sh),
-                       TASKS_MAX_STRING);
+        int rc = jsonw_fail (ld, NULL, "the command for input \"%s\" is %zu bytes long, "
+                             "more than the limit of %d",
+                             jsonw_show (ld, q, sizeof q, path), strlen (t.sh),
+                             TASKS_MAX_STRING);
         task_free (&t);
         return rc;
     }
@@ -863,7 +736,7 @@ by_bytes (const void *a, const void *b)
 /*  Add the task for path unless it is not a regular file (skipped) or
  *  seen holds it already; count it in *regular if it is one. */
 static int
-add_match (tasks_t *self, loader_t *ld, const char *command, const char *path,
+add_match (tasks_t *self, jsonw_doc_t *ld, const char *command, const char *path,
            zhashx_t *seen, size_t *regular)
 {
     struct stat st;
@@ -881,10 +754,10 @@ add_match (tasks_t *self, loader_t *ld, const char *command, const char *path,
  *  is stands for that file alone, even with '[' or '*' in its name: it is
  *  what the shell passes for a glob it expanded itself. */
 static int
-expand_glob (tasks_t *self, loader_t *ld, const char *command, const char *pattern,
+expand_glob (tasks_t *self, jsonw_doc_t *ld, const char *command, const char *pattern,
              zhashx_t *seen)
 {
-    char q[SHOW_LEN];
+    char q[JSONW_QUOTE_LEN];
     size_t regular = 0;
     struct stat st;
     if (stat (pattern, &st) == 0 && S_ISREG (st.st_mode))
@@ -894,9 +767,9 @@ expand_glob (tasks_t *self, loader_t *ld, const char *command, const char *patte
     int rc = glob (pattern, GLOB_NOSORT, NULL, &g);
     if (rc != 0 && rc != GLOB_NOMATCH) {
         globfree (&g);
-        return fail (ld, NULL, "glob \"%s\": cannot expand it (%s)",
-                     show (q, sizeof q, pattern),
-                     rc == GLOB_NOSPACE ? "out of memory" : "read error");
+        return jsonw_fail (ld, NULL, "glob \"%s\": cannot expand it (%s)",
+                           jsonw_show (ld, q, sizeof q, pattern),
+                           rc == GLOB_NOSPACE ? "out of memory" : "read error");
     }
     rc = 0;
     if (g.gl_pathc > 0)
@@ -905,8 +778,8 @@ expand_glob (tasks_t *self, loader_t *ld, const char *command, const char *patte
         rc = add_match (self, ld, command, g.gl_pathv[i], seen, &regular);
     globfree (&g);
     if (rc == 0 && regular == 0)
-        rc = fail (ld, NULL, "glob \"%s\" matches no regular file",
-                   show (q, sizeof q, pattern));
+        rc = jsonw_fail (ld, NULL, "glob \"%s\" matches no regular file",
+                         jsonw_show (ld, q, sizeof q, pattern));
     return rc;
 }
 
@@ -914,7 +787,7 @@ tasks_t *
 tasks_from_command (const char *command, const char *const *globs, size_t nglobs,
                     char *err, size_t errlen)
 {
-    loader_t ld = {.err = err, .errlen = errlen};
+    jsonw_doc_t ld = {.style = JSONW_TASKS, .err = err, .errlen = errlen};
     if (check_command (&ld, command, globs, nglobs) < 0)
         return NULL;
     char *full = has_replacement (command) ? xstrdup (command)

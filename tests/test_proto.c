@@ -3,6 +3,7 @@
  *  reason instead of being trusted. No sockets: messages are built in
  *  memory.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -531,7 +532,8 @@ test_command_messages_round_trip (void **state)
     proto_msg_clear (&m);
 
     json_t *config = json_pack ("{s:s}", "name", "x");
-    json_t *run = json_pack ("{s:i}", "commands", 4);
+    json_t *run = json_pack ("{s:i, s:i, s:f, s:s, s:s}", "commands", 4, "attempts", 1,
+                             "input_mb", 0.5, "out", "/o", "journal", "/o/j");
     decode_ok (proto_config (config, run, NULL), &m);
     assert_int_equal (json_integer_value (json_object_get (m.run, "commands")), 4);
     assert_null (m.keys);
@@ -713,6 +715,161 @@ test_large_bodies_round_trip (void **state)
     }
 }
 
+/*  A run object with every field, as the controller sends it. */
+static proto_run_t
+full_run (void)
+{
+    return (proto_run_t) {.commands = 12, .attempts = 3, .input_mb = 2.5,
+                          .out = "/runs/x", .journal = "/runs/x/journal.jsonl",
+                          .tasks = "/runs/x/tasks.jsonl", .scratch = "/scratch",
+                          .resume = 1, .trace = 1};
+}
+
+/*  CONFIG's run object through its encoder, proto_config and the decoder:
+ *  every field comes back, the strings the message's own. */
+static void
+test_run_object_round_trips (void **state)
+{
+    (void) state;
+    char err[TF_ERRLEN] = "";
+    proto_run_t in = full_run ();
+    json_t *run = proto_run_encode (&in, err, sizeof err);
+    assert_non_null (run);
+    json_t *config = json_pack ("{s:s}", "name", "x");
+    proto_msg_t m;
+    decode_ok (proto_config (config, run, NULL), &m);
+    const proto_run_t *out = &m.run_fields;
+    assert_true (out->commands == 12 && out->attempts == 3 && out->input_mb == 2.5);
+    assert_string_equal (out->out, "/runs/x");
+    assert_string_equal (out->journal, "/runs/x/journal.jsonl");
+    assert_string_equal (out->tasks, "/runs/x/tasks.jsonl");
+    assert_string_equal (out->scratch, "/scratch");
+    assert_true (out->resume == 1 && out->trace == 1);
+    proto_msg_clear (&m);
+    json_decref (run);
+
+    /*  The least a run says: synthetic tasks only, no paths. */
+    proto_run_t least = {.attempts = 1};
+    run = proto_run_encode (&least, err, sizeof err);
+    decode_ok (proto_config (config, run, NULL), &m);
+    assert_true (m.run_fields.commands == 0 && m.run_fields.attempts == 1);
+    assert_null (m.run_fields.out);
+    assert_null (m.run_fields.tasks);
+    assert_true (m.run_fields.resume == 0 && m.run_fields.trace == 0);
+    proto_msg_clear (&m);
+    json_decref (run);
+
+    /*  No run at all: nothing decoded. */
+    decode_ok (proto_config (config, NULL, NULL), &m);
+    assert_null (m.run);
+    assert_int_equal (m.run_fields.attempts, 0);
+    proto_msg_clear (&m);
+    json_decref (config);
+}
+
+/*  A CONFIG whose run object is body text, refused with why. */
+static void
+run_refused (const char *run, const char *why)
+{
+    char *body = xasprintf ("{\"config\": {}, \"run\": %s}", run);
+    refused (raw (PROTO_VERSION, PROTO_CONFIG, body, NULL), why);
+    free (body);
+    proto_run_t out;
+    char err[TF_ERRLEN] = "";
+    json_t *o = json_loads (run, 0, NULL);
+    assert_int_equal (proto_run_decode (o, &out, err, sizeof err), -1);
+    assert_null (out.out);
+    json_decref (o);
+}
+
+#define RUN_OK "\"commands\": 2, \"attempts\": 3, \"input_mb\": 1, " \
+               "\"out\": \"/o\", \"journal\": \"/o/j\""
+
+/*  Every rule of the run object: an unknown key, each field's type and
+ *  range, the paths, and the rules across fields. */
+static void
+test_malformed_run_objects_are_refused (void **state)
+{
+    (void) state;
+    run_refused ("[]", "CONFIG: field \"run\" must be an object");
+    run_refused ("{" RUN_OK ", \"colour\": 1}", "CONFIG: run: unexpected field \"colour\"");
+    run_refused ("{\"attempts\": 1, \"input_mb\": 0}",
+                 "field \"commands\" must be an integer in [0, 100000000]");
+    run_refused ("{\"commands\": -1, \"attempts\": 1, \"input_mb\": 0}",
+                 "field \"commands\" must be an integer in [0, 100000000]");
+    run_refused ("{\"commands\": 100000001, \"attempts\": 1, \"input_mb\": 0}",
+                 "\"commands\" must be an integer");
+    run_refused ("{\"commands\": 1.0, \"attempts\": 1, \"input_mb\": 0}",
+                 "\"commands\" must be an integer");
+    run_refused ("{\"commands\": 0, \"attempts\": 0, \"input_mb\": 0}",
+                 "field \"attempts\" must be an integer in [1, 100]");
+    run_refused ("{\"commands\": 0, \"attempts\": 101, \"input_mb\": 0}",
+                 "field \"attempts\" must be an integer in [1, 100]");
+    run_refused ("{\"commands\": 0, \"attempts\": 1}",
+                 "field \"input_mb\" must be a finite number >= 0");
+    run_refused ("{\"commands\": 0, \"attempts\": 1, \"input_mb\": -1}",
+                 "field \"input_mb\" must be a finite number >= 0");
+    run_refused ("{\"commands\": 0, \"attempts\": 1, \"input_mb\": \"1\"}",
+                 "field \"input_mb\" must be a finite number >= 0");
+    run_refused ("{\"commands\": 0, \"attempts\": 1, \"input_mb\": 16385}",
+                 "field \"input_mb\" must be at most 16384");
+    run_refused ("{" RUN_OK ", \"resume\": 1}", "field \"resume\" must be true or false");
+    run_refused ("{" RUN_OK ", \"trace\": \"yes\"}", "field \"trace\" must be true or false");
+    run_refused ("{\"commands\": 2, \"attempts\": 3, \"input_mb\": 1, \"out\": \"o\", "
+                 "\"journal\": \"/o/j\"}",
+                 "field \"out\" must be an absolute path of at most 4095 bytes");
+    run_refused ("{" RUN_OK ", \"tasks\": 7}", "field \"tasks\" must be an absolute path");
+    /*  A NUL inside a path (the wire's parser refuses it first). */
+    json_t *nul = json_pack ("{s:i, s:i, s:i, s:o}", "commands", 0, "attempts", 1,
+                             "input_mb", 0, "scratch", json_stringn ("/a\0b", 4));
+    proto_run_t got;
+    char why[TF_ERRLEN] = "";
+    assert_int_equal (proto_run_decode (nul, &got, why, sizeof why), -1);
+    assert_non_null (strstr (why, "field \"scratch\" must be an absolute path"));
+    json_decref (nul);
+    run_refused ("{" RUN_OK ", \"tasks\": \"/\"}", "field \"tasks\" must be an absolute path");
+    char *longest = xasprintf ("{" RUN_OK ", \"tasks\": \"/%0*d\"}", PROTO_RUN_MAX_PATH - 1, 0);
+    char *longer = xasprintf ("{" RUN_OK ", \"tasks\": \"/%0*d\"}", PROTO_RUN_MAX_PATH, 0);
+    json_t *o = json_loads (longest, 0, NULL);
+    proto_run_t out;
+    char err[TF_ERRLEN] = "";
+    assert_int_equal (proto_run_decode (o, &out, err, sizeof err), 0);
+    assert_int_equal (strlen (out.tasks), PROTO_RUN_MAX_PATH);
+    proto_run_clear (&out);
+    json_decref (o);
+    run_refused (longer, "field \"tasks\" must be an absolute path of at most 4095 bytes");
+    free (longest);
+    free (longer);
+    run_refused ("{\"commands\": 2, \"attempts\": 3, \"input_mb\": 1, \"journal\": \"/j\"}",
+                 "CONFIG: run: a run with commands needs \"out\" and \"journal\"");
+    run_refused ("{\"commands\": 0, \"attempts\": 3, \"input_mb\": 1, \"resume\": true}",
+                 "CONFIG: run: a resumed run needs its \"journal\"");
+}
+
+/*  The encoder refuses what the decoder would, with the decoder's
+ *  message. */
+static void
+test_run_encoder_refuses_what_the_decoder_would (void **state)
+{
+    (void) state;
+    char err[TF_ERRLEN] = "";
+    proto_run_t run = full_run ();
+    run.attempts = PROTO_RUN_MAX_ATTEMPTS + 1;
+    assert_null (proto_run_encode (&run, err, sizeof err));
+    assert_non_null (strstr (err, "field \"attempts\" must be an integer in [1, 100]"));
+    run = full_run ();
+    run.out = "relative";
+    assert_null (proto_run_encode (&run, err, sizeof err));
+    assert_non_null (strstr (err, "field \"out\" must be an absolute path"));
+    run = full_run ();
+    run.tasks = "/bad\xff";
+    assert_null (proto_run_encode (&run, err, sizeof err));
+    assert_non_null (strstr (err, "CONFIG: run: cannot encode"));
+    run = full_run ();
+    run.input_mb = NAN;
+    assert_null (proto_run_encode (&run, err, sizeof err));
+}
+
 int
 main (void)
 {
@@ -734,6 +891,9 @@ main (void)
         cmocka_unit_test (test_malformed_command_messages_are_refused),
         cmocka_unit_test (test_a_batch_splits_into_its_messages),
         cmocka_unit_test (test_malformed_batches_are_refused),
+        cmocka_unit_test (test_run_object_round_trips),
+        cmocka_unit_test (test_malformed_run_objects_are_refused),
+        cmocka_unit_test (test_run_encoder_refuses_what_the_decoder_would),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
