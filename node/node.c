@@ -478,8 +478,9 @@ make_cargo_and_core (node_t *self, char *err, size_t errlen)
     if (root && self->cargo && root_cargo (self, err, errlen) != 0)
         return -1;
     setup_bag_t bag = {cargo_task_info, self->cargo};
-    self->core = setup_core (self->cfg, self->me->index, self->cargo ? &bag : NULL, err,
-                             errlen);
+    setup_opts_t opts = setup_opts_default ();
+    opts.bag = self->cargo ? &bag : NULL;
+    self->core = setup_core (self->cfg, self->me->index, &opts, err, errlen);
     if (!self->core)
         return -1;
     return root && self->cargo ? resume (self, err, errlen) : 0;

@@ -273,8 +273,10 @@ sim_init (sim_t *s, const config_t *cfg)
     s->last = xcalloc (config_bag_size (cfg), sizeof *s->last);
     s->per_node = xcalloc (cfg->nnodes, sizeof *s->per_node);
     setup_bag_t bag = {command_info, NULL};
+    setup_opts_t opts = setup_opts_default ();
+    opts.bag = &bag;
     for (int i = 0; i < cfg->nnodes; i++) {
-        s->cores[i] = setup_core (cfg, i, &bag, err, sizeof err);
+        s->cores[i] = setup_core (cfg, i, &opts, err, sizeof err);
         if (!s->cores[i])
             fail_msg ("%s", err);
         s->tick_at[i] = -1;
