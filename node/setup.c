@@ -37,7 +37,6 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
 {
     setup_opts_t defaults = setup_opts_default ();
     opts = opts ? opts : &defaults;
-    const setup_bag_t *bag = opts->bag;
     const config_node_t *me = &cfg->nodes[node];
     double bps = setup_bps_per_mbps (cfg);
     bound_app_t app = bound_app_of (cfg);   /* the task size policies see */
@@ -76,8 +75,8 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
         .command_tasks = cfg->commands.count,
         .slots = cfg->commands.count ? me->slots : 1,
         .max_attempts = cfg->commands.attempts,
-        .task_info = bag ? bag->task_info : NULL,
-        .task_arg = bag ? bag->arg : NULL,
+        .task_info = opts->bag ? opts->bag->task_info : NULL,
+        .task_arg = opts->bag ? opts->bag->arg : NULL,
         .tree_parent = parents,
     };
     core_t *core = core_new (&cc, err, errlen);
