@@ -105,7 +105,8 @@ test_batch_options_reach_the_core (void **state)
     core_event_t ev = {.type = CORE_EV_START, .now = 0};
     assert_int_equal (core_handle (core, &ev, err, sizeof err), 0);
     uint64_t bytes = config_task_bytes (cfg);
-    uint32_t chunk = config_chunk_bytes (cfg), count = (uint32_t) ((bytes + chunk - 1) / chunk);
+    uint32_t chunk = config_chunk_bytes (cfg);
+    uint32_t count = (uint32_t) ((bytes + chunk - 1) / chunk);
     for (uint32_t i = 0; i < count; i++) {
         uint64_t len = i + 1 < count ? chunk : bytes - (uint64_t) chunk * i;
         ev = (core_event_t){.type = CORE_EV_CHUNK, .now = 0, .task = 3,
