@@ -5,12 +5,13 @@
  *
  *  It implements the driver interface of docs/architecture.md ("Drivers"):
  *  build each node's core from the config (node/setup.h); feed it START;
- *  turn each action into an event for the node it is meant for (REQUEST,
- *  ACK and DONE go to the parent, SEND_CHUNK to the child, COMPUTE to the
- *  node's own engine); tick each core at its next deadline; give every
- *  event the virtual time it happens at. Here a message takes LATENCY
- *  seconds, a paced chunk leaves when its pacers allow (the core's
- *  deadline), and an engine takes units / (C x time scale) per task.
+ *  turn each action into an event for the node it is meant for, as
+ *  node/route.h says (REQUEST, ACK and DONE go to the parent, SEND_CHUNK
+ *  to the child, COMPUTE to the node's own engine); tick each core at its
+ *  next deadline; give every event the virtual time it happens at. Here
+ *  a message takes LATENCY seconds, a paced chunk leaves when its pacers
+ *  allow (the core's deadline), and an engine takes units / (C x time
+ *  scale) per task.
  */
 #include <math.h>
 #include <setjmp.h>
