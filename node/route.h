@@ -1,6 +1,6 @@
 /*  route — where a core's action goes, and the event it becomes there.
  *
- *  Every driver of the decision core (the ZeroMQ runtime, node/node.c;
+ *  Every driver of the decision core (the ZeroMQ runtime, node/act.c;
  *  the in-memory drivers of tests/test_core.c and tests/test_drive.c; a
  *  simulator with its own network model) carries a core's actions out the
  *  same way: each action is for the parent's core, one child's core, the

@@ -1,8 +1,10 @@
 /*  setup — one node's decision core as an experiment describes it.
  *
  *  Every driver of the core builds it the same way from the config: the
- *  ZeroMQ runtime (node/node.c) and a virtual-clock driver alike
- *  (docs/architecture.md, "Drivers"). Rates become physical bytes per
+ *  ZeroMQ runtime (node/build.c) and a virtual-clock driver alike
+ *  (docs/architecture.md, "Drivers"); what differs between drivers (the
+ *  pacing, the batching delay, the meter window's wall-time floor) is
+ *  theirs to choose (setup_opts_t). Rates become physical bytes per
  *  second of this run: platform MB/s x 2^20 x payload scale x time scale.
  */
 #ifndef TF_SETUP_H
