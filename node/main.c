@@ -38,8 +38,10 @@ usage (FILE *out)
              "Exit status: 0 when stopped by the controller, 1 on failure, 2 on bad usage.\n");
 }
 
-int
-main (int argc, char **argv)
+/*  Read the command line into *opts. Returns -1 to go on, or the exit
+ *  status to leave with at once (0 after --help, 2 on bad usage). */
+static int
+parse_args (int argc, char **argv, node_opts_t *opts)
 {
     static const struct option longopts[] = {
         {"name", required_argument, NULL, 'n'},
@@ -50,6 +52,44 @@ main (int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    int c;
+    while ((c = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            opts->name = optarg;
+            break;
+        case 'c':
+            opts->controller = optarg;
+            break;
+        case 'b':
+            opts->bind = optarg;
+            break;
+        case 'k':
+            opts->cert = optarg;
+            break;
+        case 'v':
+            opts->verbose = 1;
+            break;
+        case 'h':
+            usage (stdout);
+            return 0;
+        default:
+            usage (stderr);
+            return 2;
+        }
+    }
+    if (optind < argc || !opts->name || !opts->controller) {
+        fprintf (stderr, "treefarm-node: %s\n",
+                 optind < argc ? "unexpected argument" : "--name and --controller are required");
+        usage (stderr);
+        return 2;
+    }
+    return -1;
+}
+
+int
+main (int argc, char **argv)
+{
     /*  One malloc arena for the process's few threads (the loop, the
      *  engine or command workers, libzmq's I/O thread) instead of one
      *  each: every arena keeps its own pages, and hundreds of nodes on one
@@ -61,37 +101,6 @@ main (int argc, char **argv)
     mallopt (M_ARENA_MAX, 1);
     tf_malloc_env_restore ();
     node_opts_t opts = {0};
-    int c;
-    while ((c = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            opts.name = optarg;
-            break;
-        case 'c':
-            opts.controller = optarg;
-            break;
-        case 'b':
-            opts.bind = optarg;
-            break;
-        case 'k':
-            opts.cert = optarg;
-            break;
-        case 'v':
-            opts.verbose = 1;
-            break;
-        case 'h':
-            usage (stdout);
-            return 0;
-        default:
-            usage (stderr);
-            return 2;
-        }
-    }
-    if (optind < argc || !opts.name || !opts.controller) {
-        fprintf (stderr, "treefarm-node: %s\n",
-                 optind < argc ? "unexpected argument" : "--name and --controller are required");
-        usage (stderr);
-        return 2;
-    }
-    return node_run (&opts);
+    int status = parse_args (argc, argv, &opts);
+    return status >= 0 ? status : node_run (&opts);
 }

@@ -15,10 +15,28 @@ setup_bps_per_mbps (const config_t *cfg)
     return CONFIG_MB * cfg->platform.payload_scale * cfg->platform.time_scale;
 }
 
+setup_opts_t
+setup_opts_default (void)
+{
+    return (setup_opts_t){.pace = SETUP_PACE_AUTO, .batch_max = SETUP_BATCH_MAX,
+                          .batch_delay = SETUP_BATCH_DELAY, .meter_min = SETUP_METER_MIN};
+}
+
+/*  Whether the core paces its links. */
+static int
+setup_paced (const config_t *cfg, setup_pace_t pace)
+{
+    if (pace == SETUP_PACE_AUTO)
+        return cfg->platform.mode == PLATFORM_EMULATED && !config_kernel_shaped (cfg);
+    return pace == SETUP_PACE_ON;
+}
+
 core_t *
-setup_core (const config_t *cfg, int node, const setup_bag_t *bag, char *err,
+setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
             size_t errlen)
 {
+    setup_opts_t defaults = setup_opts_default ();
+    opts = opts ? opts : &defaults;
     const config_node_t *me = &cfg->nodes[node];
     double bps = setup_bps_per_mbps (cfg);
     bound_app_t app = bound_app_of (cfg);   /* the task size policies see */
@@ -44,12 +62,12 @@ setup_core (const config_t *cfg, int node, const setup_bag_t *bag, char *err,
         .chunk_bytes = config_chunk_bytes (cfg),
         .window = cfg->platform.window,
         .buffer = cfg->platform.buffer,
-        .batch_max = SETUP_BATCH_MAX,
-        .batch_delay = SETUP_BATCH_DELAY,
+        .batch_max = opts->batch_max,
+        .batch_delay = opts->batch_delay,
         .policy = policy_find (cfg->policy),
-        .pace = cfg->platform.mode == PLATFORM_EMULATED && !config_kernel_shaped (cfg),
+        .pace = setup_paced (cfg, opts->pace),
         .send_limit_bps = me->send_limit_mbps * bps,
-        .meter_window = window > SETUP_METER_MIN ? window : SETUP_METER_MIN,
+        .meter_window = window > opts->meter_min ? window : opts->meter_min,
         .parent = {me->compute_rate, app.input_mb, app.units, me->send_limit_mbps,
                    me->parent < 0},
         .nchildren = me->nchildren,
@@ -57,8 +75,8 @@ setup_core (const config_t *cfg, int node, const setup_bag_t *bag, char *err,
         .command_tasks = cfg->commands.count,
         .slots = cfg->commands.count ? me->slots : 1,
         .max_attempts = cfg->commands.attempts,
-        .task_info = bag ? bag->task_info : NULL,
-        .task_arg = bag ? bag->arg : NULL,
+        .task_info = opts->bag ? opts->bag->task_info : NULL,
+        .task_arg = opts->bag ? opts->bag->arg : NULL,
         .tree_parent = parents,
     };
     core_t *core = core_new (&cc, err, errlen);

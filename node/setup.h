@@ -1,8 +1,10 @@
 /*  setup — one node's decision core as an experiment describes it.
  *
  *  Every driver of the core builds it the same way from the config: the
- *  ZeroMQ runtime (node/node.c) and a virtual-clock driver alike
- *  (docs/architecture.md, "Drivers"). Rates become physical bytes per
+ *  ZeroMQ runtime (node/build.c) and a virtual-clock driver alike
+ *  (docs/architecture.md, "Drivers"); what differs between drivers (the
+ *  pacing, the batching delay, the meter window's wall-time floor) is
+ *  theirs to choose (setup_opts_t). Rates become physical bytes per
  *  second of this run: platform MB/s x 2^20 x payload scale x time scale.
  */
 #ifndef TF_SETUP_H
@@ -35,13 +37,41 @@ typedef struct {
     void *arg;
 } setup_bag_t;
 
+/*  Whether links and the send limit are paced by the core's pacers. */
+typedef enum {
+    SETUP_PACE_AUTO = 0,     /* as the runtime does: in an emulated run
+                                whose links the kernel does not shape */
+    SETUP_PACE_ON,
+    SETUP_PACE_OFF,          /* a driver whose network model paces the
+                                links itself */
+} setup_pace_t;
+
+/*  What a driver chooses about its cores; setup_opts_default() is what
+ *  the ZeroMQ runtime uses. Times are in the driver's clock: a driver
+ *  on a virtual clock may want no wall-time floor under the meter window
+ *  (meter_min 0) and its own batching delay. */
+typedef struct {
+    setup_pace_t pace;
+    uint32_t batch_max;      /* completions per DONE or RECORDED, >= 1 */
+    double batch_delay;      /* seconds a partial batch waits, >= 0 */
+    double meter_min;        /* the meter window's floor, seconds: the
+                                window is SETUP_METER_PLATFORM of platform
+                                time, never under this */
+    const setup_bag_t *bag;  /* required on the root of a run with command
+                                tasks, ignored elsewhere (may be NULL) */
+} setup_opts_t;
+
+/*  The runtime's options: pacing SETUP_PACE_AUTO, batches of
+ *  SETUP_BATCH_MAX or SETUP_BATCH_DELAY, a meter window of at least
+ *  SETUP_METER_MIN, no bag. */
+setup_opts_t setup_opts_default (void);
+
 /*  Create the core of node (an index into cfg->nodes): its children's
- *  facts, its policy, chunking, window, buffer, pacing (emulated runs),
- *  send limit and meter window, the bag (cfg->commands, then the
- *  synthetic tasks) and the tree's shape. bag is required on the root of
- *  a run with command tasks, ignored elsewhere (may be NULL). Returns NULL
- *  with a message in err. */
-core_t *setup_core (const config_t *cfg, int node, const setup_bag_t *bag, char *err,
+ *  facts, its policy, chunking, window, buffer, pacing, send limit and
+ *  meter window, the bag (cfg->commands, then the synthetic tasks) and
+ *  the tree's shape, with what opts chooses (NULL: setup_opts_default()).
+ *  Returns NULL with a message in err. */
+core_t *setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
                     size_t errlen);
 
 #endif

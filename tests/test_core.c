@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "node/core.h"
+#include "node/route.h"
 #include "overlay/config.h"
 #include "overlay/util.h"
 
@@ -904,57 +905,55 @@ sim_child (int at, int slot)
         if (sim_parent[c] == at && sim_slot[c] == slot)
             return c;
     fail_msg ("node %d has no child in slot %d", at, slot);
-    return -1;
+    return 0;   /* not reached: fail_msg does not return */
 }
 
-/*  Carry out one action of node at: the network and the engines. */
+/*  What the controller hears from the root: each task recorded once,
+ *  every record before FINISHED. */
+static void
+sim_controller (sim_t *sim, int at, const core_action_t *x)
+{
+    assert_int_equal (at, 0);
+    if (x->type == CORE_ACT_FINISHED) {
+        sim->finished = 1;
+        return;
+    }
+    assert_false (sim->finished);   /* every record before FINISHED */
+    for (uint32_t d = 0; d < x->ndone; d++) {
+        assert_true (x->done[d].task < sim->tasks);
+        assert_true (x->done[d].node < SIM_NODES);
+        sim->by[x->done[d].task]++;
+        sim->per_node[x->done[d].node]++;
+    }
+}
+
+/*  Carry out one action of node at: the network and the engines, where
+ *  node/route.h says each goes. */
 static void
 sim_route (sim_t *sim, int at, const core_action_t *x)
 {
-    sim_queue_t *up = at > 0 ? &sim->qs[sim_parent[at]] : NULL;
-    core_event_t ev = {.child = sim_slot[at]};
-    if ((x->type == CORE_ACT_SEND_CHUNK && sim->dead[sim_child (at, x->child)])
-        || (up && sim->dead[sim_parent[at]]))
+    route_t r;
+    assert_int_equal (route_action (x, sim_slot[at], &r), 0);
+    if ((r.to == ROUTE_CHILD && sim->dead[sim_child (at, r.child)])
+        || (at > 0 && sim->dead[sim_parent[at]]))
         return;   /* to a dead node: the network drops it */
-    switch (x->type) {
-    case CORE_ACT_REQUEST:
-        ev.type = CORE_EV_REQUEST, ev.n = x->n;
-        sim_push (up, ev, NULL);
+    switch (r.to) {
+    case ROUTE_PARENT:
+        sim_push (&sim->qs[sim_parent[at]], r.ev, r.ev.done);
         break;
-    case CORE_ACT_SEND_CHUNK:
+    case ROUTE_CHILD:
         /*  A relay sends a chunk only once it holds it (cut-through). */
         if (at > 0 && sim->got[at][x->task] <= x->index)
             fail_msg ("node %d sent chunk %u of task %llu holding %u of its chunks", at,
                       x->index, (unsigned long long) x->task, sim->got[at][x->task]);
-        sim_push (&sim->qs[sim_child (at, x->child)],
-                  (core_event_t){.type = CORE_EV_CHUNK, .task = x->task, .units = x->units,
-                                 .bytes = x->bytes, .index = x->index, .count = x->count,
-                                 .len = x->len}, NULL);
+        sim_push (&sim->qs[sim_child (at, r.child)], r.ev, NULL);
         break;
-    case CORE_ACT_ACK:
-        ev.type = CORE_EV_ACK, ev.task = x->task, ev.index = x->index;
-        sim_push (up, ev, NULL);
-        break;
-    case CORE_ACT_COMPUTE:
+    case ROUTE_WORKER:
         assert_true (sim->engine[at] < 0);   /* one task at a time */
         sim->engine[at] = (int64_t) x->task;
         break;
-    case CORE_ACT_REPORT:
-        ev.type = CORE_EV_DONE, ev.ndone = x->ndone;
-        sim_push (up, ev, x->done);
-        break;
-    case CORE_ACT_RECORDED:
-        assert_int_equal (at, 0);
-        assert_false (sim->finished);   /* every record before FINISHED */
-        for (uint32_t d = 0; d < x->ndone; d++) {
-            assert_true (x->done[d].task < sim->tasks);
-            assert_true (x->done[d].node < SIM_NODES);
-            sim->by[x->done[d].task]++;
-            sim->per_node[x->done[d].node]++;
-        }
-        break;
-    case CORE_ACT_FINISHED:
-        sim->finished = 1;
+    case ROUTE_CONTROLLER:
+        sim_controller (sim, at, x);
         break;
     default:
         break;

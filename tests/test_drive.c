@@ -5,12 +5,13 @@
  *
  *  It implements the driver interface of docs/architecture.md ("Drivers"):
  *  build each node's core from the config (node/setup.h); feed it START;
- *  turn each action into an event for the node it is meant for (REQUEST,
- *  ACK and DONE go to the parent, SEND_CHUNK to the child, COMPUTE to the
- *  node's own engine); tick each core at its next deadline; give every
- *  event the virtual time it happens at. Here a message takes LATENCY
- *  seconds, a paced chunk leaves when its pacers allow (the core's
- *  deadline), and an engine takes units / (C x time scale) per task.
+ *  turn each action into an event for the node it is meant for, as
+ *  node/route.h says (REQUEST, ACK and DONE go to the parent, SEND_CHUNK
+ *  to the child, COMPUTE to the node's own engine); tick each core at its
+ *  next deadline; give every event the virtual time it happens at. Here
+ *  a message takes LATENCY seconds, a paced chunk leaves when its pacers
+ *  allow (the core's deadline), and an engine takes units / (C x time
+ *  scale) per task.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "node/route.h"
 #include "node/setup.h"
 #include "overlay/util.h"
 #include "policies/policy.h"
@@ -126,85 +128,66 @@ child_at (const sim_t *s, int at, int slot)
     return s->cfg->nodes[at].children[slot];
 }
 
-/*  The actions of command tasks' result streams, and retries. */
+/*  Node at's engine or command worker starts a task: its completion
+ *  (done, from node/route.h) comes back after units / (C x time scale),
+ *  a command's with its outputs' bytes, failed where it always fails. */
 static void
-carry_out_result (sim_t *s, int at, const core_action_t *x)
+start_work (sim_t *s, int at, const core_action_t *x, core_event_t done)
 {
-    if (x->type == CORE_ACT_SEND_RESULT) {
-        s->results++;
-        core_event_t up = {.type = CORE_EV_RESULT, .child = s->slot[at], .task = x->task,
-                           .node = x->node, .failed = x->failed, .bytes = x->bytes,
-                           .index = x->index, .count = x->count, .len = x->len};
-        send (s, s->cfg->nodes[at].parent, up, NULL, 0);
+    const config_node_t *me = &s->cfg->nodes[at];
+    double rate = me->compute_rate * s->cfg->platform.time_scale;
+    if (x->kind == CORE_KIND_COMMAND) {
+        done.bytes = 1000 + x->task;   /* outputs, stdout, stderr */
+        done.failed = at == s->bad_node || x->task < s->hopeless;
     }
-    else if (x->type == CORE_ACT_ACK_RESULT)
-        send (s, child_at (s, at, x->child),
-              (core_event_t){.type = CORE_EV_RESULT_ACK, .task = x->task,
-                             .index = x->index}, NULL, 0);
-    else {
+    push (s, (event_t){.t = s->now + x->units / rate, .kind = EV_ENGINE, .node = at,
+                       .ev = done});
+}
+
+/*  What the controller hears from the root (every record before
+ *  FINISHED), and the node's own retries. */
+static void
+note_home (sim_t *s, const core_action_t *x)
+{
+    switch (x->type) {
+    case CORE_ACT_RECORDED:
+        assert_false (s->finished);   /* every record before FINISHED */
+        for (uint32_t d = 0; d < x->ndone; d++) {
+            s->recorded[x->done[d].task]++;
+            s->last[x->done[d].task] = x->done[d];
+            s->per_node[x->done[d].node]++;
+        }
+        break;
+    case CORE_ACT_FINISHED:
+        s->finished = 1;
+        break;
+    case CORE_ACT_RETRY:
         s->retries++;
         s->bad_failures += (int) x->node == s->bad_node;
+        break;
+    default:
+        break;
     }
 }
 
-/*  Carry out node at's actions: the driver's whole job. */
+/*  Carry out node at's actions, each where node/route.h says: the
+ *  driver's whole job. */
 static void
 carry_out (sim_t *s, int at, const core_action_t *a, int n)
 {
-    const config_node_t *me = &s->cfg->nodes[at];
     for (int i = 0; i < n; i++) {
-        const core_action_t *x = &a[i];
-        core_event_t up = {.child = s->slot[at]};
-        switch (x->type) {
-        case CORE_ACT_REQUEST:
-            up.type = CORE_EV_REQUEST, up.n = x->n;
-            send (s, me->parent, up, NULL, 0);
-            break;
-        case CORE_ACT_SEND_CHUNK:
-            send (s, child_at (s, at, x->child),
-                  (core_event_t){.type = CORE_EV_CHUNK, .task = x->task, .units = x->units,
-                                 .bytes = x->bytes, .index = x->index, .count = x->count,
-                                 .len = x->len, .kind = x->kind, .avoid = x->avoid,
-                                 .navoid = x->navoid}, NULL, 0);
-            break;
-        case CORE_ACT_ACK:
-            up.type = CORE_EV_ACK, up.task = x->task, up.index = x->index;
-            send (s, me->parent, up, NULL, 0);
-            break;
-        case CORE_ACT_COMPUTE: {
-            double rate = me->compute_rate * s->cfg->platform.time_scale;
-            core_event_t done = {.task = x->task};
-            if (x->kind == CORE_KIND_COMMAND) {
-                done.bytes = 1000 + x->task;   /* outputs, stdout, stderr */
-                done.failed = at == s->bad_node || x->task < s->hopeless;
-            }
-            push (s, (event_t){.t = s->now + x->units / rate, .kind = EV_ENGINE,
-                               .node = at, .ev = done});
-            break;
+        route_t r;
+        assert_int_equal (route_action (&a[i], s->slot[at], &r), 0);
+        if (r.to == ROUTE_PARENT) {
+            s->results += r.ev.type == CORE_EV_RESULT;
+            send (s, s->cfg->nodes[at].parent, r.ev, r.ev.done, r.ev.ndone);
         }
-        case CORE_ACT_SEND_RESULT:
-        case CORE_ACT_ACK_RESULT:
-        case CORE_ACT_RETRY:
-            carry_out_result (s, at, x);
-            break;
-        case CORE_ACT_REPORT:
-            up.type = CORE_EV_DONE, up.ndone = x->ndone;
-            send (s, me->parent, up, x->done, x->ndone);
-            break;
-        case CORE_ACT_RECORDED:
-            assert_false (s->finished);   /* every record before FINISHED */
-            for (uint32_t d = 0; d < x->ndone; d++) {
-                s->recorded[x->done[d].task]++;
-                s->last[x->done[d].task] = x->done[d];
-                s->per_node[x->done[d].node]++;
-            }
-            break;
-        case CORE_ACT_FINISHED:
-            s->finished = 1;
-            break;
-        default:
-            break;
-        }
+        else if (r.to == ROUTE_CHILD)
+            send (s, child_at (s, at, r.child), r.ev, NULL, 0);
+        else if (r.to == ROUTE_WORKER)
+            start_work (s, at, &a[i], r.ev);
+        else
+            note_home (s, &a[i]);
     }
 }
 
@@ -291,8 +274,10 @@ sim_init (sim_t *s, const config_t *cfg)
     s->last = xcalloc (config_bag_size (cfg), sizeof *s->last);
     s->per_node = xcalloc (cfg->nnodes, sizeof *s->per_node);
     setup_bag_t bag = {command_info, NULL};
+    setup_opts_t opts = setup_opts_default ();
+    opts.bag = &bag;
     for (int i = 0; i < cfg->nnodes; i++) {
-        s->cores[i] = setup_core (cfg, i, &bag, err, sizeof err);
+        s->cores[i] = setup_core (cfg, i, &opts, err, sizeof err);
         if (!s->cores[i])
             fail_msg ("%s", err);
         s->tick_at[i] = -1;

@@ -1,0 +1,391 @@
+/*  runtime — the parts of one node's ZeroMQ runtime and what they ask of
+ *  each other. Private to the files named here; node.h is the public face.
+ *
+ *  node_t is one struct of parts, each written by one file only (its
+ *  owner, named on the part); the others read a part's object pointers
+ *  (a socket, the core, the engine) and call their own APIs on them, or
+ *  call the owner's functions below:
+ *  - handshake.c: HELLO, CONFIG, bind, BOUND, START; the connections;
+ *  - build.c: the decision core and the workers and models around it;
+ *  - act.c: carrying out the core's actions, the parent's outbox;
+ *  - receive.c: messages from the parent, the children, the controller
+ *    and the workers, through the pure conversions of node/inbound.h;
+ *  - report.c: samples, the online fit, the trace, STATS and REPORT;
+ *  - beat.c: heartbeats, silent peers, lost children;
+ *  - measure_glue.c: calibration phases (treefarm measure);
+ *  - clock.c: what is due on the clock, and how long the loop may sleep;
+ *  - node.c: the event loop, the wait and teardown.
+ */
+#ifndef TF_RUNTIME_H
+#define TF_RUNTIME_H
+
+#include <czmq.h>
+#include <jansson.h>
+#include <stdint.h>
+
+#include "node/calphase.h"
+#include "node/cargo.h"
+#include "node/cmdrun.h"
+#include "node/core.h"
+#include "node/emulate.h"
+#include "node/engine.h"
+#include "node/liveness.h"
+#include "node/node.h"
+#include "node/observe.h"
+#include "node/payload.h"
+#include "node/subtree.h"
+#include "overlay/config.h"
+#include "overlay/curve.h"
+#include "overlay/proto.h"
+#include "overlay/ratelog.h"
+#include "overlay/trace.h"
+
+/*  serve's loop ends well: STOP came and the final REPORT was heard. Not
+ *  0 (go on), not 1 or -1 (what node_fail and failed actions return). */
+#define NODE_STOPPED 2
+/*  serve's loop ends because the parent is lost. */
+#define NODE_ORPHANED 3
+/*  The identity suffix of a child's heartbeat connection to its parent:
+ *  "NAME/beat" ('/' is not allowed in a node's name). */
+#define NODE_BEAT_SUFFIX "/beat"
+
+/*  handshake.c: the connections, and what CONFIG and START said. */
+typedef struct {
+    zsock_t *ctl;            /* the controller */
+    zsock_t *parent;         /* the parent (NULL on the root) */
+    zsock_t *beat;           /* the heartbeat connection to the parent:
+                                heartbeats never wait behind chunks */
+    zsock_t *router;         /* the children (NULL on a leaf) */
+    char *endpoint;          /* our children's endpoint, "" for leaves */
+    zhashx_t *slots;         /* child name -> slot + 1 (as a pointer) */
+    zcert_t *cert;           /* our CURVE keys (--cert), or NULL: off */
+    char controller_key[CURVE_KEY_LEN + 1];   /* the controller's public key */
+    char parent_key[CURVE_KEY_LEN + 1];       /* our parent's, from CONFIG */
+    zactor_t *auth;          /* the children ROUTER's ZAP handler */
+    json_t *run;             /* CONFIG's run object: commands, and on the
+                                root the tasks file, OUT and the journal */
+    int trace_wanted;        /* CONFIG's run asks for a timeline */
+    int measure;             /* calibration mode (START mode "measure") */
+} node_link_t;
+
+/*  build.c: the core and what works around it. */
+typedef struct {
+    core_t *core;
+    engine_t *engine;
+    payload_store_t *payloads;   /* synthetic tasks' bytes, to forward */
+    cargo_t *cargo;          /* command tasks' files (node/cargo.h) */
+    cmdrun_t **cmdrun;       /* their workers, one a slot */
+    uint32_t nworkers;
+    emul_t *emul;            /* observed transfers, emulated interference */
+    subtree_t *subtree;      /* our subtree's bound, bottom-up */
+    double bps_per_mbps;     /* physical bytes/s per platform MB/s */
+} node_parts_t;
+
+/*  act.c: what goes to the parent at the end of a loop turn, and the
+ *  children a send failed to. */
+typedef struct {
+    zmsg_t *outbox[PROTO_MAX_BATCH];   /* this turn's REQUESTs, ACKs and
+                                          DONEs for the parent */
+    uint32_t nout;
+    unsigned char *unreachable;   /* per child: a send to it failed, to be
+                                     declared lost once the actions in
+                                     hand are done */
+} node_outbox_t;
+
+/*  receive.c: refused messages. */
+typedef struct {
+    uint64_t refused;        /* messages that failed to decode */
+    ratelog_t refusals;      /* how often refusals are said */
+} node_receive_t;
+
+/*  report.c: samples, the fit, the trace, the compute time. */
+typedef struct {
+    observe_t *observe;      /* the sampler and the online fit */
+    double observe_cpu;      /* thread CPU seconds spent in them */
+    double clock_cost;       /* what reading the thread CPU clock adds to
+                                a timed span, seconds */
+    json_t *fit;             /* the estimates as STATS carries them, */
+    long fit_n;              /* solved at this many busy intervals, */
+    double fit_at;           /* at this time */
+    double *observed;        /* scratch: bytes observed, in and per child */
+    double units, units_at;  /* the engine's cumulative units, and when we
+                                read them */
+    double compute_seconds;
+    trace_t *trace;          /* its spans, from START; NULL: not traced */
+    double trace_t0;         /* when START came (tf_now) */
+} node_report_t;
+
+/*  beat.c: liveness of the peers and of the controller. */
+typedef struct {
+    liveness_t *live;        /* peers: children 0 .. n-1, the parent n */
+    unsigned char *warmed;   /* per child: its warm-up BEATs sent */
+    double ctl_heard;        /* when the controller last said anything */
+} node_beat_t;
+
+/*  measure_glue.c: the calibration phase. */
+typedef struct {
+    calphase_t *cal;         /* the calibration phase in progress */
+    uint64_t *probe_out;     /* scratch: probe bytes acked per child */
+    int *streams;            /* scratch: children a MEASURE names */
+} node_measure_t;
+
+/*  clock.c: the emulated speed's inputs and how late the loop woke. */
+typedef struct {
+    double *send_bps;        /* per child: scratch for metered rates */
+    double loop_lag, loop_lag_max;   /* seconds the event loop woke after
+                                        it meant to: total, worst */
+    double next_stats;       /* when STATS is due */
+} node_clock_t;
+
+typedef struct {
+    const node_opts_t *opts;
+    config_t *cfg;           /* handshake.c; read-only after CONFIG */
+    const config_node_t *me; /* our node in it */
+    node_link_t link;
+    node_parts_t parts;
+    node_outbox_t out;
+    node_receive_t in;
+    node_report_t rep;
+    node_beat_t beat;
+    node_measure_t meas;
+    node_clock_t clock;
+} node_t;
+
+/*  --- node.c ------------------------------------------------------------ */
+
+/*  Log a line on stderr, prefixed with the node's name. */
+void node_log (const node_t *self, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+/*  Tell the controller why we give up, and say it on stderr too. Returns
+ *  1 (a failure's exit status). */
+int node_fail (node_t *self, const char *error);
+
+/*  Lifecycle messages, only with --verbose. */
+#define node_verbose(self, ...) \
+    do { \
+        if ((self)->opts->verbose) \
+            node_log ((self), __VA_ARGS__); \
+    } while (0)
+
+/*  --- handshake.c --------------------------------------------------------- */
+
+/*  The handshake: HELLO, CONFIG (the experiment, the run, the keys), bind
+ *  the children's endpoint, BOUND, START (connect to the parent). Fills
+ *  self->cfg, self->me and self->link. Returns 0, or -1 with a message in
+ *  err. */
+int handshake_run (node_t *self, char *err, size_t errlen);
+
+/*  Wait up to timeout_ms for a message of the wanted command from the
+ *  controller, decoded into *out (the caller clears it); anything else
+ *  is logged and dropped. Returns 0, or -1 with a message in err (the
+ *  time ran out, STOP came, or the process was interrupted). */
+int handshake_wait_control (node_t *self, proto_command_t want, int timeout_ms,
+                            proto_msg_t *out, char *err, size_t errlen);
+
+/*  A string of CONFIG's run object (borrowed), or NULL. */
+const char *handshake_run_str (const node_t *self, const char *key);
+
+/*  Close the connections and free what the handshake took. */
+void handshake_close (node_t *self);
+
+/*  --- build.c ------------------------------------------------------------- */
+
+/*  The core (node/setup.h) and the models around it: the payload store,
+ *  command tasks' files and workers, emulated interference, the subtree
+ *  bound, the engine. Returns 0, or -1 with a message in err. */
+int build_parts (node_t *self, char *err, size_t errlen);
+
+/*  Destroy what build_parts made. */
+void build_close (node_t *self);
+
+/*  --- act.c --------------------------------------------------------------- */
+
+/*  Ready the outbox for a run of the node's children. */
+void act_start (node_t *self);
+
+/*  Offer one event to the core. Returns 1 if accepted, 0 if refused
+ *  (logged with the peer and dropped). */
+int act_offer (node_t *self, core_event_t *ev, const char *peer);
+
+/*  Carry out the actions of the last accepted event. Returns 0, or -1
+ *  after reporting a failed action (fatal) to the controller. */
+int act_perform (node_t *self);
+
+/*  Offer an event, carry out what it asks for, and declare lost the
+ *  children a send failed to. Returns 0, or non-zero after a fatal
+ *  error (said). */
+int act_feed (node_t *self, core_event_t *ev, const char *peer);
+
+/*  Send what the outbox holds, as one BATCH when it holds several.
+ *  Returns 0, or -1 if the parent's socket refused it. */
+int act_flush_parent (node_t *self);
+
+/*  Send a message to child slot (consumed). A child whose connection is
+ *  gone is noted unreachable. Returns 0, or -1 on another error. */
+int act_send_to_child (node_t *self, int slot, zmsg_t **msg_p);
+
+/*  Once every child has reported its subtree's bound, pass ours up.
+ *  Returns 0, or -1 if it could not be sent. */
+int act_subtree_bound (node_t *self);
+
+/*  1 if a send to child slot failed (or it was cut off), else 0. */
+int act_unreachable (const node_t *self, int slot);
+
+/*  Send nothing more to child slot (it is lost). */
+void act_cut_off (node_t *self, int slot);
+
+/*  Drop what the outbox holds and free its state. */
+void act_close (node_t *self);
+
+/*  --- receive.c ----------------------------------------------------------- */
+
+/*  A message from the parent, from a child (on the children's ROUTER),
+ *  from the engine, from command worker `slot`: turned into core events
+ *  and fed to the core. Each returns 0, or non-zero after a fatal error
+ *  (said). */
+int receive_parent (node_t *self);
+int receive_child (node_t *self);
+int receive_engine (node_t *self);
+int receive_cmdrun (node_t *self, uint32_t slot);
+
+/*  A message from the controller. Returns 1 when it says STOP, 0 to go
+ *  on, -1 on a fatal error. */
+int receive_control (node_t *self);
+
+/*  Count a refused message from peer and say why (rate limited). */
+void receive_refuse (node_t *self, const char *peer, const char *why);
+
+/*  Say why something was refused, unless refusals come faster than
+ *  RATELOG_BURST a second: then count them and say how many later. */
+void receive_log_refusal (node_t *self, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+/*  Say how many refusals went unsaid, when that is due. */
+void receive_flush_refusals (node_t *self, double now);
+
+/*  A message on a heartbeat connection (consumed): a BEAT, nothing else
+ *  (anything else is refused). */
+void receive_beat_message (node_t *self, zmsg_t **msg_p, const char *name);
+
+/*  Messages refused so far. */
+uint64_t receive_refused (const node_t *self);
+
+/*  --- report.c ------------------------------------------------------------ */
+
+/*  Ready the sampler and the fit. */
+void report_start (node_t *self);
+
+/*  Start the timeline when the run asks for one (at START). */
+void report_begin_trace (node_t *self);
+
+/*  The timeline, when the run asks for one: a task begins (or ends) on
+ *  kind's track `lane` now; chunk_span: a chunk of `count` sent or
+ *  received, the first beginning the task's span, the last ending it. */
+void report_span (node_t *self, int begins, trace_kind_t kind, uint32_t lane,
+                  uint64_t task);
+void report_chunk_span (node_t *self, trace_kind_t kind, uint32_t lane, uint64_t task,
+                        uint32_t index, uint32_t count);
+
+/*  The engine's cumulative units at now (after one of its messages); a
+ *  sample when due. */
+void report_units (node_t *self, double now, double units);
+
+/*  The engine's units and when they were read. */
+double report_engine_units (const node_t *self, double *at);
+
+/*  A task ran `seconds` on worker lane: its span ends, its time counts. */
+void report_computed (node_t *self, double seconds, uint32_t lane, uint64_t task);
+
+/*  The engine has nothing to do: the samples' busy interval ends. */
+void report_engine_idle (node_t *self);
+
+/*  A sample now if one is due while the engine is idle (it then sends
+ *  nothing). */
+void report_idle_sample (node_t *self, double now);
+
+/*  STATS (or, final, REPORT) to the controller. Returns 0, or -1 if it
+ *  could not be sent. */
+int report_stats (node_t *self, proto_command_t command);
+
+/*  After STOP: the final REPORT, then wait for the controller's BYE.
+ *  Returns 0, or -1 (after saying why). */
+int report_final (node_t *self);
+
+/*  Free the sampler, the fit and the trace. */
+void report_close (node_t *self);
+
+/*  --- beat.c -------------------------------------------------------------- */
+
+/*  Watch the peers from now, and warm the quiet connections up. */
+void beat_start (node_t *self, double now);
+
+/*  The controller said something at now. */
+void beat_heard_controller (node_t *self, double now);
+
+/*  Seconds since the controller last said anything. */
+double beat_controller_silence (const node_t *self, double now);
+
+/*  Child slot (or, slot = nchildren, the parent) said something at now. */
+void beat_heard (node_t *self, int slot, double now);
+
+/*  1 if child slot is lost. */
+int beat_lost (const node_t *self, int slot);
+
+/*  Traffic on child slot's heartbeat connection: the first time, send it
+ *  the warm-up BEATs back. */
+void beat_warm_child (node_t *self, int slot);
+
+/*  Send heartbeats when due and lose who fell silent; lower *wait to the
+ *  next deadline. Returns 0, NODE_ORPHANED when the parent is lost, or
+ *  another non-zero status after a fatal error. */
+int beat_keep_alive (node_t *self, double now, double *wait);
+
+/*  A message on our heartbeat connection: the parent is alive. */
+void beat_on_parent (node_t *self);
+
+/*  Declare lost every child a send failed to. Returns 0, or non-zero
+ *  after a fatal error. */
+int beat_settle_losses (node_t *self);
+
+/*  Free the liveness state. */
+void beat_close (node_t *self);
+
+/*  --- measure_glue.c ------------------------------------------------------ */
+
+/*  Ready the calibration state. */
+void measure_start (node_t *self);
+
+/*  MEASURE: stream to the children named, and measure. Returns 0 (a bad
+ *  MEASURE is refused), or -1 on a fatal error. */
+int measure_on_message (node_t *self, const proto_msg_t *m);
+
+/*  The warm-up snapshot, or the phase's end and MEASURED, when due.
+ *  Returns 0, or -1 if the report could not be sent. */
+int measure_tick (node_t *self, double now);
+
+/*  Seconds until the phase next needs a tick, negative when none. */
+double measure_next (node_t *self, double now);
+
+/*  Free the calibration state. */
+void measure_close (node_t *self);
+
+/*  --- clock.c ------------------------------------------------------------- */
+
+/*  Ready the clock's state: STATS due at now. */
+void clock_start (node_t *self, double now);
+
+/*  What is due on the clock at now. Returns how long the loop may sleep,
+ *  or a negative number after a fatal error (said). */
+double clock_work (node_t *self, double now);
+
+/*  The loop woke `late` seconds after the time it slept until. */
+void clock_note_lag (node_t *self, double late);
+
+/*  The loop's lag: total, and the worst single one in *max. */
+double clock_lag (const node_t *self, double *max);
+
+/*  Free the clock's state. */
+void clock_close (node_t *self);
+
+#endif
