@@ -40,9 +40,9 @@ mark_journaled (json_t *record, unsigned line, void *arg)
 static int
 root_cargo (node_t *self, char *err, size_t errlen)
 {
-    int64_t n = cargo_root (self->parts.cargo, handshake_run_str (self, "tasks"),
-                            handshake_run_str (self, "out"),
-                            handshake_run_str (self, "journal"), err, errlen);
+    int64_t n = cargo_root (self->parts.cargo, self->link.run.tasks,
+                            self->link.run.out,
+                            self->link.run.journal, err, errlen);
     if (n < 0)
         return -1;
     if ((uint64_t) n != self->cfg->commands.count)
@@ -56,9 +56,9 @@ static int
 resume (node_t *self, char *err, size_t errlen)
 {
     unsigned torn = 0;
-    if (!json_is_true (json_object_get (self->link.run, "resume")))
+    if (!self->link.run.resume)
         return 0;
-    if (journal_load (handshake_run_str (self, "journal"), mark_journaled, self, &torn,
+    if (journal_load (self->link.run.journal, mark_journaled, self, &torn,
                       err, errlen) != 0)
         return -1;
     if (torn)
@@ -72,7 +72,7 @@ static int
 make_workers (node_t *self, char *err, size_t errlen)
 {
     node_parts_t *parts = &self->parts;
-    parts->cargo = cargo_new (handshake_run_str (self, "scratch"), self->opts->name, err,
+    parts->cargo = cargo_new (self->link.run.scratch, self->opts->name, err,
                               errlen);
     if (!parts->cargo)
         return -1;

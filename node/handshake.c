@@ -64,41 +64,32 @@ handshake_wait_control (node_t *self, proto_command_t want, int timeout_ms,
     return rc;
 }
 
-/*  CONFIG's run object: how many of the bag's tasks are commands, and
- *  how often a failing one is tried. */
-static int
-take_run (node_t *self, json_t *run, char *err, size_t errlen)
+/*  CONFIG's run object, decoded and checked by the wire (overlay/
+ *  proto_run.h): how many of the bag's tasks are commands, how often a
+ *  failing one is tried, the root's paths. Takes run's strings (run is
+ *  left clear); NULL: no run object, nothing to take. */
+static void
+take_run (node_t *self, proto_run_t *run)
 {
-    json_t *n = json_object_get (run, "commands");
-    json_t *attempts = json_object_get (run, "attempts");
-    json_t *mb = json_object_get (run, "input_mb");
-    json_t *trace = json_object_get (run, "trace");
     if (!run)
-        return 0;
-    if (trace && !json_is_boolean (trace))
-        return tf_error (err, errlen, "CONFIG: run: \"trace\" must be true or false");
-    self->link.trace_wanted = json_is_true (trace);
-    if (!json_is_integer (n) || json_integer_value (n) < 0
-        || json_integer_value (n) > CONFIG_MAX_TASKS || !json_is_integer (attempts)
-        || json_integer_value (attempts) < 1
-        || json_integer_value (attempts) > CORE_MAX_ATTEMPTS || !json_is_number (mb))
-        return tf_error (err, errlen, "CONFIG: a malformed run object");
-    self->link.run = json_incref (run);
-    self->cfg->commands.count = (uint64_t) json_integer_value (n);
-    self->cfg->commands.attempts = (uint32_t) json_integer_value (attempts);
-    self->cfg->commands.input_mb = json_number_value (mb);
-    return 0;
+        return;
+    self->link.run = *run;
+    memset (run, 0, sizeof *run);
+    self->cfg->commands.count = self->link.run.commands;
+    self->cfg->commands.attempts = self->link.run.attempts;
+    self->cfg->commands.input_mb = self->link.run.input_mb;
 }
 
 /*  Load the shipped experiment and find ourselves in it. */
 static int
-take_config (node_t *self, json_t *object, json_t *run, char *err, size_t errlen)
+take_config (node_t *self, json_t *object, proto_run_t *run, char *err, size_t errlen)
 {
     char *text = json_dumps (object, JSON_COMPACT);
     self->cfg = config_load_string (text ? text : "", "<controller>", err, errlen);
     free (text);
-    if (!self->cfg || take_run (self, run, err, errlen) != 0)
+    if (!self->cfg)
         return -1;
+    take_run (self, run);
     int me = config_find_node (self->cfg, self->opts->name);
     if (me < 0)
         return tf_error (err, errlen, "the experiment has no node named \"%s\"",
@@ -219,12 +210,6 @@ bind_children (node_t *self, char *err, size_t errlen)
     return 0;
 }
 
-const char *
-handshake_run_str (const node_t *self, const char *key)
-{
-    return json_string_value (json_object_get (self->link.run, key));
-}
-
 /*  START: connect to the parent it names (none for the root), and note the
  *  mode. Returns 0, or -1 with a message in err. */
 static int
@@ -284,7 +269,7 @@ handshake_config (node_t *self, char *err, size_t errlen)
     int rc = handshake_wait_control (self, PROTO_CONFIG, NODE_HANDSHAKE_MS, &m, err,
                                      errlen);
     if (rc == 0)
-        rc = take_config (self, m.object, m.run, err, errlen);
+        rc = take_config (self, m.object, m.run ? &m.run_fields : NULL, err, errlen);
     if (rc == 0)
         rc = take_keys (self, m.keys, err, errlen);
     proto_msg_clear (&m);
@@ -318,7 +303,7 @@ void
 handshake_close (node_t *self)
 {
     node_link_t *link = &self->link;
-    json_decref (link->run);
+    proto_run_clear (&link->run);
     zhashx_destroy (&link->slots);
     zsock_destroy (&link->router);
     zactor_destroy (&link->auth);   /* after the socket it guards */

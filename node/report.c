@@ -320,7 +320,7 @@ report_start (node_t *self)
 void
 report_begin_trace (node_t *self)
 {
-    if (!self->link.trace_wanted)
+    if (!self->link.run.trace)
         return;
     uint32_t lanes = self->parts.nworkers ? self->parts.nworkers : 1;
     self->rep.trace = trace_new (TRACE_MAX_SPANS, lanes, (uint32_t) self->me->nchildren);

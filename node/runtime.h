@@ -37,6 +37,7 @@
 #include "overlay/config.h"
 #include "overlay/curve.h"
 #include "overlay/proto.h"
+#include "overlay/proto_run.h"
 #include "overlay/ratelog.h"
 #include "overlay/trace.h"
 
@@ -62,9 +63,9 @@ typedef struct {
     char controller_key[CURVE_KEY_LEN + 1];   /* the controller's public key */
     char parent_key[CURVE_KEY_LEN + 1];       /* our parent's, from CONFIG */
     zactor_t *auth;          /* the children ROUTER's ZAP handler */
-    json_t *run;             /* CONFIG's run object: commands, and on the
-                                root the tasks file, OUT and the journal */
-    int trace_wanted;        /* CONFIG's run asks for a timeline */
+    proto_run_t run;         /* CONFIG's run object: commands, and on the
+                                root the tasks file, OUT and the journal
+                                (all zero: no run object) */
     int measure;             /* calibration mode (START mode "measure") */
 } node_link_t;
 
@@ -183,8 +184,6 @@ int handshake_run (node_t *self, char *err, size_t errlen);
 int handshake_wait_control (node_t *self, proto_command_t want, int timeout_ms,
                             proto_msg_t *out, char *err, size_t errlen);
 
-/*  A string of CONFIG's run object (borrowed), or NULL. */
-const char *handshake_run_str (const node_t *self, const char *key);
 
 /*  Close the connections and free what the handshake took. */
 void handshake_close (node_t *self);
