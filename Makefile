@@ -113,7 +113,7 @@ $(BUILD)/bin/raw-dispatch: $(BUILD)/obj/bench/raw_dispatch.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIB)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/obj/tests/helpers.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
 
