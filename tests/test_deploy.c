@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "controller/deploy.h"
+#include "controller/shell.h"
 #include "controller/netns.h"
 #include "controller/spawn.h"
 #include "controller/ssh.h"
@@ -491,7 +492,7 @@ test_ssh_argv (void **state)
     assert_argv (argv, "ssh -o BatchMode=yes -o ConnectTimeout=5 -T ::1");
     spawn_argv_free (argv);
 
-    char *quoted = ssh_shell_quote ("it's");
+    char *quoted = shell_quote ("it's");
     assert_string_equal (quoted, "'it'\\''s'");
     free (quoted);
     char *word = ssh_cache_word ("abc");
