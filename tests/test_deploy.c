@@ -34,6 +34,7 @@
 #include "controller/ssh.h"
 #include "overlay/host.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 static int
 setup (void **state)
@@ -570,22 +571,19 @@ typedef struct {
     char *old_path;
 } fake_t;
 
+/*  Write text into path, then give it mode. */
 static void
 write_file (const char *path, const char *text, mode_t mode)
 {
-    FILE *f = fopen (path, "w");
-    assert_non_null (f);
-    fputs (text, f);
-    fclose (f);
-    chmod (path, mode);
+    test_write_file (path, text);
+    assert_int_equal (chmod (path, mode), 0);
 }
 
 static int
 fake_setup (void **state)
 {
     fake_t *f = xcalloc (1, sizeof *f);
-    snprintf (f->dir, sizeof f->dir, "/tmp/test_deploy.XXXXXX");
-    assert_non_null (mkdtemp (f->dir));
+    test_temp_dir (f->dir, sizeof f->dir, "test_deploy");
     char *path = xasprintf ("%s/ssh", f->dir);
     write_file (path, fake_ssh, 0755);
     free (path);
@@ -607,9 +605,7 @@ fake_teardown (void **state)
 {
     fake_t *f = *state;
     setenv ("PATH", f->old_path, 1);
-    char *rm = xasprintf ("rm -rf '%s'", f->dir);
-    assert_int_equal (system (rm), 0);
-    free (rm);
+    test_remove_dir (f->dir);
     free (f->old_path);
     free (f);
     return 0;
