@@ -220,16 +220,27 @@ on_report (session_t *self, peer_t *peer, const proto_msg_t *m)
  *  bag) and a calibration (which needs every link) cannot lose a node.
  */
 
+/*  Does what peer says or does now belong to the run proper: the run goes
+ *  on, or the driver finished it and STOP has not gone to peer yet (a
+ *  FAIL, an exit or a LOST read in the same turn as the root's last word
+ *  happened while the run went on)? */
+static int
+in_run (const session_t *self, const peer_t *peer)
+{
+    return self->phase == PHASE_RUNNING
+        || (self->finished && session_ok (self) && peer->state == PEER_STARTED);
+}
+
 /*  Node (index) and, with it, every node under it are lost (how: LOST_*);
  *  why is about node. The run fails instead when the root is among them,
- *  or in a calibration, or outside the run proper. */
+ *  or in a calibration, or outside the run proper (in_run). */
 static void
 lose_subtree (session_t *self, int node, const char *why, int how)
 {
     peer_t *peer = &self->peers[node];
     if (peer->lost)
         return;
-    if (node == self->cfg->root || self->driver->measure || self->phase != PHASE_RUNNING) {
+    if (node == self->cfg->root || self->driver->measure || !in_run (self, peer)) {
         session_fail (self, RESULTS_FAILED, "%snode %s lost: %s%s",
                       node == self->cfg->root ? "the root " : "", peer->node->name, why,
                       node == self->cfg->root && self->cfg->commands.count
@@ -284,7 +295,7 @@ on_lost (session_t *self, peer_t *peer, const proto_msg_t *m)
     char why[TF_ERRLEN];
     /*  Once the run is stopping, nodes leave one by one and may see each
      *  other go: nothing is lost any more. */
-    if (self->phase == PHASE_STOPPING)
+    if (!in_run (self, peer))
         return;
     if (other >= 0 && self->cfg->nodes[other].parent == from) {
         snprintf (why, sizeof why, "%.64s: %.200s", peer->node->name, m->why);
@@ -335,7 +346,7 @@ on_fail (session_t *self, peer_t *peer, const proto_msg_t *m)
     session_handle_exits (self);
     int node = (int) (peer - self->peers);
     if (peer->lost
-        || (self->phase == PHASE_RUNNING && !self->driver->measure && peer->node->parent >= 0)) {
+        || (in_run (self, peer) && !self->driver->measure && peer->node->parent >= 0)) {
         lose_by_fail (self, node, m->text);
         return;
     }
@@ -490,7 +501,7 @@ session_handle_exits (session_t *self)
         /*  While the run goes on, a node that dies is lost. Only an exit
          *  with a status may come with a FAIL that says why (the pending
          *  exit's grace); a death by a signal says it all. */
-        if (peer && self->phase == PHASE_RUNNING && !self->driver->measure
+        if (peer && in_run (self, peer) && !self->driver->measure
             && (peer->node->parent >= 0 || WIFSIGNALED (ex.status))) {
             lose_subtree (self, (int) (peer - self->peers), text, LOST_ITSELF);
             continue;

@@ -240,6 +240,64 @@ test_exit_then_end_before_fail (void **state)
     assert_lost_for (f, "n1", FAIL_WHY);
 }
 
+/*  The exit, then the parent's LOST, then the FAIL. */
+static void
+test_exit_parent_lost_then_fail (void **state)
+{
+    fixture_t *f = *state;
+    node_exits (f, 1);
+    session_handle_exits (f->session);
+    node_says (f, 0, proto_lost ("n1", "connection closed"));
+    node_says (f, 1, proto_fail (FAIL_TEXT));
+    assert_lost_for (f, "n1", FAIL_WHY);
+}
+
+/*  The parent's LOST, then the run ends with the FAIL still unread: the
+ *  shutdown reads it. */
+static void
+test_parent_lost_then_end_before_fail (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN];
+    proto_stats_t report = {0};
+    start_node (f, 1, "sleep 30");
+    node_says (f, 0, proto_lost ("n1", "connection closed"));
+    node_fails_unread (f, 1);
+    assert_int_equal (results_update_report (session_results (f->session), 0, &report, err,
+                                             sizeof err), 0);
+    f->session->phase = PHASE_STOPPING;
+    session_shutdown (f->session);
+    assert_lost_for (f, "n1", FAIL_WHY);
+}
+
+/*  The root's last word is read first (the driver finishes the run), in
+ *  the same turn as the FAIL sent during the run, with the exit
+ *  reapable: the node is lost for the FAIL's reason and the run stays
+ *  complete. */
+static void
+test_finished_then_fail (void **state)
+{
+    fixture_t *f = *state;
+    session_finish (f->session, tf_now ());
+    node_exits (f, 1);
+    node_says (f, 1, proto_fail (FAIL_TEXT));
+    assert_lost_for (f, "n1", FAIL_WHY);
+}
+
+/*  The same with the exit reaped before the FAIL is read, and the
+ *  parent's LOST after it. */
+static void
+test_finished_then_exit_fail_lost (void **state)
+{
+    fixture_t *f = *state;
+    session_finish (f->session, tf_now ());
+    node_exits (f, 1);
+    session_handle_exits (f->session);
+    node_says (f, 1, proto_fail (FAIL_TEXT));
+    node_says (f, 0, proto_lost ("n1", "connection closed"));
+    assert_lost_for (f, "n1", FAIL_WHY);
+}
+
 /*  A node lost with its parent keeps that reason, its FAIL (a
  *  consequence) notwithstanding; its parent's own FAIL still wins. */
 static void
@@ -265,6 +323,11 @@ main (void)
         cmocka_unit_test_setup_teardown (test_parent_lost_exit_then_fail, setup, teardown),
         cmocka_unit_test_setup_teardown (test_fail_then_exit_and_lost, setup, teardown),
         cmocka_unit_test_setup_teardown (test_exit_then_end_before_fail, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_exit_parent_lost_then_fail, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_parent_lost_then_end_before_fail, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_finished_then_fail, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_finished_then_exit_fail_lost, setup, teardown),
         cmocka_unit_test_setup_teardown (test_lost_with_parent_keeps_it, setup, teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
