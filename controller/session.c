@@ -1,4 +1,7 @@
-/*  session — one deployment of an experiment's tree. See session.h.
+/*  session — one deployment of an experiment's tree: the loop, the
+ *  phases, the shutdown and the public face. See session.h; the peers'
+ *  messages and processes are session_peers.c's, the preparation
+ *  session_prepare.c's (session_int.h).
  *
  *  One thread, one loop: the control ROUTER is polled with a short timeout
  *  and, between messages, the loop reaps node processes, checks the
@@ -12,15 +15,14 @@
 #include "controller/session_int.h"
 
 #include <errno.h>
-#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "controller/cli.h"
 #include "overlay/util.h"
-
 
 /*  How long the loop sleeps at most between checks; how long REPORTs
  *  are awaited when the session already failed. */

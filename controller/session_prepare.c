@@ -61,7 +61,7 @@ build_node_argv (session_t *self, char *node_bin)
 
 
 /* ------------------------------------------------------------------------
- *  Setting up, and the public face.
+ *  Setting up, and tearing down.
  */
 
 int
