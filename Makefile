@@ -95,7 +95,12 @@ FUZZ_SECONDS ?= 60
 
 ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
             $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(FUZZ_OBJ) $(HELPERS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.o) \
-            $(BUILD)/obj/bench/raw_dispatch.o
+            $(BUILD)/obj/bench/raw_dispatch.o $(BUILD)/obj/tests/helpers.o
+
+# Test objects are intermediates of the pattern rules; keep them (make
+# would otherwise remove them after the run, and print so after the
+# summary's closing line).
+.SECONDARY: $(ALL_OBJ)
 
 .PHONY: all deps check unit integration demo bench study fuzz install uninstall clean
 
@@ -131,7 +136,7 @@ $(BUILD)/bin/raw-dispatch: $(BUILD)/obj/bench/raw_dispatch.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_LIBS)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/obj/tests/helpers.o $(TEST_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
 

@@ -168,39 +168,45 @@ json_why (bound_why_t why)
     return why == BOUND_WHY_NONE ? json_null () : json_string (bound_why_str (why));
 }
 
+/*  One node's entry in the bound's JSON (tree order k). */
+static json_t *
+bound_node_to_json (const bound_tree_t *tree, const bound_options_t *opt, int k)
+{
+    int ia = tree->model != BOUND_BWC;
+    const bound_entry_t *entry = &tree->nodes[tree->order[k]];
+    const config_node_t *node = entry->config;
+    json_t *item = json_pack (
+        "{s:s, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o}",
+        "name", node->name,
+        "parent", node->parent_name ? json_string (node->parent_name) : json_null (),
+        "depth", node->depth,
+        "compute", json_rate (entry->node.compute),
+        "recv_max", json_rate (entry->node.recv_max),
+        "send_max", json_rate (entry->node.send_max),
+        "load", node->parent >= 0 && ia ? json_real (entry->load) : json_null (),
+        "that", json_rate (entry->that),
+        "that_limit", json_why (entry->that_limit),
+        "t", json_rate (entry->t),
+        "s", json_rate (entry->s),
+        "share", json_real (entry->share),
+        "role", bound_role_str (entry->role),
+        "why", json_why (entry->why),
+        "limit", json_why (entry->limit));
+    if (opt->lp) {
+        json_object_set_new (item, "lp_that", json_rate (entry->lp_that));
+        bound_lp_cmp_t cmp = bound_lp_compare (entry->that, entry->lp_that);
+        json_object_set_new (item, "lp", json_string (bound_lp_cmp_str (cmp)));
+    }
+    return item;
+}
+
 static json_t *
 bound_to_json (const bound_tree_t *tree, const bound_options_t *opt)
 {
     const config_t *cfg = tree->cfg;
-    int ia = tree->model != BOUND_BWC;
     json_t *nodes = json_array ();
-    for (int k = 0; k < tree->nnodes; k++) {
-        const bound_entry_t *entry = &tree->nodes[tree->order[k]];
-        const config_node_t *node = entry->config;
-        json_t *item = json_pack (
-            "{s:s, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o}",
-            "name", node->name,
-            "parent", node->parent_name ? json_string (node->parent_name) : json_null (),
-            "depth", node->depth,
-            "compute", json_rate (entry->node.compute),
-            "recv_max", json_rate (entry->node.recv_max),
-            "send_max", json_rate (entry->node.send_max),
-            "load", node->parent >= 0 && ia ? json_real (entry->load) : json_null (),
-            "that", json_rate (entry->that),
-            "that_limit", json_why (entry->that_limit),
-            "t", json_rate (entry->t),
-            "s", json_rate (entry->s),
-            "share", json_real (entry->share),
-            "role", bound_role_str (entry->role),
-            "why", json_why (entry->why),
-            "limit", json_why (entry->limit));
-        if (opt->lp) {
-            json_object_set_new (item, "lp_that", json_rate (entry->lp_that));
-            bound_lp_cmp_t cmp = bound_lp_compare (entry->that, entry->lp_that);
-            json_object_set_new (item, "lp", json_string (bound_lp_cmp_str (cmp)));
-        }
-        json_array_append_new (nodes, item);
-    }
+    for (int k = 0; k < tree->nnodes; k++)
+        json_array_append_new (nodes, bound_node_to_json (tree, opt, k));
     json_t *root = json_pack (
         "{s:s, s:s, s:s, s:s, s:{s:f, s:f}, s:s, s:f, s:f, s:f, s:o}",
         "experiment", cfg->name,

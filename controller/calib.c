@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/gnuplot.h"
 #include "overlay/util.h"
 
 /*  One node's reply in one phase. */
@@ -370,40 +371,6 @@ plot_name (const char *name)
     return out;
 }
 
-/*  text inside single quotes for gnuplot ('' is a quote). The caller frees. */
-static char *
-gp_quote (const char *text)
-{
-    char *out = xcalloc (2 * strlen (text) + 3, 1), *o = out;
-    *o++ = '\'';
-    for (const char *p = text; *p; p++)
-        if (*p == '\'') {
-            memcpy (o, "''", 2);
-            o += 2;
-        }
-        else
-            *o++ = *p;
-    *o = '\'';
-    return out;
-}
-
-/*  text inside single quotes for sh ('\'' is a quote). The caller frees. */
-static char *
-sh_quote (const char *text)
-{
-    char *out = xcalloc (4 * strlen (text) + 3, 1), *o = out;
-    *o++ = '\'';
-    for (const char *p = text; *p; p++)
-        if (*p == '\'') {
-            memcpy (o, "'\\''", 4);
-            o += 4;
-        }
-        else
-            *o++ = *p;
-    *o = '\'';
-    return out;
-}
-
 /*  The series of node: no transfers, receiving (non-root), then sending to
  *  each child in tree order. Sets *count; the caller frees with
  *  plot_series_free. */
@@ -459,34 +426,28 @@ plot_size (const plot_series_t *s, int count, int *width, int *height)
     *height = *height > PLOT_MIN_HEIGHT ? *height : PLOT_MIN_HEIGHT;
 }
 
-/*  The data file: one row per series, x, y and what, in series order (row
- *  i is series i, which the script picks with `every ::i::i`). */
-static int
-plot_write_dat (const char *path, const plot_series_t *s, int count)
+/*  The data: one row per series, x, y and what, in series order (row i
+ *  is series i, which the script picks with `every ::i::i`). */
+static void
+plot_dat (FILE *f, const plot_series_t *s, int count)
 {
-    FILE *f = fopen (path, "w");
-    if (!f)
-        return -1;
     fprintf (f, "# transfer MB/s, compute rate / C, phase\n");
     for (int i = 0; i < count; i++)
         fprintf (f, "%.9g %.9g \"%s\"\n", s[i].x, s[i].y, s[i].what);
-    return fclose (f) == 0 ? 0 : -1;
 }
 
-/*  The gnuplot script for a canvas width x height: every series' point with
- *  its key entry, its model line in the same colour without one. The
- *  terminal and output are left to the command line (plot_with). */
-static int
-plot_write_gp (const char *path, const char *dat, const char *title,
-               const plot_series_t *s, int count, int width, int height)
+/*  The gnuplot script for a canvas width x height, reading dat: every
+ *  series' point with its key entry, its model line in the same colour
+ *  without one. The terminal and output are left to the command line
+ *  (gnuplot_draw). */
+static void
+plot_gp (FILE *f, const char *dat, const char *title, const plot_series_t *s, int count,
+         int width, int height)
 {
-    FILE *f = fopen (path, "w");
-    if (!f)
-        return -1;
     double xmax = 0;
     for (int i = 0; i < count; i++)
         xmax = s[i].x > xmax ? s[i].x : xmax;
-    char *qdat = gp_quote (dat);
+    char *qdat = gnuplot_quote (dat);
     fprintf (f, "# treefarm measure: drawn with\n"
              "#   gnuplot -e \"set terminal png size %d,%d; set output 'OUT.png'\" "
              "THIS.gp\n", width, height);
@@ -507,64 +468,30 @@ plot_write_gp (const char *path, const char *dat, const char *title,
                  "lc rgb \"%s\" notitle", s[i].xend, s[i].y0, s[i].slope, color);
     }
     fprintf (f, "\n");
-    return fclose (f) == 0 ? 0 : -1;
 }
 
-/*  One gnuplot run of the script gp, drawing out on terminal at the size
- *  given. Returns 0, or -1 with gnuplot's first line of complaint. */
-static int
-plot_with (const char *gp, const char *terminal, int width, int height,
-           const char *out, char *err, size_t errlen)
+void
+calib_plot (const calib_t *self, int node, const char *dat, calib_plot_t *out)
 {
-    char *qout = gp_quote (out);
-    char *setup = xasprintf ("set terminal %s size %d,%d; set output %s", terminal, width,
-                             height, qout);
-    char *qsetup = sh_quote (setup), *qgp = sh_quote (gp);
-    char *cmd = xasprintf ("gnuplot -e %s %s 2>&1", qsetup, qgp);
-    FILE *pipe = popen (cmd, "r");
-    free (qout);
-    free (setup);
-    free (qsetup);
-    free (qgp);
-    free (cmd);
-    if (!pipe)
-        return tf_error (err, errlen, "cannot run gnuplot");
-    char line[256], first[256] = "";
-    while (fgets (line, sizeof line, pipe))
-        if (!first[0])
-            snprintf (first, sizeof first, "%s", line);
-    int status = pclose (pipe);
-    if (status != 0)
-        return tf_error (err, errlen, "gnuplot failed for %s%s%s", out,
-                         first[0] ? ": " : "", first);
-    return 0;
-}
-
-int
-calib_plot (const calib_t *self, int node, const char *dir, char *err,
-              size_t errlen)
-{
-    const char *name = self->cfg->nodes[node].name;
-    char *dat = xasprintf ("%s/interference-%s.dat", dir, name);
-    char *gp = xasprintf ("%s/interference-%s.gp", dir, name);
-    char *png = xasprintf ("%s/interference-%s.png", dir, name);
-    char *svg = xasprintf ("%s/interference-%s.svg", dir, name);
-    char *title = plot_name (name);
-    int count, width, height, rc = -1;
+    char *title = plot_name (self->cfg->nodes[node].name);
+    int count;
+    size_t len;
     plot_series_t *s = plot_series_new (self, node, &count);
-    plot_size (s, count, &width, &height);
-    if (plot_write_dat (dat, s, count) != 0)
-        tf_error (err, errlen, "cannot write %s", dat);
-    else if (plot_write_gp (gp, dat, title, s, count, width, height) != 0)
-        tf_error (err, errlen, "cannot write %s", gp);
-    else if (plot_with (gp, "png", width, height, png, err, errlen) == 0
-             && plot_with (gp, "svg", width, height, svg, err, errlen) == 0)
-        rc = 0;
+    plot_size (s, count, &out->width, &out->height);
+    FILE *f = open_memstream (&out->dat, &len);
+    plot_dat (f, s, count);
+    fclose (f);
+    f = open_memstream (&out->gp, &len);
+    plot_gp (f, dat, title, s, count, out->width, out->height);
+    fclose (f);
     plot_series_free (s, count);
     free (title);
-    free (dat);
-    free (gp);
-    free (png);
-    free (svg);
-    return rc;
+}
+
+void
+calib_plot_clear (calib_plot_t *plot)
+{
+    free (plot->dat);
+    free (plot->gp);
+    *plot = (calib_plot_t) {0};
 }

@@ -92,17 +92,29 @@ void calib_print (const calib_t *self, FILE *out);
  *  loadable by every command. */
 char *calib_platform_json (const calib_t *self);
 
-/*  Draw node's calibration after calib_compute: normalized compute rate
- *  (rate / C) against transfer rate, one point per phase that moved its
- *  data, with the model's line through them (receiving: 1 - IR_r x;
- *  sending to child i while receiving at RR(i): 1 - IR_r RR(i) - IR_s(i) x).
- *  No label is drawn in the plot area: each phase has a colour and point
- *  shape shared with its line, and an entry in the key outside on the
- *  right (its point and IR); the canvas grows with the key. Writes
- *  DIR/interference-NAME.{dat,gp,png,svg} with gnuplot. Returns 0, or -1
- *  with a message (a file not written, gnuplot missing or failing). */
-int calib_plot (const calib_t *self, int node, const char *dir, char *err,
-                  size_t errlen);
+/*  node's calibration plot, as text: gnuplot's data and the script that
+ *  draws it, and the canvas in pixels. */
+typedef struct {
+    char *dat;               /* one row per phase: x, y, "what" */
+    char *gp;                /* the script; terminal and output left to the
+                                command line (controller/gnuplot.h) */
+    int width, height;
+} calib_plot_t;
+
+/*  The plot of node's calibration after calib_compute, into *out (freed
+ *  with calib_plot_clear), the script reading its data from the file dat:
+ *  normalized compute rate (rate / C) against transfer rate, one point per
+ *  phase that moved its data, with the model's line through them
+ *  (receiving: 1 - IR_r x; sending to child i while receiving at RR(i):
+ *  1 - IR_r RR(i) - IR_s(i) x). No label is drawn in the plot area: each
+ *  phase has a colour and point shape shared with its line, and an entry
+ *  in the key outside on the right (its point and IR); the canvas grows
+ *  with the key. Pure: `treefarm measure` writes the files and runs
+ *  gnuplot (controller/measure.c). */
+void calib_plot (const calib_t *self, int node, const char *dat, calib_plot_t *out);
+
+/*  Free what calib_plot made and zero *plot. */
+void calib_plot_clear (calib_plot_t *plot);
 
 /*  Every phase's raw replies and the computed parameters, for scripts. */
 json_t *calib_to_json (const calib_t *self);

@@ -17,6 +17,7 @@
 
 #include "controller/calib.h"
 #include "controller/cli.h"
+#include "controller/gnuplot.h"
 #include "controller/results.h"
 #include "controller/session.h"
 #include "overlay/config.h"
@@ -145,6 +146,48 @@ measure_write_files (session_t *s, const measure_t *m, const char *dir)
     return rc;
 }
 
+/*  Write text into DIR/base.ext. Returns 0, or -1 with a message. */
+static int
+write_plot_file (const char *dir, const char *base, const char *ext, const char *text,
+                 char *err, size_t errlen)
+{
+    char *path = xasprintf ("%s/%s.%s", dir, base, ext);
+    FILE *f = fopen (path, "w");
+    int ok = f && fputs (text, f) >= 0;
+    ok = (f && fclose (f) == 0) && ok;
+    int rc = ok ? 0 : tf_error (err, errlen, "cannot write %s", path);
+    free (path);
+    return rc;
+}
+
+/*  node's plot (calib_plot) into DIR/interference-NAME.{dat,gp,png,svg}:
+ *  the data and script written, drawn by gnuplot. Returns 0, or -1 with a
+ *  message (a file not written, gnuplot missing or failing). */
+static int
+measure_plot (measure_t *m, const config_t *cfg, int node, const char *dir, char *err,
+              size_t errlen)
+{
+    char *base = xasprintf ("interference-%s", cfg->nodes[node].name);
+    char *dat = xasprintf ("%s/%s.dat", dir, base), *gp = xasprintf ("%s/%s.gp", dir, base);
+    char *png = xasprintf ("%s/%s.png", dir, base), *svg = xasprintf ("%s/%s.svg", dir, base);
+    calib_plot_t plot;
+    calib_plot (m->plan, node, dat, &plot);
+    int rc = write_plot_file (dir, base, "dat", plot.dat, err, errlen);
+    if (rc == 0)
+        rc = write_plot_file (dir, base, "gp", plot.gp, err, errlen);
+    if (rc == 0)
+        rc = gnuplot_draw (NULL, gp, "png", plot.width, plot.height, png, err, errlen);
+    if (rc == 0)
+        rc = gnuplot_draw (NULL, gp, "svg", plot.width, plot.height, svg, err, errlen);
+    calib_plot_clear (&plot);
+    free (base);
+    free (dat);
+    free (gp);
+    free (png);
+    free (svg);
+    return rc;
+}
+
 /*  Calibration done: the table on stdout, the files, the plot. */
 static int
 measure_report (session_t *s, measure_t *m)
@@ -161,7 +204,7 @@ measure_report (session_t *s, measure_t *m)
     if (measure_write_files (s, m, dir) != 0)
         code = CLI_EXIT_FAILED;
     int node = m->opt->plot_node ? config_find_node (cfg, m->opt->plot_node) : cfg->root;
-    if (calib_plot (m->plan, node, dir, err, sizeof err) != 0) {
+    if (measure_plot (m, cfg, node, dir, err, sizeof err) != 0) {
         session_log (s, "plot: %s", err);
         code = CLI_EXIT_FAILED;
     }

@@ -255,23 +255,11 @@ run_synthetic (const session_opts_t *opt, config_t **cfg_p, run_quiet_t quiet)
  *  The command line.
  */
 
+/*  The options of `treefarm run`, for its usage. */
 static void
-usage (FILE *out)
+usage_options (FILE *out)
 {
     fprintf (out,
-             "usage: treefarm run CONFIG [--policy NAME] [--out DIR] [--quiet]\n"
-             "                           [--node-bin PATH] [--timeout SECONDS]\n"
-             "                           [--tasks FILE | --command CMD --inputs GLOB]\n"
-             "                           [--retries N] [--resume]\n"
-             "                           [--ssh-config FILE] [--push-binary]\n"
-             "                           [--curve | --no-curve] [--trace FILE]\n"
-             "\n"
-             "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
-             "node, each where its host says (local, ssh://[user@]host[:port],\n"
-             "netns:NAME; docs/deploy.md), show its progress, and write results.json,\n"
-             "nodes.csv and tasks.csv into the results directory; command tasks'\n"
-             "outputs land in DIR/tasks/ID/ (docs/commands.md).\n"
-             "\n"
              "options:\n"
              "  --tasks FILE       command tasks, JSON Lines (docs/tasks.md)\n"
              "  --command CMD      one task per file of --inputs, GNU parallel style:\n"
@@ -302,7 +290,28 @@ usage (FILE *out)
              "                     default when a node is on an ssh host;\n"
              "                     docs/security.md)\n"
              "  --no-curve         plain TCP, even with ssh hosts (trusted networks)\n"
-             "  -h, --help         show this help\n"
+             "  -h, --help         show this help\n");
+}
+
+static void
+usage (FILE *out)
+{
+    fprintf (out,
+             "usage: treefarm run CONFIG [--policy NAME] [--out DIR] [--quiet]\n"
+             "                           [--node-bin PATH] [--timeout SECONDS]\n"
+             "                           [--tasks FILE | --command CMD --inputs GLOB]\n"
+             "                           [--retries N] [--resume]\n"
+             "                           [--ssh-config FILE] [--push-binary]\n"
+             "                           [--curve | --no-curve] [--trace FILE]\n"
+             "\n"
+             "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
+             "node, each where its host says (local, ssh://[user@]host[:port],\n"
+             "netns:NAME; docs/deploy.md), show its progress, and write results.json,\n"
+             "nodes.csv and tasks.csv into the results directory; command tasks'\n"
+             "outputs land in DIR/tasks/ID/ (docs/commands.md).\n"
+             "\n");
+    usage_options (out);
+    fprintf (out,
              "\n"
              "environment:\n"
              "  TREEFARM_NODE          the node binary, as --node-bin\n"

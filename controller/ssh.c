@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "controller/shell.h"
 #include "controller/spawn.h"
 #include "overlay/util.h"
 
@@ -30,32 +31,11 @@
 #define CHECK_HELP_FAILED 126
 #define CHECK_NOT_FOUND 127
 
-char *
-ssh_shell_quote (const char *word)
-{
-    size_t len = 3;
-    for (const char *p = word; *p; p++)
-        len += *p == '\'' ? 4 : 1;
-    char *out = xmalloc (len), *o = out;
-    *o++ = '\'';
-    for (const char *p = word; *p; p++) {
-        if (*p == '\'') {
-            memcpy (o, "'\\''", 4);
-            o += 4;
-        }
-        else
-            *o++ = *p;
-    }
-    *o++ = '\'';
-    *o = '\0';
-    return out;
-}
-
 /*  "sh -c 'SCRIPT'": the script run by sh whatever the login shell. */
 static char *
 sh_command (const char *script)
 {
-    char *quoted = ssh_shell_quote (script);
+    char *quoted = shell_quote (script);
     char *command = xasprintf ("sh -c %s", quoted);
     free (quoted);
     return command;
@@ -105,7 +85,7 @@ ssh_node_command (char *const argv[], int cert)
         len += 4 * strlen (argv[i]) + 3;
     char *words = xcalloc (1, len);
     for (int i = 0; argv[i]; i++) {
-        char *q = ssh_shell_quote (argv[i]);
+        char *q = shell_quote (argv[i]);
         strcat (strcat (words, i ? " " : ""), q);
         free (q);
     }
@@ -295,9 +275,9 @@ find_script (char *const program[], int nprogram, const char *word)
 {
     const char *node_bin = program[nprogram - 1];
     const char *slash = strrchr (node_bin, '/');
-    char *wrapper = nprogram > 1 ? ssh_shell_quote (program[0]) : xstrdup ("");
-    char *path = ssh_shell_quote (node_bin);
-    char *name = ssh_shell_quote (slash ? slash + 1 : node_bin);
+    char *wrapper = nprogram > 1 ? shell_quote (program[0]) : xstrdup ("");
+    char *path = shell_quote (node_bin);
+    char *name = shell_quote (slash ? slash + 1 : node_bin);
     char *wrapper_test = nprogram > 1
         ? xasprintf ("command -v %s >/dev/null 2>&1 || exit %d; ", wrapper,
                      CHECK_NO_WRAPPER)

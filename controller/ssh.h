@@ -46,10 +46,6 @@ typedef struct {
     int push_binary;         /* copy the node binary to each host */
 } ssh_opts_t;
 
-/*  Return word quoted for a POSIX shell: in single quotes, a single quote
- *  written '\''. A new string, the caller's to free. */
-char *ssh_shell_quote (const char *word);
-
 /*  The ssh command line for host with the remote command (NULL for none
  *  yet): ssh -o BatchMode=yes -o ConnectTimeout=5 [keep-alives -T] [-F
  *  FILE] [-p PORT] [-l USER] HOST COMMAND. keepalive adds the options of a

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "controller/gnuplot.h"
 #include "controller/results.h"
 #include "overlay/util.h"
 
@@ -408,51 +409,21 @@ efficiency_gp (const study_t *st, const void *arg, FILE *file)
     return 0;
 }
 
-/*  text inside single quotes for sh ('\'' is a quote). The caller frees. */
-static char *
-sh_quote (const char *text)
-{
-    char *out = xcalloc (4 * strlen (text) + 3, 1), *o = out;
-    *o++ = '\'';
-    for (const char *c = text; *c; c++)
-        if (*c == '\'') {
-            memcpy (o, "'\\''", 4);
-            o += 4;
-        }
-        else
-            *o++ = *c;
-    *o = '\'';
-    return out;
-}
-
 /*  Draw DIR/base.gp into base.png and base.svg, width x PLOT_HEIGHT, with
  *  gnuplot run in DIR. Returns 0, or -1 with gnuplot's first complaint. */
 static int
 plot_draw (const study_t *st, const char *base, int width, char *err, size_t errlen)
 {
     static const char *const terminals[] = {"png", "svg"};
-    char *qdir = sh_quote (st->dir);
+    char *script = xasprintf ("%s.gp", base);
     int rc = 0;
     for (int t = 0; t < 2 && rc == 0; t++) {
-        char *cmd = xasprintf ("cd %s && gnuplot -e \"set terminal %s size %d,%d; "
-                               "set output '%s.%s'\" '%s.gp' 2>&1", qdir, terminals[t],
-                               width, PLOT_HEIGHT, base, terminals[t], base);
-        FILE *pipe = popen (cmd, "r");
-        free (cmd);
-        if (!pipe) {
-            rc = tf_error (err, errlen, "cannot run gnuplot: %s", strerror (errno));
-            break;
-        }
-        char line[256], first[256] = "";
-        while (fgets (line, sizeof line, pipe))
-            if (!first[0])
-                snprintf (first, sizeof first, "%s", line);
-        first[strcspn (first, "\n")] = '\0';
-        if (pclose (pipe) != 0)
-            rc = tf_error (err, errlen, "gnuplot failed for %s/%s.%s%s%s", st->dir, base,
-                           terminals[t], first[0] ? ": " : "", first);
+        char *out = xasprintf ("%s.%s", base, terminals[t]);
+        rc = gnuplot_draw (st->dir, script, terminals[t], width, PLOT_HEIGHT, out, err,
+                           errlen);
+        free (out);
     }
-    free (qdir);
+    free (script);
     return rc;
 }
 

@@ -15,6 +15,11 @@
 # 4. The root killed: the run fails cleanly naming the root, no node is
 #    left, and --resume finishes the commands, each recorded once.
 #
+# RECOVERY_ONLY=kills|frozen|gaveup|root runs that part alone (the
+# others are skipped and not counted): RECOVERY_ONLY=gaveup repeats the
+# leaf that gives up, the scenario sensitive to the order in which the
+# controller sees a FAIL, an exit and a LOST.
+#
 # RECOVERY_SEEDS overrides the seeds. The default twelve (seeds 1 to 20
 # were the default until make check passed 10 minutes; about 6 s each)
 # kill a node at every depth: n2 (a child of the root, alone: its
@@ -27,6 +32,9 @@ SYNTH=200 CMDS=40 TOTAL=240
 # The run where a leaf gives up has commands only, more than the 15 nodes
 # hold at once (slots and buffers: 60), so that n9 surely gets one.
 MANY=100
+
+# Is part NAME of the script to run (RECOVERY_ONLY)?
+part () { [ -z "${RECOVERY_ONLY:-}" ] || [ "$RECOVERY_ONLY" = "$1" ]; }
 
 # The tree: 15 identical emulated nodes, 1 task/s each at time scale 5
 # (a run takes about 4 s of wall time), heartbeats every 100 ms and 10
@@ -139,6 +147,8 @@ start_run () {
     ctl=$!
 }
 
+# --- kills (each part is guarded, not indented: python in quotes) -----------
+if part kills; then
 for seed in $SEEDS; do
     # The seed's plan: a non-root node, alone or with its subtree, and a
     # moment 0.2 to 1.5 s after the first records.
@@ -172,8 +182,10 @@ print("n%d" % r.randint(1, 14), r.choice(["node", "subtree"]), "%.2f" % r.unifor
         cat "$out.check" 2>/dev/null; head -c 800 "$out.err"; echo
     fi
 done
+fi
 
 # --- a frozen leaf -----------------------------------------------------------
+if part frozen; then
 start_run frozen
 pid=$(node_pid n9 "$ctl")
 sleep 1.5
@@ -202,6 +214,7 @@ expect "frozen leaf n9: every task exactly once, outputs right, n9 named lost" \
 expect "frozen leaf n9: its parent declared it lost for its silence" \
     grep -q "node n9 lost: n4: silent for" "$out.err"
 expect "frozen leaf n9: the stopped process was ended, no node left" no_node_alive "$out"
+fi
 
 # --- a node that gives up ------------------------------------------------------
 # n9 (a leaf) runs with a file size limit of one block and SIGXFSZ
@@ -211,6 +224,7 @@ expect "frozen leaf n9: the stopped process was ended, no node left" no_node_ali
 # MANY of them, so n9 gets one. Its FAIL may reach the controller after
 # its exit or n4's LOST (behind its warm-up PINGs): the reason must still
 # be the FAIL's, in the log and in results.json.
+if part gaveup; then
 python3 - "$WORK/t15.json" "$WORK/t15-cmds.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -231,8 +245,10 @@ expect "n9 gives up: lost because it failed, its spool unwritable" \
     eval 'grep -q "node n9 lost: it failed: cannot write .*File too large" "$out.err" &&
           lost_why_starts "$out" n9 "it failed: cannot write"'
 expect "n9 gives up: no node left" no_node_alive "$out"
+fi
 
 # --- the root killed, then --resume --------------------------------------------
+if part root; then
 start_run rootless
 pid=$(node_pid n0 "$ctl")
 sleep 1.5
@@ -252,5 +268,6 @@ rc=$?
 expect "root killed, --resume: exit 0 (got $rc)" test "$rc" = 0
 expect "root killed, --resume: every command recorded once, outputs right" \
     check_run "$out" ""
+fi
 
 finish

@@ -27,6 +27,7 @@
 
 #include "node/bundle.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 #define KIB 1024
 #define MIB (1024 * 1024)
@@ -45,19 +46,11 @@ typedef struct {
     unsigned seed;
 } spec_t;
 
-static void
-rm_tree (const char *path)
-{
-    tf_remove_tree (path, 0);
-}
-
 static int
 setup (void **state)
 {
     fixture_t *f = xcalloc (1, sizeof *f);
-    snprintf (f->root, sizeof f->root, "/tmp/test_bundle.XXXXXX");
-    if (!mkdtemp (f->root))
-        fail_msg ("mkdtemp failed");
+    test_temp_dir (f->root, sizeof f->root, "test_bundle");
     snprintf (f->in, sizeof f->in, "%s/in", f->root);
     snprintf (f->out, sizeof f->out, "%s/out", f->root);
     snprintf (f->outside, sizeof f->outside, "%s/outside", f->root);
@@ -71,7 +64,7 @@ static int
 teardown (void **state)
 {
     fixture_t *f = *state;
-    rm_tree (f->root);
+    test_remove_dir (f->root);
     free (f);
     return 0;
 }
@@ -226,7 +219,7 @@ test_round_trip_any_chunk_size (void **state)
         assert_int_equal (st.st_mode & 07777, 0755);
         free (dir);
         assert_int_equal (count_tree (f->out), NMIXED + 4);   /* + 4 directories */
-        rm_tree (f->out);
+        test_remove_dir (f->out);
         assert_int_equal (mkdir (f->out, 0755), 0);
     }
     bundle_src_destroy (&src);
@@ -330,7 +323,7 @@ test_lazy_sink (void **state)
     snprintf (path, sizeof path, "%s/a/b.txt", dir);
     check_file (path, 5000, 7);
 
-    rm_tree (dir);
+    test_remove_dir (dir);
     sink = bundle_sink_new_lazy (dir, bundle_src_size (src), err, sizeof err);
     unsigned char buf[2048];
     assert_int_equal (bundle_src_read (src, 0, buf, sizeof buf, err, sizeof err), 0);

@@ -22,6 +22,7 @@
 
 #include "overlay/curve.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 /*  How long a client is given to get a message through; a refused
  *  handshake delivers nothing however long we wait. */
@@ -41,9 +42,7 @@ static int
 setup (void **state)
 {
     fixture_t *f = xcalloc (1, sizeof *f);
-    snprintf (f->dir, sizeof f->dir, "/tmp/test_curve.XXXXXX");
-    if (!mkdtemp (f->dir))
-        fail_msg ("mkdtemp failed");
+    test_temp_dir (f->dir, sizeof f->dir, "test_curve");
     f->certs = xasprintf ("%s/%s", f->dir, CURVE_DIR_NAME);
     *state = f;
     return 0;
@@ -54,7 +53,7 @@ teardown (void **state)
 {
     fixture_t *f = *state;
     curve_run_destroy (&f->run);
-    tf_remove_tree (f->dir, 0);
+    test_remove_dir (f->dir);
     free (f->certs);
     free (f);
     return 0;
@@ -75,28 +74,6 @@ mode_of (const char *path)
     struct stat st;
     assert_int_equal (lstat (path, &st), 0);
     return st.st_mode & 07777;
-}
-
-/*  Overwrite path with text. */
-static void
-write_text (const char *path, const char *text)
-{
-    FILE *fp = fopen (path, "w");
-    assert_non_null (fp);
-    fputs (text, fp);
-    fclose (fp);
-}
-
-static char *
-read_text (const char *path)
-{
-    char *text = xcalloc (1, CURVE_FILE_MAX * 4);
-    FILE *fp = fopen (path, "r");
-    assert_non_null (fp);
-    size_t n = fread (text, 1, CURVE_FILE_MAX * 4 - 1, fp);
-    text[n] = '\0';
-    fclose (fp);
-    return text;
 }
 
 /*  Even with umask 0, the directory is 0700 and every file 0600, at an
@@ -137,12 +114,12 @@ test_existing_dir (void **state)
     fixture_t *f = *state;
     assert_int_equal (mkdir (f->certs, 0755), 0);
     char *stale = xasprintf ("%s/S1.cert", f->certs);
-    write_text (stale, "stale");
+    test_write_file (stale, "stale");
     chmod (stale, 0644);
     make_run (f);
     assert_int_equal (mode_of (f->certs), 0700);
     assert_int_equal (mode_of (stale), 0600);
-    char *text = read_text (stale);
+    char *text = test_read_file (stale);
     assert_null (strstr (text, "stale"));
     free (text);
     free (stale);
@@ -169,7 +146,7 @@ test_load (void **state)
         fail_msg ("curve_load: %s", f->err);
     assert_string_equal (zcert_public_txt (cert), curve_run_public (f->run, 1));
     assert_string_equal (controller, zcert_public_txt (curve_run_cert (f->run)));
-    char *text = read_text (curve_run_file (f->run, 1));
+    char *text = test_read_file (curve_run_file (f->run, 1));
     assert_non_null (strstr (text, zcert_secret_txt (cert)));
     assert_null (strstr (text, zcert_secret_txt (curve_run_cert (f->run))));
     free (text);
@@ -192,11 +169,11 @@ refused (fixture_t *f, const char *path, const char *name, const char *expect)
 static void
 edit (const char *path, const char *from, const char *to)
 {
-    char *text = read_text (path);
+    char *text = test_read_file (path);
     char *at = strstr (text, from);
     assert_non_null (at);
     char *out = xasprintf ("%.*s%s%s", (int) (at - text), text, to, at + strlen (from));
-    write_text (path, out);
+    test_write_file (path, out);
     free (out);
     free (text);
 }
@@ -207,7 +184,7 @@ test_load_refusals (void **state)
     fixture_t *f = *state;
     make_run (f);
     const char *path = curve_run_file (f->run, 2);
-    char *good = read_text (path);
+    char *good = test_read_file (path);
     refused (f, path, "S1", "the certificate of node \"S1a\", not of \"S1\"");
 
     char *at = strstr (good, "secret-key = \"") + strlen ("secret-key = \"");
@@ -225,17 +202,17 @@ test_load_refusals (void **state)
         {"controller = \"", "controller = ", "expected = \"VALUE\""},
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-        write_text (path, good);
+        test_write_file (path, good);
         edit (path, edits[i][0], edits[i][1]);
         refused (f, path, "S1a", edits[i][2]);
     }
 
     char *big = xcalloc (1, CURVE_FILE_MAX + 2);
     memset (big, '#', CURVE_FILE_MAX + 1);
-    write_text (path, big);
+    test_write_file (path, big);
     refused (f, path, "S1a", "larger than 4096 bytes");
     free (big);
-    write_text (path, "");
+    test_write_file (path, "");
     refused (f, path, "S1a", "no metadata/node");
     refused (f, f->dir, "S1a", "not a regular file");
     char *missing = xasprintf ("%s/missing", f->dir);

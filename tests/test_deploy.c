@@ -28,11 +28,13 @@
 #include <cmocka.h>
 
 #include "controller/deploy.h"
+#include "controller/shell.h"
 #include "controller/netns.h"
 #include "controller/spawn.h"
 #include "controller/ssh.h"
 #include "overlay/host.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 static int
 setup (void **state)
@@ -491,7 +493,7 @@ test_ssh_argv (void **state)
     assert_argv (argv, "ssh -o BatchMode=yes -o ConnectTimeout=5 -T ::1");
     spawn_argv_free (argv);
 
-    char *quoted = ssh_shell_quote ("it's");
+    char *quoted = shell_quote ("it's");
     assert_string_equal (quoted, "'it'\\''s'");
     free (quoted);
     char *word = ssh_cache_word ("abc");
@@ -569,22 +571,19 @@ typedef struct {
     char *old_path;
 } fake_t;
 
+/*  Write text into path, then give it mode. */
 static void
 write_file (const char *path, const char *text, mode_t mode)
 {
-    FILE *f = fopen (path, "w");
-    assert_non_null (f);
-    fputs (text, f);
-    fclose (f);
-    chmod (path, mode);
+    test_write_file (path, text);
+    assert_int_equal (chmod (path, mode), 0);
 }
 
 static int
 fake_setup (void **state)
 {
     fake_t *f = xcalloc (1, sizeof *f);
-    snprintf (f->dir, sizeof f->dir, "/tmp/test_deploy.XXXXXX");
-    assert_non_null (mkdtemp (f->dir));
+    test_temp_dir (f->dir, sizeof f->dir, "test_deploy");
     char *path = xasprintf ("%s/ssh", f->dir);
     write_file (path, fake_ssh, 0755);
     free (path);
@@ -606,9 +605,7 @@ fake_teardown (void **state)
 {
     fake_t *f = *state;
     setenv ("PATH", f->old_path, 1);
-    char *rm = xasprintf ("rm -rf '%s'", f->dir);
-    assert_int_equal (system (rm), 0);
-    free (rm);
+    test_remove_dir (f->dir);
     free (f->old_path);
     free (f);
     return 0;

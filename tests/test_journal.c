@@ -22,6 +22,7 @@
 
 #include "overlay/journal.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 typedef struct {
     char dir[64];
@@ -37,9 +38,7 @@ static int
 setup (void **state)
 {
     fixture_t *f = xcalloc (1, sizeof *f);
-    snprintf (f->dir, sizeof f->dir, "/tmp/test_journal.XXXXXX");
-    if (!mkdtemp (f->dir))
-        fail_msg ("mkdtemp failed");
+    test_temp_dir (f->dir, sizeof f->dir, "test_journal");
     f->path = xasprintf ("%s/journal.jsonl", f->dir);
     f->in_order = 1;
     *state = f;
@@ -52,36 +51,18 @@ teardown (void **state)
     fixture_t *f = *state;
     journal_close (&f->journal, NULL, 0);
     assert_null (f->journal);
-    char *cmd = xasprintf ("rm -rf '%s'", f->dir);
-    if (system (cmd) != 0)
-        fprintf (stderr, "cannot remove %s\n", f->dir);
-    free (cmd);
+    test_remove_dir (f->dir);
     free (f->path);
     free (f);
     return 0;
 }
 
-/*  The file's whole content as another reader sees it (a new string). */
+/*  The file's whole content as another reader sees it, "" when there is
+ *  no file (a new string). */
 static char *
 file_text (const char *path)
 {
-    FILE *file = fopen (path, "r");
-    if (!file)
-        return xstrdup ("");
-    char *text = xcalloc (1, 4 << 20);
-    size_t n = fread (text, 1, (4 << 20) - 1, file);
-    text[n] = '\0';
-    fclose (file);
-    return text;
-}
-
-static void
-write_text (const char *path, const char *text)
-{
-    FILE *file = fopen (path, "w");
-    assert_non_null (file);
-    fputs (text, file);
-    fclose (file);
+    return access (path, F_OK) == 0 ? test_read_file (path) : xstrdup ("");
 }
 
 static void
@@ -256,7 +237,7 @@ static void
 test_a_torn_last_line_is_ignored_then_cut (void **state)
 {
     fixture_t *f = *state;
-    write_text (f->path, "{\"n\":1}\n{\"n\":2}\n{\"n\":3}");
+    test_write_file (f->path, "{\"n\":1}\n{\"n\":2}\n{\"n\":3}");
     unsigned torn = 0;
     assert_int_equal (load (f, &torn), 0);
     assert_int_equal (f->seen, 2);
@@ -271,7 +252,7 @@ test_a_torn_last_line_is_ignored_then_cut (void **state)
     assert_true (f->in_order);
     assert_int_equal (torn, 0);
     /*  A journal that is nothing but a torn first record. */
-    write_text (f->path, "{\"n\":");
+    test_write_file (f->path, "{\"n\":");
     open_journal (f, 1, 1);
     expect_file (f->path, "");
 }
@@ -279,7 +260,7 @@ test_a_torn_last_line_is_ignored_then_cut (void **state)
 static void
 expect_load_error (fixture_t *f, const char *text, const char *message)
 {
-    write_text (f->path, text);
+    test_write_file (f->path, text);
     assert_int_equal (load (f, NULL), -1);
     char *want = xasprintf ("%s%s", f->path, message);
     assert_string_equal (f->err, want);
@@ -296,7 +277,7 @@ test_a_malformed_line_names_path_and_line (void **state)
                        ":3:0: malformed record: '[' or '{' expected near end of file");
     expect_load_error (f, "{\"n\":1}\n[2]\n", ":2: a record must be a JSON object");
     /*  Malformed but torn: not a record, not an error. */
-    write_text (f->path, "{\"n\":1}\nnot json");
+    test_write_file (f->path, "{\"n\":1}\nnot json");
     assert_int_equal (load (f, NULL), 0);
     assert_int_equal (f->seen, 1);
 }
@@ -312,7 +293,7 @@ test_a_line_over_the_limit_is_an_error (void **state)
     expect_load_error (f, text, ":2: line longer than 1048576 bytes, the limit");
     /*  journal_open will not cut a tail that long: not a journal. */
     text[strlen (text) - 1] = '\0';
-    write_text (f->path, text);
+    test_write_file (f->path, text);
     free (text);
     assert_null (journal_open (f->path, 1, 1, f->err, sizeof f->err));
     char *want = xasprintf ("%s: not a journal: its last line is longer than 1048576 "

@@ -23,6 +23,7 @@
 #include "controller/results.h"
 #include "overlay/config.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 /*  A root with two children, one of which has a child: 4 nodes, 5 tasks. */
 static const char *const tree_json =
@@ -52,9 +53,7 @@ setup (void **state)
     if (!f->cfg)
         fail_msg ("config: %s", err);
     f->results = results_new (f->cfg);
-    snprintf (f->dir, sizeof f->dir, "/tmp/test_results.XXXXXX");
-    if (!mkdtemp (f->dir))
-        fail_msg ("mkdtemp failed");
+    test_temp_dir (f->dir, sizeof f->dir, "test_results");
     *state = f;
     return 0;
 }
@@ -63,10 +62,7 @@ static int
 teardown (void **state)
 {
     fixture_t *f = *state;
-    char *cmd = xasprintf ("rm -rf '%s'", f->dir);
-    if (system (cmd) != 0)
-        fprintf (stderr, "cannot remove %s\n", f->dir);
-    free (cmd);
+    test_remove_dir (f->dir);
     results_destroy (&f->results);
     assert_null (f->results);
     config_destroy (&f->cfg);
@@ -122,13 +118,7 @@ static char *
 slurp (const char *dir, const char *name)
 {
     char *path = xasprintf ("%s/%s", dir, name);
-    FILE *file = fopen (path, "r");
-    if (!file)
-        fail_msg ("cannot open %s", path);
-    char *text = xcalloc (1, 1 << 16);
-    size_t n = fread (text, 1, (1 << 16) - 1, file);
-    text[n] = '\0';
-    fclose (file);
+    char *text = test_read_file (path);
     free (path);
     return text;
 }

@@ -36,6 +36,7 @@
 #include "node/bundle.h"
 #include "node/runner.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 /*  Upper bounds on wall time only tell an ending the test wants (SIGTERM
  *  at once, SIGKILL after the grace) from one it does not (the command's
@@ -55,9 +56,7 @@ static int
 setup (void **state)
 {
     fixture_t *f = xcalloc (1, sizeof *f);
-    snprintf (f->root, sizeof f->root, "/tmp/test_runner.XXXXXX");
-    if (!mkdtemp (f->root))
-        fail_msg ("mkdtemp failed");
+    test_temp_dir (f->root, sizeof f->root, "test_runner");
     snprintf (f->work, sizeof f->work, "%s/work", f->root);
     snprintf (f->out, sizeof f->out, "%s/stdout", f->root);
     snprintf (f->errp, sizeof f->errp, "%s/stderr", f->root);
@@ -70,23 +69,9 @@ static int
 teardown (void **state)
 {
     fixture_t *f = *state;
-    tf_remove_tree (f->root, 0);
+    test_remove_dir (f->root);
     free (f);
     return 0;
-}
-
-/*  The whole of a (small) file as a string; the caller frees. */
-static char *
-slurp (const char *path)
-{
-    FILE *fp = fopen (path, "r");
-    if (!fp)
-        fail_msg ("%s: %s", path, strerror (errno));
-    char *buf = xcalloc (1, 1 << 20);
-    size_t n = fread (buf, 1, (1 << 20) - 1, fp);
-    buf[n] = '\0';
-    fclose (fp);
-    return buf;
 }
 
 static runner_spec_t
@@ -147,7 +132,7 @@ static pid_t
 read_pid (const fixture_t *f, const char *file)
 {
     char *path = xasprintf ("%s/%s", f->work, file);
-    char *text = slurp (path);
+    char *text = test_read_file (path);
     pid_t pid = (pid_t) atoi (text);
     free (text);
     free (path);
@@ -217,7 +202,7 @@ test_timeout_escalates_to_sigkill (void **state)
                                   0.2);
     run (&spec, -1, &res);
     char *got = xasprintf ("%s/gotterm", f->work);
-    char *text = slurp (got);
+    char *text = test_read_file (got);
     assert_string_equal (text, "term\n");
     free (text);
     free (got);
@@ -301,7 +286,7 @@ test_environment (void **state)
                           .stdout_path = f->out, .stderr_path = f->errp};
     runner_result_t res;
     run (&spec, -1, &res);
-    char *out = slurp (f->out);
+    char *out = test_read_file (f->out);
     char mine[256] = "";
     for (char *line = strtok (out, "\n"); line; line = strtok (NULL, "\n"))
         if (strncmp (line, "TF_RUNNER_", 10) == 0 && strlen (mine) + strlen (line) < 250)
@@ -324,7 +309,7 @@ test_arguments_and_shell (void **state)
     runner_spec_t spec = {.argv = argv, .workdir = f->work, .stdout_path = f->out,
                           .stderr_path = f->errp};
     run (&spec, -1, &res);
-    char *out = slurp (f->out);
+    char *out = test_read_file (f->out);
     assert_string_equal (out, "a b|c  d||");
     free (out);
 
@@ -339,7 +324,7 @@ test_arguments_and_shell (void **state)
             &res);
     dup2 (saved, STDIN_FILENO);
     close (saved);
-    out = slurp (f->out);
+    out = test_read_file (f->out);
     char *want = xasprintf ("3\n%s\n/dev/null\n", f->work);
     assert_string_equal (out, want);
     free (want);
@@ -348,7 +333,7 @@ test_arguments_and_shell (void **state)
     spec = spec_sh (f, "echo one; echo two >&2; echo three", 0);
     spec.stderr_path = f->out;
     run (&spec, -1, &res);
-    out = slurp (f->out);
+    out = test_read_file (f->out);
     assert_string_equal (out, "one\ntwo\nthree\n");
     free (out);
 }
@@ -366,7 +351,7 @@ test_exec_failure_is_like_a_shell (void **state)
     run (&spec, -1, &res);
     assert_true (res.exited);
     assert_int_equal (res.exit_code, 127);
-    char *text = slurp (f->errp);
+    char *text = test_read_file (f->errp);
     assert_string_equal (text, "treefarm: treefarm-no-such-command: command not found\n");
     assert_string_equal (res.stderr_tail, text);
     free (text);
@@ -399,7 +384,7 @@ test_stderr_tail (void **state)
     runner_result_t res;
     run_sh (f, "i=0; while [ $i -lt 1000 ]; do echo \"line $i\" >&2; i=$((i+1)); done",
             &res);
-    char *text = slurp (f->errp);
+    char *text = test_read_file (f->errp);
     size_t len = strlen (text);
     assert_true (len > RUNNER_TAIL_BYTES);
     assert_true (res.stderr_truncated);
@@ -424,7 +409,7 @@ test_no_descriptor_leaks (void **state)
     run (&spec, -1, &res);
     close (leak[0]);
     close (leak[1]);
-    char *out = slurp (f->out);
+    char *out = test_read_file (f->out);
     assert_string_equal (out, "0\n1\n2\n3\n");
     free (out);
 }

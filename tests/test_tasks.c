@@ -20,6 +20,7 @@
 
 #include "overlay/tasks.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 typedef struct {
     char dir[64];
@@ -44,23 +45,18 @@ static const char *const files[][2] = {
     {"p1.txt", "plain"},
 };
 
+/*  tests/helpers.h's, under the name the tests below use. */
 static void
 write_file (const char *path, const char *content)
 {
-    FILE *file = fopen (path, "w");
-    if (!file)
-        fail_msg ("cannot create %s", path);
-    fputs (content, file);
-    fclose (file);
+    test_write_file (path, content);
 }
 
 static int
 setup (void **state)
 {
     fixture_t *f = xcalloc (1, sizeof *f);
-    snprintf (f->dir, sizeof f->dir, "/tmp/test_tasks.XXXXXX");
-    if (!mkdtemp (f->dir))
-        fail_msg ("mkdtemp failed");
+    test_temp_dir (f->dir, sizeof f->dir, "test_tasks");
     char *path = xasprintf ("%s/sub", f->dir);
     mkdir (path, 0755);
     free (path);
@@ -82,10 +78,7 @@ teardown (void **state)
     fixture_t *f = *state;
     tasks_destroy (&f->tasks);
     assert_null (f->tasks);
-    char *cmd = xasprintf ("rm -rf '%s'", f->dir);
-    if (system (cmd) != 0)
-        fprintf (stderr, "cannot remove %s\n", f->dir);
-    free (cmd);
+    test_remove_dir (f->dir);
     free (f);
     return 0;
 }

@@ -18,6 +18,7 @@
 
 #include "controller/timeline.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 typedef struct {
     char dir[64];
@@ -28,8 +29,7 @@ static int
 setup (void **state)
 {
     fixture_t *f = calloc (1, sizeof *f);
-    strcpy (f->dir, "/tmp/test_timeline.XXXXXX");
-    assert_non_null (mkdtemp (f->dir));
+    test_temp_dir (f->dir, sizeof f->dir, "test_timeline");
     snprintf (f->path, sizeof f->path, "%s/t.json", f->dir);
     *state = f;
     return 0;
@@ -39,7 +39,7 @@ static int
 teardown (void **state)
 {
     fixture_t *f = *state;
-    tf_remove_tree (f->dir, 0);
+    test_remove_dir (f->dir);
     free (f);
     return 0;
 }

@@ -1,0 +1,276 @@
+/*  results_json — results.json, nodes.csv and the nodes' samples, written
+ *  at the end of a run (results.h, results_write).
+ */
+#include "controller/results_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "overlay/util.h"
+
+/*  Real numbers in results.json: enough digits to give back what a human
+ *  typed in the config, without 9.0600000000000005. */
+#define RESULTS_JSON_FLAGS (JSON_INDENT (2) | JSON_REAL_PRECISION (15))
+
+/*  "steady": {k, from_s, to_s (platform seconds after START), tasks,
+ *  throughput, efficiency}, or null. */
+static json_t *
+steady_to_json (const results_t *self, double bound)
+{
+    double throughput, efficiency;
+    if (results_steady (self, bound, &throughput, &efficiency) != 0)
+        return json_null ();
+    double s = self->cfg->platform.time_scale;
+    const results_window_t *w = &self->window;
+    json_t *o = json_pack ("{s:I, s:f, s:f, s:I, s:f}", "k", (json_int_t) w->k, "from_s",
+                           w->from_s * s, "to_s", w->to_s * s, "tasks",
+                           (json_int_t) (w->at_to - w->at_from), "throughput", throughput);
+    json_object_set_new (o, "efficiency", isfinite (efficiency) ? json_real (efficiency)
+                                                                : json_null ());
+    return o;
+}
+
+/*  One link as its parent saw it, in platform terms: MB sent, seconds
+ *  spent sending (from each transfer's start to its last ack), and the
+ *  mean rate achieved while sending, beside the configured rate. */
+json_t *
+results_child_to_json (const results_t *self, const results_child_t *c)
+{
+    const config_t *cfg = self->cfg;
+    double mb = (double) c->bytes / (cfg->platform.payload_scale * CONFIG_MB);
+    double send_s = c->send_seconds * cfg->platform.time_scale;
+    int at = config_find_node (cfg, c->name);
+    json_t *o = json_pack ("{s:s, s:I, s:I, s:I, s:f, s:f}", "name", c->name,
+                           "tasks", (json_int_t) c->tasks, "bytes", (json_int_t) c->bytes,
+                           "requested", (json_int_t) c->requested, "mb", mb,
+                           "send_s", send_s);
+    json_object_set_new (o, "rate_mbps", send_s > 0 ? json_real (mb / send_s) : json_null ());
+    json_object_set_new (o, "link_mbps", at >= 0 ? json_real (cfg->nodes[at].link_mbps)
+                                                 : json_null ());
+    return o;
+}
+
+static json_t *
+node_to_json (const results_t *self, int i)
+{
+    const node_results_t *n = &self->nodes[i];
+    const config_node_t *node = &self->cfg->nodes[i];
+    json_t *children = json_array ();
+    for (int c = 0; c < n->nchildren; c++)
+        json_array_append_new (children, results_child_to_json (self, &n->children[c]));
+    json_t *object = json_pack ("{s:s, s:s?}", "name", node->name,
+                                "parent", node->parent_name);
+    json_object_set_new (object, "pid", n->pid > 0 ? json_integer (n->pid) : json_null ());
+    json_object_set_new (object, "lost", json_boolean (n->lost_why != NULL));
+    for (int c = 0; c < PROTO_NCOUNTERS; c++)
+        if (proto_counters[c].per_node)
+            json_object_set_new (object, proto_counters[c].key,
+                                 json_integer ((json_int_t) proto_counter (&n->stats, c)));
+    /*  Platform MB: the physical bytes scaled back by payload_scale. */
+    double scale = self->cfg->platform.payload_scale * CONFIG_MB;
+    json_object_set_new (object, "mb_in", json_real ((double) n->stats.bytes_in / scale));
+    json_object_set_new (object, "mb_out", json_real ((double) n->stats.bytes_out / scale));
+    json_object_set_new (object, "compute_seconds", json_real (n->stats.compute_seconds));
+    json_object_set_new (object, "speed_mean", json_real (n->stats.speed_mean));
+    json_object_set_new (object, "fit",
+                         n->stats.fit ? json_incref (n->stats.fit) : json_null ());
+    json_object_set_new (object, "lag", json_pack ("{s:f, s:f, s:f, s:f}", "loop_s",
+                                                   n->stats.lag_loop, "engine_s",
+                                                   n->stats.lag_engine, "link_s",
+                                                   n->stats.lag_link, "max_s",
+                                                   n->stats.lag_max));
+    json_object_set_new (object, "fidelity", json_real (results_node_fidelity (self, i)));
+    json_object_set_new (object, "reported", json_boolean (n->reported));
+    json_object_set_new (object, "children", children);
+    return object;
+}
+
+/*  The bound of the policy's port model, as the tree computed it during
+ *  the run and as computed here offline, and every model's. */
+static json_t *
+bound_to_json (const results_t *self)
+{
+    const config_t *cfg = self->cfg;
+    const results_stats_t *root = &self->nodes[cfg->root].stats;
+    bound_model_t model = results_policy_model (cfg);
+    json_t *all = json_object ();
+    for (int m = 0; m < BOUND_MODEL_COUNT; m++)
+        json_object_set_new (all, bound_model_str (m), json_real (self->offline[m]));
+    json_t *o = json_pack ("{s:s, s:f, s:o}", "model", bound_model_str (model),
+                           "tasks_per_s", self->offline[model], "all", all);
+    json_object_set_new (o, "measured", json_boolean (self->cmds.measured_bound));
+    json_object_set_new (o, "tree", root->has_bound ? json_real (root->bound[model])
+                                                    : json_null ());
+    json_object_set_new (o, "agree", root->has_bound && !self->cmds.measured_bound
+                                         ? json_boolean (results_bounds_agree (root->bound[model],
+                                                                       self->offline[model]))
+                                         : json_null ());
+    return o;
+}
+
+/*  {"min": f, "node": worst or null, "threshold": t, "reliable": bool}:
+ *  whether the run's timings, its efficiency above all, can be trusted. */
+static json_t *
+fidelity_to_json (const results_t *self)
+{
+    int worst;
+    double min = results_fidelity (self, &worst);
+    json_t *o = json_pack ("{s:f, s:f, s:b}", "min", min, "threshold",
+                           RESULTS_FIDELITY_MIN, "reliable", results_reliable (self));
+    json_object_set_new (o, "node", worst >= 0 ? json_string (self->cfg->nodes[worst].name)
+                                               : json_null ());
+    return o;
+}
+
+/*  The nodes lost during the run, in tree order: [{name, why, at_s}]. */
+static json_t *
+lost_to_json (const results_t *self)
+{
+    json_t *lost = json_array ();
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        const node_results_t *n = &self->nodes[i];
+        if (n->lost_why)
+            json_array_append_new (lost, json_pack ("{s:s, s:s, s:f}", "name",
+                                                    self->cfg->nodes[i].name, "why",
+                                                    n->lost_why, "at_s", n->lost_at));
+    }
+    return lost;
+}
+
+/*  The outcome and the run's figures: status and error, the tasks, the
+ *  commands that failed, makespan, throughput, efficiency against the
+ *  bound, the steady state, fidelity. */
+static void
+outcome_to_json (const results_t *self, json_t *object)
+{
+    const config_t *cfg = self->cfg;
+    const results_stats_t *root = &self->nodes[cfg->root].stats;
+    double span = results_makespan (self);
+    double bound = self->offline[results_policy_model (cfg)];
+    uint64_t ran = results_ran (self);
+    json_object_set_new (object, "status",
+                         json_string (results_status_str (self->status)));
+    json_object_set_new (object, "error",
+                         self->error ? json_string (self->error) : json_null ());
+    json_object_set_new (object, "tasks", json_integer ((json_int_t) config_bag_size (cfg)));
+    json_object_set_new (object, "commands", json_integer ((json_int_t) cfg->commands.count));
+    json_object_set_new (object, "failed", json_integer ((json_int_t) self->cmds.failed));
+    json_object_set_new (object, "failures", json_incref (self->cmds.failures));
+    json_object_set_new (object, "completed", json_integer ((json_int_t) root->completed));
+    json_object_set_new (object, "resumed", json_integer ((json_int_t) self->resumed));
+    json_object_set_new (object, "duplicates",
+                         json_integer ((json_int_t) root->duplicates));
+    json_object_set_new (object, "makespan_s", span >= 0 ? json_real (span) : json_null ());
+    json_object_set_new (object, "wall_s", json_real (self->wall_s));
+    json_object_set_new (object, "throughput", span > 0 && ran > 0
+                                                   ? json_real ((double) ran / span)
+                                                   : json_null ());
+    json_object_set_new (object, "bound", bound_to_json (self));
+    json_object_set_new (object, "efficiency", span > 0 && bound > 0 && ran > 0
+                                                   ? json_real ((double) ran / span / bound)
+                                                   : json_null ());
+    json_object_set_new (object, "steady", steady_to_json (self, bound));
+    json_object_set_new (object, "efficiency_reliable",
+                         json_boolean (results_reliable (self)));
+    json_object_set_new (object, "fidelity", fidelity_to_json (self));
+}
+
+json_t *
+results_to_json (const results_t *self)
+{
+    const config_t *cfg = self->cfg;
+    char *text = config_to_json (cfg);
+    json_t *config = text ? json_loads (text, 0, NULL) : NULL;
+    free (text);
+
+    json_t *object = json_object ();
+    json_object_set_new (object, "experiment", json_string (cfg->name));
+    json_object_set_new (object, "config", config ? config : json_null ());
+    json_object_set_new (object, "policy", json_string (cfg->policy));
+    json_object_set_new (object, "mode",
+                         json_string (platform_mode_str (cfg->platform.mode)));
+    json_object_set_new (object, "time_scale", json_real (cfg->platform.time_scale));
+    outcome_to_json (self, object);
+    json_object_set_new (object, "malformed", json_integer ((json_int_t) self->malformed));
+    json_object_set_new (object, "curve", json_boolean (self->curve));
+    json_object_set_new (object, "recorded", json_integer ((json_int_t) self->tasks.recorded));
+    json_object_set_new (object, "records_refused",
+                         json_integer ((json_int_t) self->tasks.refused));
+    json_object_set_new (object, "lost", lost_to_json (self));
+    json_t *nodes = json_array ();
+    for (int i = 0; i < cfg->nnodes; i++)
+        json_array_append_new (nodes, node_to_json (self, i));
+    json_object_set_new (object, "nodes", nodes);
+    return object;
+}
+
+static int
+write_json (FILE *file, const void *arg)
+{
+    const results_t *self = arg;
+    json_t *object = results_to_json (self);
+    int rc = json_dumpf (object, file, RESULTS_JSON_FLAGS);
+    json_decref (object);
+    if (rc == 0 && fputc ('\n', file) == EOF)
+        rc = -1;
+    return rc;
+}
+
+static int
+write_nodes_csv (FILE *file, const void *arg)
+{
+    const results_t *self = arg;
+    fputs ("name,parent,pid", file);
+    for (int c = 0; c < PROTO_NCOUNTERS; c++)
+        if (proto_counters[c].per_node)
+            fprintf (file, ",%s", proto_counters[c].key);
+    fputs (",compute_seconds\n", file);
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        const node_results_t *n = &self->nodes[i];
+        const config_node_t *node = &self->cfg->nodes[i];
+        /*  Names are [A-Za-z0-9_.-]: nothing to quote. */
+        fprintf (file, "%s,%s,", node->name, node->parent_name ? node->parent_name : "");
+        if (n->pid > 0)
+            fprintf (file, "%lld", (long long) n->pid);
+        for (int c = 0; c < PROTO_NCOUNTERS; c++)
+            if (proto_counters[c].per_node)
+                fprintf (file, ",%llu", (unsigned long long) proto_counter (&n->stats, c));
+        fprintf (file, ",%.6f\n", n->stats.compute_seconds);
+    }
+    return 0;
+}
+
+/*  DIR/samples/NODE.csv for every node that sent its samples. */
+static int
+write_samples (const results_t *self, const char *dir, char *err, size_t errlen)
+{
+    char *sub = xasprintf ("%s/samples", dir);
+    int rc = 0;
+    for (int i = 0; i < self->cfg->nnodes && rc == 0; i++) {
+        if (!self->nodes[i].samples_csv)
+            continue;
+        if (results_make_dir (sub, err, errlen) != 0) {
+            rc = -1;
+            break;
+        }
+        char *path = xasprintf ("%s/%s.csv", sub, self->cfg->nodes[i].name);
+        FILE *f = fopen (path, "w");
+        int ok = f && fputs (self->nodes[i].samples_csv, f) >= 0;
+        ok = (f && fclose (f) == 0) && ok;
+        if (!ok)
+            rc = tf_error (err, errlen, "cannot write %s", path);
+        free (path);
+    }
+    free (sub);
+    return rc;
+}
+
+int
+results_write (const results_t *self, const char *dir, char *err, size_t errlen)
+{
+    if (tf_write_file_atomic (dir, "results.json", write_json, self, err, errlen)
+        || tf_write_file_atomic (dir, "nodes.csv", write_nodes_csv, self, err, errlen))
+        return -1;
+    return write_samples (self, dir, err, errlen);
+}

@@ -1,0 +1,147 @@
+/*  session_int — the session's state, shared by the files of the session
+ *  and by nothing else (tests/test_session.c drives the peer handlers
+ *  through it).
+ *
+ *  The session is three jobs, one file each:
+ *    session.c          the loop, the phases, the shutdown, the public face;
+ *    session_peers.c    the node processes and their messages: the
+ *                       handshake, STATS and REPORT, the losses, the exits;
+ *    session_prepare.c  before anything starts: the config, the
+ *                       deployment's checks, the node's command line, the
+ *                       results directory, the CURVE certificates.
+ *  Each owns its part of struct session: the sub-struct named after it.
+ */
+#ifndef TF_SESSION_INT_H
+#define TF_SESSION_INT_H
+
+#include <czmq.h>
+
+#include "controller/deploy.h"
+#include "controller/session.h"
+#include "overlay/curve.h"
+#include "overlay/ratelog.h"
+
+/*  How long an unexpected exit waits for the FAIL that may explain it,
+ *  during the run (the exit fails it) and at its end (a node lost by its
+ *  exit whose FAIL is still on its way). */
+#define SESSION_EXIT_EXPLAIN_GRACE 0.3
+
+typedef enum {
+    PEER_SPAWNED = 0,        /* process started, no HELLO yet */
+    PEER_CONFIGURED,         /* HELLO received, CONFIG sent */
+    PEER_BOUND,              /* BOUND received */
+    PEER_STARTED,            /* START sent */
+    PEER_STOPPED,            /* STOP sent */
+    PEER_STATE_COUNT
+} peer_state_t;
+
+/*  "spawned", "configured", ...; "?" out of range. */
+const char *peer_state_str (peer_state_t state);
+
+typedef enum {
+    PHASE_HANDSHAKE = 0,     /* waiting for every HELLO and BOUND */
+    PHASE_RUNNING,           /* START sent, until the driver is done */
+    PHASE_STOPPING,          /* finished or failed: shut down */
+} run_phase_t;
+
+/*  One node as the controller sees it. */
+typedef struct {
+    const config_node_t *node;
+    peer_state_t state;
+    int slot;                /* deploy slot, -1 before spawn */
+    int exited;              /* its process has been reaped */
+    char *endpoint;          /* from BOUND */
+    const char *control;     /* the controller's endpoint it connects to,
+                                borrowed from session.link.controls */
+    uint64_t malformed;      /* its messages the controller refused */
+    int lost;                /* declared lost: neither heard nor awaited */
+    double heard;            /* when its last message came (after START) */
+    double fail_awaited;     /* lost by its exit: until when its FAIL may
+                                still come to say why (0: not awaited) */
+} peer_t;
+
+/*  What session_prepare.c sets up: the deployment and the run's keys. */
+typedef struct {
+    char **node_argv;        /* wrapper words + node binary, NULL-ended */
+    int node_argc;
+    deploy_t *deploy;
+    int curve;               /* CURVE on every socket of the run */
+    curve_run_t *certs;      /* the run's certificates, or NULL */
+    json_t *keys;            /* every node's public key, for CONFIG */
+} session_setup_t;
+
+/*  The control socket and what is said on it (session_peers.c reads,
+ *  session.c binds and sends). */
+typedef struct {
+    zsock_t *control;
+    zhashx_t *controls;      /* control bind -> endpoint bound there */
+    zpoller_t *poller;
+    zactor_t *auth;          /* the control socket's ZAP handler, or NULL */
+    uint64_t malformed;      /* messages refused, all peers */
+    ratelog_t refusals;      /* how often refusals are said */
+} session_link_t;
+
+/*  When things happened (tf_now). */
+typedef struct {
+    double launch;           /* processes spawned */
+    double handshake;        /* last HELLO or BOUND */
+    double start;            /* START sent, 0 before */
+    double ping;             /* the last PINGs went out */
+    double end;              /* finished, or the failure */
+} session_times_t;
+
+/*  An unexpected exit outside the run proper, waiting for its FAIL. */
+typedef struct {
+    char *text;              /* the exit, described; NULL: none */
+    int peer;                /* whose: index in peers */
+    double deadline;
+} session_pending_t;
+
+struct session {
+    session_opts_t opt;
+    const session_driver_t *driver;   /* during session_execute */
+    config_t *cfg;
+    json_t *config_object;   /* canonical config, shipped in CONFIG */
+    json_t *run;             /* CONFIG's run object, or NULL */
+    char *dir;               /* results directory */
+    progress_t *progress;    /* borrowed, may be NULL */
+    results_t *results;
+    peer_t *peers;           /* cfg->nnodes, tree order */
+    run_phase_t phase;
+    int finished;            /* the driver said its work is done */
+    session_setup_t setup;
+    session_link_t link;
+    session_times_t t;
+    session_pending_t pending;
+};
+
+/*  Send msg (taken) to peer through the control ROUTER; say why not
+ *  unless quiet. Returns 0, or -1. */
+int session_send_peer (session_t *self, peer_t *peer, zmsg_t *msg, int quiet);
+
+/*  Receive one message from the control socket and act on it: the
+ *  handshake, STATS, REPORT, FAIL, LOST; the driver's for the rest. */
+void session_handle_message (session_t *self);
+
+/*  Wait up to timeout_ms for messages and handle those that came. */
+void session_poll_messages (session_t *self, int timeout_ms);
+
+/*  Account for node processes that exited: during the run a node other
+ *  than the root is lost; before it, an exit waits briefly for its FAIL
+ *  and then fails the session; after STOP an unclean exit fails it. */
+void session_handle_exits (session_t *self);
+
+/*  Started nodes silent for longer than the run's lost-peer silence are
+ *  lost. */
+void session_check_silence (session_t *self, double now);
+
+/*  Nodes lost by their own exit whose FAIL may still come to say why
+ *  (within SESSION_EXIT_EXPLAIN_GRACE of their loss): the shutdown reads
+ *  messages for them as it does for REPORTs. */
+int session_fails_awaited (session_t *self, double now);
+
+/*  STOP every node still in the run, collect the REPORTs (and the FAILs
+ *  still awaited), reap every process, whatever happened before. */
+void session_shutdown (session_t *self);
+
+#endif

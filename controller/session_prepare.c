@@ -1,0 +1,244 @@
+/*  session_prepare — a session before anything starts (session_int.h):
+ *  the experiment loaded and checked, every host checked for deployment
+ *  and the node's command line, the results directory, the CURVE
+ *  certificates; and the session's teardown.
+ */
+#include "controller/session_int.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "controller/cli.h"
+#include "overlay/util.h"
+
+
+/*  The node binary: --node-bin, $TREEFARM_NODE, the treefarm-node next to
+ *  this executable, or treefarm-node on PATH. Returns a new string. */
+static char *
+find_node_bin (const char *option)
+{
+    if (option)
+        return xstrdup (option);
+    const char *env = getenv ("TREEFARM_NODE");
+    if (env && *env)
+        return xstrdup (env);
+    char self[PATH_MAX];
+    ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr (self, '/');
+        if (slash) {
+            char *candidate = xasprintf ("%.*s/treefarm-node", (int) (slash - self), self);
+            if (access (candidate, X_OK) == 0)
+                return candidate;
+            free (candidate);
+        }
+    }
+    return xstrdup ("treefarm-node");
+}
+
+/*  $TREEFARM_NODE_WRAPPER's words, then the node binary: the start of
+ *  every node's command line. */
+static void
+build_node_argv (session_t *self, char *node_bin)
+{
+    const char *wrapper = getenv ("TREEFARM_NODE_WRAPPER");
+    char *words = xstrdup (wrapper ? wrapper : "");
+    int n = 0;
+    self->setup.node_argv = xcalloc (strlen (words) / 2 + 3, sizeof *self->setup.node_argv);
+    char *save = NULL;
+    for (char *w = strtok_r (words, " \t", &save); w; w = strtok_r (NULL, " \t", &save))
+        self->setup.node_argv[n++] = xstrdup (w);
+    self->setup.node_argv[n++] = node_bin;
+    self->setup.node_argc = n;
+    free (words);
+}
+
+
+/* ------------------------------------------------------------------------
+ *  Setting up, and tearing down.
+ */
+
+int
+session_curve_flags (const char *command, int on, int off, session_curve_t *out)
+{
+    if (on && off)
+        return cli_usage_error (command, CLI_EXIT_USAGE, "--curve and --no-curve "
+                                "contradict each other");
+    *out = on ? SESSION_CURVE_ON : off ? SESSION_CURVE_OFF : SESSION_CURVE_AUTO;
+    return -1;
+}
+
+config_t *
+session_load_config (const char *path)
+{
+    char err[TF_ERRLEN];
+    config_t *cfg = config_load_file (path, err, sizeof err);
+    if (cfg && config_check_emulation (cfg, err, sizeof err) != 0)
+        config_destroy (&cfg);
+    if (cfg && config_kernel_shaped (cfg)
+        && (cfg->platform.time_scale != 1 || cfg->platform.payload_scale != 1)) {
+        snprintf (err, sizeof err, "%s: every host is netns: (the kernel testbed, which "
+                  "shapes links at platform rates): time_scale and payload_scale must "
+                  "be 1", path);
+        config_destroy (&cfg);
+    }
+    if (!cfg)
+        session_log (NULL, "%s", err);
+    return cfg;
+}
+
+/*  Every node can be placed on its host and its program runs there, the
+ *  checks of docs/deploy.md, before anything starts: slot i is node i. */
+static int
+check_deployable (session_t *self, char *err, size_t errlen)
+{
+    char why[TF_ERRLEN];
+    build_node_argv (self, find_node_bin (self->opt.node_bin));
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        const config_node_t *node = &self->cfg->nodes[i];
+        int slot = deploy_add (self->setup.deploy, node->name, node->host, why, sizeof why);
+        assert (slot < 0 || slot == i);
+        if (slot < 0
+            || deploy_check (self->setup.deploy, slot, self->setup.node_argv, self->setup.node_argc, why,
+                             sizeof why) != 0)
+            return tf_error (err, errlen, "%s: tree[%d] (node \"%s\"): %s",
+                             self->opt.config_path, i, node->name, why);
+    }
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        const config_node_t *node = &self->cfg->nodes[i];
+        if (deploy_route (self->setup.deploy, i, node->children, node->nchildren, why,
+                          sizeof why) != 0)
+            return tf_error (err, errlen, "%s: tree[%d] (node \"%s\"): %s",
+                             self->opt.config_path, i, node->name, why);
+    }
+    return 0;
+}
+
+/*  Is CURVE on for this run: asked for, or by default when a node is on
+ *  an ssh host (docs/security.md)? */
+static int
+curve_wanted (session_t *self)
+{
+    if (self->opt.curve != SESSION_CURVE_AUTO)
+        return self->opt.curve == SESSION_CURVE_ON;
+    for (int i = 0; i < self->cfg->nnodes; i++)
+        if (deploy_kind (self->setup.deploy, i) == HOST_SSH)
+            return 1;
+    return 0;
+}
+
+/*  With CURVE, the run's certificates in OUT/.curve, each node's given to
+ *  the deployment, which takes it to the node (deploy_set_cert). */
+static int
+make_certs (session_t *self, char *err, size_t errlen)
+{
+    char why[TF_ERRLEN];
+    self->setup.curve = curve_wanted (self);
+    results_set_curve (self->results, self->setup.curve);
+    if (!self->setup.curve)
+        return 0;
+    int n = self->cfg->nnodes;
+    const char **names = xcalloc ((size_t) n, sizeof *names);
+    for (int i = 0; i < n; i++)
+        names[i] = self->cfg->nodes[i].name;
+    char *dir = xasprintf ("%s/%s", self->dir, CURVE_DIR_NAME);
+    self->setup.certs = curve_run_new (dir, names, n, why, sizeof why);
+    free (dir);
+    free (names);
+    if (!self->setup.certs)
+        return tf_error (err, errlen, "cannot make the run's CURVE certificates: %s",
+                         why);
+    self->setup.keys = curve_run_keys (self->setup.certs);
+    for (int i = 0; i < n; i++)
+        if (deploy_set_cert (self->setup.deploy, i, curve_run_file (self->setup.certs, i), why,
+                             sizeof why) != 0)
+            return tf_error (err, errlen, "%s: tree[%d] (node \"%s\"): %s",
+                             self->opt.config_path, i, self->cfg->nodes[i].name, why);
+    return 0;
+}
+
+session_t *
+session_new (const session_opts_t *opt, config_t **cfg_p)
+{
+    char err[TF_ERRLEN];
+    session_t *self = xcalloc (1, sizeof *self);
+    self->opt = *opt;
+    self->link.refusals = ratelog_init (RATELOG_BURST, RATELOG_WINDOW);
+    self->cfg = *cfg_p;
+    *cfg_p = NULL;
+    char *text = config_to_json (self->cfg);
+    self->config_object = json_loads (text, 0, NULL);
+    free (text);
+    if (!json_is_object (self->config_object)) {
+        session_log (NULL, "%s: cannot represent the experiment as JSON",
+                     opt->config_path);
+        goto out_fail;
+    }
+    deploy_opts_t dopts = {.ssh_config = opt->ssh_config,
+                           .push_binary = opt->push_binary};
+    self->setup.deploy = deploy_new (&dopts);
+    if (check_deployable (self, err, sizeof err) != 0) {
+        session_log (NULL, "%s", err);
+        goto out_fail;
+    }
+    self->dir = opt->out_dir ? xstrdup (opt->out_dir)
+                             : results_default_dir (self->cfg->name, time (NULL));
+    if (results_make_dir (self->dir, err, sizeof err) != 0) {
+        session_log (NULL, "cannot create the results directory: %s", err);
+        goto out_fail;
+    }
+    if (results_check_writable (self->dir, err, sizeof err) != 0) {
+        session_log (NULL, "cannot write into the results directory: %s", err);
+        goto out_fail;
+    }
+    self->results = results_new (self->cfg);
+    if (make_certs (self, err, sizeof err) != 0) {
+        session_log (NULL, "%s", err);
+        goto out_fail;
+    }
+    self->peers = xcalloc (self->cfg->nnodes, sizeof *self->peers);
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        self->peers[i].node = &self->cfg->nodes[i];
+        self->peers[i].slot = -1;
+    }
+    return self;
+out_fail:
+    session_destroy (&self);
+    return NULL;
+}
+
+void
+session_destroy (session_t **self_p)
+{
+    session_t *self = *self_p;
+    if (!self)
+        return;
+    deploy_destroy (&self->setup.deploy);
+    zpoller_destroy (&self->link.poller);
+    zsock_destroy (&self->link.control);
+    zactor_destroy (&self->link.auth);   /* after the socket it guards */
+    curve_run_destroy (&self->setup.certs);
+    json_decref (self->setup.keys);
+    zhashx_destroy (&self->link.controls);
+    results_destroy (&self->results);
+    if (self->peers)
+        for (int i = 0; i < self->cfg->nnodes; i++)
+            free (self->peers[i].endpoint);
+    free (self->peers);
+    for (int i = 0; i < self->setup.node_argc; i++)
+        free (self->setup.node_argv[i]);
+    free (self->setup.node_argv);
+    json_decref (self->config_object);
+    json_decref (self->run);
+    free (self->pending.text);
+    free (self->dir);
+    config_destroy (&self->cfg);
+    free (self);
+    *self_p = NULL;
+}

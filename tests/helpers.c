@@ -1,0 +1,63 @@
+/*  helpers — what the unit tests share. See helpers.h. */
+#include "tests/helpers.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "overlay/util.h"
+
+void
+test_temp_dir (char *dir, size_t len, const char *name)
+{
+    if ((size_t) snprintf (dir, len, "/tmp/%s.XXXXXX", name) >= len)
+        fail_msg ("temporary directory name too long for %s", name);
+    if (!mkdtemp (dir))
+        fail_msg ("mkdtemp %s: %s", dir, strerror (errno));
+}
+
+void
+test_remove_dir (const char *path)
+{
+    tf_remove_tree (path, 0);
+}
+
+char *
+test_read_file (const char *path)
+{
+    FILE *file = fopen (path, "r");
+    if (!file)
+        fail_msg ("cannot open %s: %s", path, strerror (errno));
+    size_t size = 0, cap = 4096;
+    char *text = xmalloc (cap);
+    for (;;) {
+        size += fread (text + size, 1, cap - size - 1, file);
+        if (size < cap - 1)
+            break;
+        cap *= 2;
+        text = xrealloc (text, cap);
+    }
+    int bad = ferror (file);
+    fclose (file);
+    if (bad)
+        fail_msg ("cannot read %s", path);
+    text[size] = '\0';
+    return text;
+}
+
+void
+test_write_file (const char *path, const char *text)
+{
+    FILE *file = fopen (path, "w");
+    if (!file)
+        fail_msg ("cannot create %s: %s", path, strerror (errno));
+    int ok = fputs (text, file) >= 0;
+    ok = fclose (file) == 0 && ok;
+    if (!ok)
+        fail_msg ("cannot write %s", path);
+}

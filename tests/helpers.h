@@ -1,0 +1,26 @@
+/*  helpers — what the unit tests share: a temporary directory made and
+ *  removed, a file read whole or written. Each fails the running cmocka
+ *  test (fail_msg) instead of returning an error: a test that cannot set
+ *  itself up has failed.
+ */
+#ifndef TF_TESTS_HELPERS_H
+#define TF_TESTS_HELPERS_H
+
+#include <stddef.h>
+
+/*  Create a new directory /tmp/NAME.XXXXXX (mkdtemp) and write its path
+ *  into dir (len bytes). */
+void test_temp_dir (char *dir, size_t len, const char *name);
+
+/*  Remove path and everything under it; a missing path is fine. */
+void test_remove_dir (const char *path);
+
+/*  The whole content of the file at path, NUL-terminated, as a new
+ *  string the caller frees. Fails the test if it cannot be read. */
+char *test_read_file (const char *path);
+
+/*  Create or overwrite the file at path with text. Fails the test if it
+ *  cannot be written. */
+void test_write_file (const char *path, const char *text);
+
+#endif
