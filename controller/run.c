@@ -228,8 +228,6 @@ run_config (const session_opts_t *opt, const bag_opts_t *bo, config_t **cfg_p,
     }
     int code = CLI_EXIT_USAGE;
     if (s) {
-        if (trace)
-            json_object_set_new (run, "trace", json_true ());
         session_set_run (s, run);
         if (bag_resumed (bag))
             session_log (s, "resuming: %llu tasks are done already",
@@ -362,6 +360,7 @@ run_main (int argc, char **argv)
         return cli_usage_error ("run", CLI_EXIT_USAGE, "%s", err);
     opt.config_path = path;
     bo.out_dir = opt.out_dir;
+    bo.trace = trace != NULL;
     config_t *cfg = run_load_experiment (path, policy);
     code = cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
                : CLI_EXIT_USAGE;
