@@ -8,7 +8,7 @@
  *  given (or {#} for --command). The root node reads that file, so it runs
  *  exactly what was checked; a resumed run reads it again, so --command's
  *  numbering cannot shift under it. The root appends every recorded task
- *  to OUT/journal.jsonl (docs/tasks.md, "Journal"); --resume replays it
+ *  to OUT/journal.jsonl (docs/commands.md, "The journal"); --resume replays it
  *  into tasks.csv and ships "resume" to the root, which skips those tasks.
  */
 #ifndef TF_BAG_H

@@ -259,7 +259,7 @@ usage_options (FILE *out)
 {
     fprintf (out,
              "options:\n"
-             "  --tasks FILE       command tasks, JSON Lines (docs/tasks.md)\n"
+             "  --tasks FILE       command tasks, JSON Lines (docs/commands.md)\n"
              "  --command CMD      one task per file of --inputs, GNU parallel style:\n"
              "                     {} the staged input, {/} its base name, {.} without\n"
              "                     extension, {/.} both, {#} the sequence number\n"

@@ -7,7 +7,7 @@
  *  figures back from that run's results.json, so a study interrupted and
  *  started again into the same DIR runs only what is not complete yet.
  *  Makespans are normalized per (Z, w) to the reference policy's
- *  (RootComputes, as the published study does; docs/study.md).
+ *  (RootComputes, as the published study does; docs/study/README.md).
  *
  *  This header is the pure part, tested without processes: the lists of
  *  the command line and their limits, the grid's order and names, reading

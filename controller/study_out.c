@@ -204,7 +204,7 @@ table_txt (const study_t *st, const void *arg, FILE *file)
     if (unreliable)
         fprintf (file, "\n! efficiency UNRELIABLE: a run of the cell fell behind the "
                  "emulated clock\n  (fidelity < %.2f); lower --time-scale "
-                 "(docs/study.md)\n", RESULTS_FIDELITY_MIN);
+                 "(docs/study/README.md)\n", RESULTS_FIDELITY_MIN);
     return 0;
 }
 

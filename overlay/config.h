@@ -149,7 +149,7 @@ typedef struct {
         double input_mb;     /* Z: input size of one task, MB, >= 0 */
         double units;        /* w: compute units per task, > 0 */
     } tasks;
-    /*  Command tasks of this run (docs/tasks.md). Not read from the file:
+    /*  Command tasks of this run (docs/commands.md). Not read from the file:
      *  the controller sets them from --tasks or --command, and ships them
      *  with the config (overlay/proto.h, CONFIG). Ids 0 .. count-1 of the
      *  bag are the commands, the synthetic tasks follow. */

@@ -1,5 +1,5 @@
 /*  journal — an append-only file of completed tasks, so that a run can
- *  resume (docs/tasks.md, "The journal").
+ *  resume (docs/commands.md, "The journal").
  *
  *  The root appends one record per completed task; the controller reads
  *  the records back on `--resume` and skips those tasks. A record is a

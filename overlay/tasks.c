@@ -1,4 +1,4 @@
-/*  tasks — load and check command tasks (see tasks.h and docs/tasks.md).
+/*  tasks — load and check command tasks (see tasks.h and docs/commands.md).
  *
  *  The loader reads one line at a time (overlay/lines.c), so a file of a
  *  million tasks is never held in memory as text, and walks each line's

@@ -1,5 +1,5 @@
 /*  tasks — the command tasks of a run: what to execute, with which input
- *  files, and which files to bring back (docs/tasks.md).
+ *  files, and which files to bring back (docs/commands.md).
  *
  *  Two constructors. tasks_load_file reads a tasks file given with
  *  `treefarm run CONFIG --tasks FILE`: JSON Lines, one task per line,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Integration: `treefarm bench` (docs/study.md) on the reference fork,
+# Integration: `treefarm bench` (docs/study/README.md) on the reference fork,
 # shortened: 2 send sizes x 2 compute sizes x 3 policies, 40 tasks a run at
 # time scale 40 (about 10 s). Every run is in runs.csv and complete in its
 # results.json; each cell's normalized makespan is its makespan over
