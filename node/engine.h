@@ -50,7 +50,7 @@ typedef struct {
                                 [ENGINE_PROGRESS_EVERY, ENGINE_PROGRESS_MAX].
                                 Each report wakes the node's loop: a node
                                 that samples every 100 ms needs one about
-                                every 50, not 10 (node.c) */
+                                every 50, not 10 (node/build.c) */
     int in_loop;             /* emulated: run in the caller's loop, no
                                 thread (ignored in real mode) */
 } engine_cfg_t;

@@ -1,7 +1,7 @@
 /*  liveness — who of a node's peers (its children and its parent) has
  *  fallen silent, and when the node's own heartbeats are due.
  *
- *  Pure bookkeeping, no sockets and no clock: the runtime (node/node.c)
+ *  Pure bookkeeping, no sockets and no clock: the runtime (node/beat.c)
  *  says when it heard a peer (any message counts, heartbeat or not) and
  *  asks, with the time, whether a beat is due and whether a peer has been
  *  silent for lost_after seconds. A peer found silent is lost for good:

@@ -5,9 +5,9 @@
  *  slot computing it (TRACE_COMPUTE, lane = the slot), the node receiving
  *  it from its parent, from first chunk to last (TRACE_RECEIVE, lane 0),
  *  or the node sending it to a child, from first chunk to last
- *  (TRACE_SEND, lane = the child's slot). The driver (node/node.c) says
+ *  (TRACE_SEND, lane = the child's slot). The driver (node/report.c) says
  *  when each begins and ends, with times in seconds of its choosing
- *  (node.c: wall seconds since START); nothing here reads a clock or
+ *  (the runtime: wall seconds since START); nothing here reads a clock or
  *  touches a socket, so tests drive it directly.
  *
  *  Memory is bounded: a recorder keeps at most the spans it was made for
