@@ -271,21 +271,29 @@ eligible (const core_t *self, const task_t *t, int dest)
     return inside < self->shape.size[top];
 }
 
+/*  A question to eligible through the ledger: may a task go to dest? */
+typedef struct {
+    const core_t *core;
+    int dest;
+} where_t;
+
+static int
+eligible_for (const void *arg, const task_t *t)
+{
+    const where_t *w = arg;
+    return eligible (w->core, t, w->dest);
+}
+
 /*  The position in the ledger of the first task that may go to dest, or
  *  -1. On the root, the queue holds tasks to try again, ahead of the
- *  bag's fresh ones (which may go anywhere: position held). */
+ *  bag's fresh ones (which may go anywhere, but a synthetic one not to a
+ *  busy engine: position held). */
 static int
 find_task (const core_t *self, int dest)
 {
-    uint32_t held = ledger_held (self->ledger);
-    for (uint32_t i = 0; i < held; i++)
-        if (eligible (self, ledger_peek_task (self->ledger, i), dest))
-            return (int) i;
-    core_kind_t kind;
-    if (ledger_has_fresh (self->ledger, &kind)
-        && !(dest < 0 && self->compute.engine_busy && kind == CORE_KIND_SYNTHETIC))
-        return (int) held;
-    return -1;
+    where_t w = {self, dest};
+    return ledger_find_task (self->ledger, eligible_for, &w,
+                             !(dest < 0 && self->compute.engine_busy));
 }
 
 /*  xfer_pick_child's question: is there a task for child c? */

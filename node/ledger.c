@@ -80,13 +80,17 @@ ledger_peek_task (const ledger_t *self, uint32_t pos)
 }
 
 int
-ledger_has_fresh (const ledger_t *self, core_kind_t *kind)
+ledger_find_task (const ledger_t *self,
+                  int (*eligible) (const void *arg, const task_t *task),
+                  const void *arg, int fresh_synthetic)
 {
-    if (!self->cfg.is_root || self->next_task >= self->cfg.task_count)
-        return 0;
-    *kind = self->next_task < self->cfg.command_tasks ? CORE_KIND_COMMAND
-                                                      : CORE_KIND_SYNTHETIC;
-    return 1;
+    for (uint32_t i = 0; i < self->q_len; i++)
+        if (eligible (arg, &self->queue[(self->q_head + i) % self->q_cap]))
+            return (int) i;
+    if (self->cfg.is_root && self->next_task < self->cfg.task_count
+        && (fresh_synthetic || self->next_task < self->cfg.command_tasks))
+        return (int) self->q_len;
+    return -1;
 }
 
 static int

@@ -50,9 +50,13 @@ uint32_t ledger_held (const ledger_t *self);
  *  borrowed until the ledger next changes. */
 const task_t *ledger_peek_task (const ledger_t *self, uint32_t pos);
 
-/*  Root: 1 if the bag has a task neither handed out nor complete (it
- *  comes at position ledger_held), its kind in *kind; else 0. */
-int ledger_has_fresh (const ledger_t *self, core_kind_t *kind);
+/*  The position of the first held task for which eligible (arg, task)
+ *  is true; else, on the root, ledger_held when the bag has a task
+ *  neither handed out nor complete and, if that task is synthetic,
+ *  fresh_synthetic is true; else -1. */
+int ledger_find_task (const ledger_t *self,
+                      int (*eligible) (const void *arg, const task_t *task),
+                      const void *arg, int fresh_synthetic);
 
 /*  Remove and return the task at pos: a held one (pos < held) or, on the
  *  root at pos == held, the bag's next fresh task. On the root, a
