@@ -296,13 +296,6 @@ find_task (const core_t *self, int dest)
                              !(dest < 0 && self->compute.engine_busy));
 }
 
-/*  xfer_pick_child's question: is there a task for child c? */
-static int
-has_task_for (void *arg, int c)
-{
-    return find_task (arg, c) >= 0;
-}
-
 /*  --- completions ------------------------------------------------------- */
 
 /*  Root: a command that failed at node goes back to the queue (RETRY),
@@ -393,13 +386,23 @@ compute_tasks (core_t *self)
     }
 }
 
-/*  Serve children's asks while the policy allows (xfer_pick_child),
- *  each with the first task that may go to it. */
+/*  Serve children's asks while the policy allows (xfer_pick_child), each
+ *  with the first task that may go to it. With no task held, that is the
+ *  root's next fresh one for every child alike (ledger_find_task): one
+ *  look serves them all. */
 static void
 serve_children (core_t *self, double now)
 {
-    int c;
-    while ((c = xfer_pick_child (self->xfer, now, has_task_for, self)) >= 0) {
+    for (;;) {
+        int n, k = 0, *ready = xfer_list_ready (self->xfer, now, &n);
+        int uniform = n > 0 && ledger_held (self->ledger) == 0;
+        int any = uniform && find_task (self, ready[0]) >= 0;
+        for (int i = 0; i < n; i++)
+            if (uniform ? any : find_task (self, ready[i]) >= 0)
+                ready[k++] = ready[i];
+        int c = k > 0 ? xfer_pick_child (self->xfer, now, ready, k) : -1;
+        if (c < 0)
+            return;
         task_t t = ledger_take_task (self->ledger, (uint32_t) find_task (self, c));
         xfer_start_task (self->xfer, c, &t, now);
     }

@@ -70,9 +70,13 @@ struct xfer {
     xfer_cfg_t cfg;
     child_t *children;
     policy_child_t *cands;   /* scratch for the policy */
+    int *ready;              /* scratch: children that may start ... */
+    int busy, port;          /* ... and, then, transfers in flight and
+                                holding the port (xfer_list_ready) */
     task_t *taken;           /* scratch: tasks a DONE takes off a given set */
     uint32_t taken_cap;
     uint64_t seq;            /* arrival numbering of asked tasks */
+    int nstreaming;          /* children streaming probes */
     double total_free;       /* the send limit's pacer */
     int arr_active;          /* a task is arriving from the parent ... */
     uint64_t arr_task;       /* ... this one ... */
@@ -87,6 +91,7 @@ xfer_new (const xfer_cfg_t *cfg)
     self->cfg.children = NULL;
     self->children = xcalloc (cfg->nchildren, sizeof *self->children);
     self->cands = xcalloc (cfg->nchildren, sizeof *self->cands);
+    self->ready = xcalloc (cfg->nchildren, sizeof *self->ready);
     for (int i = 0; i < cfg->nchildren; i++) {
         self->children[i].info = cfg->children[i];
         self->children[i].sent = meter_new (cfg->meter_window);
@@ -109,6 +114,7 @@ xfer_destroy (xfer_t **self_p)
     }
     free (self->children);
     free (self->cands);
+    free (self->ready);
     free (self->taken);
     free (self);
     *self_p = NULL;
@@ -173,6 +179,7 @@ xfer_mark_meters (xfer_t *self, double now)
 void
 xfer_set_streaming (xfer_t *self, int c, int on, double now)
 {
+    self->nstreaming += (on != 0) - self->children[c].streaming;
     self->children[c].streaming = on != 0;
     meter_add (self->children[c].sent, now, 0);
 }
@@ -342,7 +349,7 @@ begin_transfer (xfer_t *self, int c, const task_t *task, int probe, double now)
 void
 xfer_serve_probes (xfer_t *self, double now)
 {
-    for (int i = 0; i < self->cfg.nchildren; i++) {
+    for (int i = 0; self->nstreaming > 0 && i < self->cfg.nchildren; i++) {
         child_t *ch = &self->children[i];
         if (!ch->streaming || ch->sending || ch->ndrain)
             continue;
@@ -352,23 +359,34 @@ xfer_serve_probes (xfer_t *self, double now)
     }
 }
 
-int
-xfer_pick_child (xfer_t *self, double now, int (*has_task) (void *arg, int c), void *arg)
+int *
+xfer_list_ready (xfer_t *self, double now, int *n)
 {
-    const policy_t *policy = self->cfg.policy;
-    int n = 0, busy = 0, port = 0;
-    for (int i = 0; i < self->cfg.nchildren; i++) {
-        child_t *ch = &self->children[i];
+    int k = 0, busy = 0, port = 0, nchildren = self->cfg.nchildren, *ready = self->ready;
+    for (int i = 0; i < nchildren; i++) {
+        const child_t *ch = &self->children[i];
         busy += ch->sending;
         port += holds_port (self, ch, now);
-        if (ch->wanted > 0 && may_start (self, ch, now) && has_task (arg, i)) {
-            self->cands[n] = candidate (ch, i);
-            self->cands[n++].sending = 0;   /* its link is free */
-        }
+        if (ch->wanted > 0 && may_start (self, ch, now))
+            ready[k++] = i;
     }
-    if (n == 0 || (!policy->multiport && port)
-        || (policy->multiport && busy && !spare_bandwidth (self, now)))
+    self->busy = busy;
+    self->port = port;
+    *n = k;
+    return ready;
+}
+
+int
+xfer_pick_child (xfer_t *self, double now, const int *slots, int n)
+{
+    const policy_t *policy = self->cfg.policy;
+    if (n == 0 || (!policy->multiport && self->port)
+        || (policy->multiport && self->busy && !spare_bandwidth (self, now)))
         return -1;
+    for (int i = 0; i < n; i++) {
+        self->cands[i] = candidate (&self->children[slots[i]], slots[i]);
+        self->cands[i].sending = 0;   /* its link is free */
+    }
     int k = policy->pick (&self->cfg.parent, self->cands, n);
     if (k < 0 || k >= n)
         return -1;
@@ -582,6 +600,7 @@ xfer_lose_child (xfer_t *self, int c, uint32_t *n)
 {
     child_t *ch = &self->children[c];
     ch->lost = 1;
+    self->nstreaming -= ch->streaming;
     ch->sending = ch->streaming = ch->probe = 0;
     ch->ndrain = ch->drain_unacked = 0;
     ch->nasks = ch->wanted = 0;

@@ -83,12 +83,19 @@ void xfer_set_streaming (xfer_t *self, int c, int on, double now);
 /*  Start a probe transfer to every streaming child that has none going. */
 void xfer_serve_probes (xfer_t *self, double now);
 
-/*  The child whose ask the policy serves next at now, among those with
- *  an unserved ask that may start a transfer and for which has_task
- *  (arg, slot) is true; or -1 when none may (or the port rule or the
- *  spare bandwidth says wait). */
-int xfer_pick_child (xfer_t *self, double now, int (*has_task) (void *arg, int c),
-                     void *arg);
+/*  The children that may start a transfer at now, the port rule aside:
+ *  each with an unserved ask and its link free (pipelined: its last
+ *  transfer all sent and delivered, and room in its window). Returns
+ *  their slots, *n of them, in a scratch array the caller may shrink in
+ *  place (keep those it has a task for), valid until the next call. */
+int *xfer_list_ready (xfer_t *self, double now, int *n);
+
+/*  Among slots[0..n) (ready children of the last xfer_list_ready at the
+ *  same now, nothing started since, that the caller has a task for), the
+ *  one whose ask the policy serves next; -1 when n is 0 or the port rule
+ *  says wait: single-port, while a transfer holds the port; multi-port,
+ *  while there is no spare bandwidth. */
+int xfer_pick_child (xfer_t *self, double now, const int *slots, int n);
 
 /*  Serve one of child c's asks with task, which goes out from now and is
  *  counted in c's subtree until its completion comes back. */

@@ -29,19 +29,16 @@ cfg_of (int n, uint32_t window, core_child_info_t *kids)
                         .probe_bytes = 25};
 }
 
+/*  The child picked at now among the ready ones, all of them (only < 0)
+ *  or child only alone: the caller having tasks for those. */
 static int
-always (void *arg, int c)
+pick (xfer_t *x, double now, int only)
 {
-    (void) arg;
-    (void) c;
-    return 1;
-}
-
-/*  Only for child *arg. */
-static int
-only (void *arg, int c)
-{
-    return c == *(int *) arg;
+    int n, k = 0, *ready = xfer_list_ready (x, now, &n);
+    for (int i = 0; i < n; i++)
+        if (only < 0 || ready[i] == only)
+            ready[k++] = ready[i];
+    return xfer_pick_child (x, now, ready, k);
 }
 
 static int
@@ -97,14 +94,13 @@ test_single_port_and_window (void **state)
     xfer_t *x = xfer_new (&cfg);
     core_acts_t acts = {0};
     char err[TF_ERRLEN];
-    assert_int_equal (xfer_pick_child (x, T0, always, NULL), -1);   /* no ask */
+    assert_int_equal (pick (x, T0, -1), -1);   /* no ask */
     xfer_add_ask (x, 0, 1, err, sizeof err);
     xfer_add_ask (x, 1, 1, err, sizeof err);
-    int one = 1;
-    assert_int_equal (xfer_pick_child (x, T0, only, &one), 1);
-    assert_int_equal (xfer_pick_child (x, T0, always, NULL), 0);    /* asked first */
+    assert_int_equal (pick (x, T0, 1), 1);
+    assert_int_equal (pick (x, T0, -1), 0);    /* asked first */
     xfer_start_task (x, 0, &(task_t){.id = 7, .units = 1, .bytes = 45}, T0);
-    assert_int_equal (xfer_pick_child (x, T0, always, NULL), -1);   /* port held */
+    assert_int_equal (pick (x, T0, -1), -1);   /* port held */
     xfer_pump_chunks (x, &acts, T0);
     assert_int_equal (acts.n, 2);                                    /* the window */
     assert_int_equal (acts.items[1].type, CORE_ACT_SEND_CHUNK);
@@ -129,9 +125,45 @@ test_single_port_and_window (void **state)
     assert_int_equal (s.bytes_sent, 45);
     assert_true (s.send_seconds == 1);
     assert_int_equal (xfer_sending (x), 0);
-    assert_int_equal (xfer_pick_child (x, T0 + 1, always, NULL), 1);
+    assert_int_equal (pick (x, T0 + 1, -1), 1);
     free (acts.items);
     xfer_destroy (&x);
+}
+
+/*  Multi-port: another transfer starts while the outgoing total, a young
+ *  transfer counted at its link's rate (unknown: the whole limit), is
+ *  below 90% of the send limit; a child already receiving is not
+ *  started again. */
+static void
+test_multiport_starts_while_bandwidth_is_spare (void **state)
+{
+    (void) state;
+    core_child_info_t kids[3];
+    for (int unknown = 0; unknown < 2; unknown++) {
+        xfer_cfg_t cfg = cfg_of (3, 4, kids);
+        cfg.policy = policy_find ("ia-multi");
+        cfg.pace = 1;
+        cfg.send_limit_bps = 100;
+        for (int i = 0; i < 3; i++)
+            kids[i].link_bps = unknown ? 0 : 45;
+        xfer_t *x = xfer_new (&cfg);
+        char err[TF_ERRLEN];
+        for (int i = 0; i < 3; i++)
+            xfer_add_ask (x, i, 1, err, sizeof err);
+        int first = pick (x, T0, -1);
+        assert_true (first >= 0);
+        xfer_start_task (x, first, &(task_t){.id = 1, .units = 1, .bytes = 100}, T0);
+        int second = pick (x, T0, -1);
+        if (unknown) {
+            assert_int_equal (second, -1);
+        } else {
+            assert_true (second >= 0 && second != first);
+            xfer_start_task (x, second, &(task_t){.id = 2, .units = 1, .bytes = 100}, T0);
+            assert_int_equal (pick (x, T0, -1), -1);   /* 90 of 100 */
+            assert_int_equal (xfer_port_busy (x, T0), 2);
+        }
+        xfer_destroy (&x);
+    }
 }
 
 /*  A command's input stays on a keep_commands node at its last ack. */
@@ -177,16 +209,16 @@ test_pipelined_transfers_drain_in_order (void **state)
     char err[TF_ERRLEN];
     xfer_add_ask (x, 0, 3, err, sizeof err);
     xfer_start_task (x, 0, &(task_t){.id = 1, .units = 1, .bytes = 20}, T0);
-    assert_int_equal (xfer_pick_child (x, T0, always, NULL), -1);   /* chunks left */
+    assert_int_equal (pick (x, T0, -1), -1);   /* chunks left */
     xfer_pump_chunks (x, &acts, T0);
     assert_int_equal (acts.n, 2);
-    assert_int_equal (xfer_pick_child (x, T0, always, NULL), 0);
+    assert_int_equal (pick (x, T0, -1), 0);
     xfer_start_task (x, 0, &(task_t){.id = 2, .units = 1, .bytes = 20}, T0);
     acts.n = 0;
     xfer_pump_chunks (x, &acts, T0);
     assert_int_equal (acts.n, 1);                  /* 3 unacknowledged */
     assert_int_equal (xfer_sending (x), 2);
-    assert_int_equal (xfer_pick_child (x, T0, always, NULL), -1);   /* window full */
+    assert_int_equal (pick (x, T0, -1), -1);   /* window full */
     acts.n = 0;
     assert_int_equal (xfer_ack_chunk (x, 0, 2, 0, T0, &acts, err, sizeof err), -1);
     assert_int_equal (xfer_ack_chunk (x, 0, 1, 0, T0, &acts, err, sizeof err), 0);
@@ -325,7 +357,7 @@ test_given_tasks_come_back_once (void **state)
     assert_int_equal (n, 1);
     assert_int_equal (back[0].id, 2);
     assert_int_equal (xfer_sending (x), 0);
-    assert_int_equal (xfer_pick_child (x, T0, always, NULL), -1);
+    assert_int_equal (pick (x, T0, -1), -1);
     xfer_destroy (&x);
 }
 
@@ -335,6 +367,7 @@ main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_asks_are_checked),
         cmocka_unit_test (test_single_port_and_window),
+        cmocka_unit_test (test_multiport_starts_while_bandwidth_is_spare),
         cmocka_unit_test (test_command_input_kept_until_its_result),
         cmocka_unit_test (test_pipelined_transfers_drain_in_order),
         cmocka_unit_test (test_pacing_holds_chunks_to_the_link_rate),
