@@ -67,6 +67,7 @@ test_synthetic_task_arrives_in_order (void **state)
     assert_int_equal (id, 5);
     assert_int_equal (held, 1);
     assert_int_equal (check (r, chunk (5, 2)), -1);   /* skips 1 */
+    assert_int_equal (check (r, chunk (5, 0)), -1);   /* again */
     assert_int_equal (check (r, chunk (6, 0)), -1);   /* another task */
     ev = chunk (5, 1);
     assert_int_equal (check (r, ev), 0);
@@ -133,9 +134,14 @@ test_commands_and_probes (void **state)
                        .kind = CORE_KIND_COMMAND, .navoid = 1, .avoid = (uint32_t[]){4}};
     assert_int_equal (check (r, ev), -1);          /* node 4 of 4 */
     ev.avoid = (uint32_t[]){3};
-    ev.bytes = CONFIG_MAX_STREAM_BYTES + 1;
+    ev.bytes = CONFIG_MAX_STREAM_BYTES + 1;   /* chunks consistent, size not */
+    ev.count = (uint32_t) ((CONFIG_MAX_STREAM_BYTES + 10) / 10);
     assert_int_equal (check (r, ev), -1);
     ev.bytes = 12;
+    ev.count = 2;
+    ev.units = 0;                             /* a command's units are its own */
+    assert_int_equal (check (r, ev), -1);
+    ev.units = 7;
     assert_int_equal (check (r, ev), 0);
     task_t t;
     assert_int_equal (recv_take_chunk (r, &ev, &t), 0);
