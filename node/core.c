@@ -611,11 +611,11 @@ on_stream (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     return 0;
 }
 
-typedef int (*handler_fn) (core_t *self, const core_event_t *ev, char *err,
+typedef int (*handler_t) (core_t *self, const core_event_t *ev, char *err,
                            size_t errlen);
 
 /*  The handler of each event that changes more than a flag. */
-static const handler_fn handlers[CORE_EV_COUNT] = {
+static const handler_t handlers[CORE_EV_COUNT] = {
     [CORE_EV_REQUEST] = on_request, [CORE_EV_CHUNK] = on_chunk,
     [CORE_EV_ACK] = on_ack, [CORE_EV_DONE] = on_done,
     [CORE_EV_COMPUTED] = on_computed, [CORE_EV_RESULT] = on_result,

@@ -16,7 +16,9 @@
  *
  *  Pure: time is passed in; actions (SEND_CHUNK, RELEASE) are appended to
  *  the caller's list. Which task may go to which child is the caller's
- *  decision (xfer_pick_child asks it).
+ *  decision: of the children ready for a transfer (xfer_list_ready) it
+ *  keeps those it has a task for, and the policy picks among them
+ *  (xfer_pick_child).
  */
 #ifndef TF_XFER_H
 #define TF_XFER_H
