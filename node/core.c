@@ -611,17 +611,6 @@ on_stream (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     return 0;
 }
 
-typedef int (*handler_t) (core_t *self, const core_event_t *ev, char *err,
-                           size_t errlen);
-
-/*  The handler of each event that changes more than a flag. */
-static const handler_t handlers[CORE_EV_COUNT] = {
-    [CORE_EV_REQUEST] = on_request, [CORE_EV_CHUNK] = on_chunk,
-    [CORE_EV_ACK] = on_ack, [CORE_EV_DONE] = on_done,
-    [CORE_EV_COMPUTED] = on_computed, [CORE_EV_RESULT] = on_result,
-    [CORE_EV_LOST] = on_lost, [CORE_EV_STREAM] = on_stream,
-};
-
 /*  Check an event and change the state by it. Returns 0, or -1 with a
  *  message in err and the state unchanged. */
 static int
@@ -633,12 +622,26 @@ apply (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         return 0;
     case CORE_EV_TICK:
         return 0;
+    case CORE_EV_REQUEST:
+        return on_request (self, ev, err, errlen);
+    case CORE_EV_CHUNK:
+        return on_chunk (self, ev, err, errlen);
+    case CORE_EV_ACK:
+        return on_ack (self, ev, err, errlen);
+    case CORE_EV_DONE:
+        return on_done (self, ev, err, errlen);
+    case CORE_EV_COMPUTED:
+        return on_computed (self, ev, err, errlen);
+    case CORE_EV_RESULT:
+        return on_result (self, ev, err, errlen);
     case CORE_EV_RESULT_ACK:
         return streams_ack_up (self->streams, ev->task, ev->index, &self->acts,
                                err, errlen);
+    case CORE_EV_LOST:
+        return on_lost (self, ev, err, errlen);
+    case CORE_EV_STREAM:
+        return on_stream (self, ev, err, errlen);
     default:
-        if ((unsigned) ev->type < CORE_EV_COUNT && handlers[ev->type])
-            return handlers[ev->type] (self, ev, err, errlen);
         return tf_error (err, errlen, "unknown event %d", (int) ev->type);
     }
 }

@@ -135,7 +135,8 @@ streams_check_result (const streams_t *self, const core_event_t *ev, int given,
                          (unsigned long long) ev->bytes);
     if (!in->active && !given)
         return tf_error (err, errlen, "result of task %llu, which was never given to "
-                         "that child (or came back already)", (unsigned long long) ev->task);
+                         "that child (or came back already)",
+                         (unsigned long long) ev->task);
     const stream_t *r = &in->s;
     if (in->active ? (ev->task != r->task || ev->node != r->node
                       || ev->bytes != r->bytes || ev->index != r->next

@@ -22,14 +22,15 @@
  *  only starves, holding a task hostage. */
 #define XFER_SPARE_FRACTION 0.9
 
-/*  A transfer to a child whose chunks are all sent, awaiting their acks
- *  while a later transfer to the same child goes on (pipelined: the
- *  child's link is free once the last chunk is delivered). */
+/*  One transfer to a child: a task or a probe, in chunks. */
 typedef struct {
     task_t task;
-    uint32_t count, acked;   /* chunks: total, acknowledged */
-    double started_at, delivered;
-} drain_t;
+    int probe;               /* a calibration probe */
+    uint32_t count, next, acked;   /* chunks: total, sent, acknowledged */
+    double started_at;       /* when it began */
+    double delivered;        /* when the last chunk sent reaches the child:
+                                its pacers' finish, or its send time */
+} transfer_t;
 
 /*  One REQUEST's unserved tasks; each task has its own arrival number. */
 typedef struct {
@@ -37,31 +38,43 @@ typedef struct {
     uint32_t left;
 } ask_t;
 
+/*  A child's unserved asks, a ring, oldest at head. */
+typedef struct {
+    ask_t *ring;
+    uint32_t head, n, cap;
+    uint32_t wanted;         /* sum of left over asks */
+} asks_t;
+
+/*  A child's earlier transfers, all sent, awaiting their acks while a
+ *  later one goes on (pipelined: the child's link is free once the last
+ *  chunk is delivered): a ring of cfg.window, oldest at head. Each has an
+ *  unacknowledged chunk, and a child has fewer than window of those. */
+typedef struct {
+    transfer_t *ring;
+    uint32_t head, n;
+    uint32_t unacked;        /* their unacknowledged chunks */
+} drains_t;
+
+/*  The tasks handed to a child's subtree whose completion has not come
+ *  back: a completion of any other is refused (it was never given); if
+ *  the child is lost, they are queued again. */
+typedef struct {
+    task_t *items;
+    uint32_t n, cap;
+} given_t;
+
+/*  What a parent keeps of one child. */
 typedef struct {
     core_child_info_t info;
-    ask_t *asks;             /* ring of unserved asks, oldest at head */
-    uint32_t ask_head, nasks, ask_cap;
-    uint32_t wanted;         /* sum of left over asks */
-    int sending;             /* a transfer is in flight */
-    int streaming;           /* calibration: keep a probe transfer going */
-    int probe;               /* the transfer in flight is a probe */
-    task_t task;             /* the task in flight */
-    uint32_t count, next, acked;   /* chunks: total, sent, acknowledged */
-    double started_at;       /* when the transfer in flight began */
+    asks_t asks;
+    int sending;             /* a transfer is in flight: cur */
+    transfer_t cur;
+    drains_t drains;
     double link_free;        /* the link's pacer: when it finished carrying
                                 its last chunk (virtual time) */
-    double delivered;        /* when the last chunk sent reaches the child:
-                                its pacers' finish, or its send time */
-    drain_t *drain;          /* earlier transfers awaiting acks, ring of
-                                cfg.window, oldest at drain_head: each has
-                                an unacknowledged chunk, and a child has
-                                fewer than window of those */
-    uint32_t drain_head, ndrain;
-    uint32_t drain_unacked;  /* their unacknowledged chunks */
     meter_t *sent;           /* bytes sent to it, by time */
-    task_t *given;           /* tasks handed to its subtree whose completion
-                                has not come back */
-    uint32_t ngiven, given_cap;
+    given_t given;
+    int streaming;           /* calibration: keep a probe transfer going */
     int lost;                /* never served again */
     core_child_stats_t stats;
 } child_t;
@@ -95,7 +108,7 @@ xfer_new (const xfer_cfg_t *cfg)
     for (int i = 0; i < cfg->nchildren; i++) {
         self->children[i].info = cfg->children[i];
         self->children[i].sent = meter_new (cfg->meter_window);
-        self->children[i].drain = xcalloc (cfg->window, sizeof (drain_t));
+        self->children[i].drains.ring = xcalloc (cfg->window, sizeof (transfer_t));
     }
     return self;
 }
@@ -107,9 +120,9 @@ xfer_destroy (xfer_t **self_p)
     if (!self)
         return;
     for (int i = 0; i < self->cfg.nchildren; i++) {
-        free (self->children[i].asks);
-        free (self->children[i].given);
-        free (self->children[i].drain);
+        free (self->children[i].asks.ring);
+        free (self->children[i].given.items);
+        free (self->children[i].drains.ring);
         meter_destroy (&self->children[i].sent);
     }
     free (self->children);
@@ -134,23 +147,23 @@ int
 xfer_add_ask (xfer_t *self, int c, uint32_t n, char *err, size_t errlen)
 {
     child_t *ch = &self->children[c];
-    if (n == 0 || n > XFER_MAX_WANTED - ch->wanted)
+    if (n == 0 || n > XFER_MAX_WANTED - ch->asks.wanted)
         return tf_error (err, errlen, "request for %u tasks with %u unserved "
-                         "(limit %u)", n, ch->wanted, XFER_MAX_WANTED);
-    if (ch->nasks == ch->ask_cap) {
-        uint32_t cap = ch->ask_cap ? 2 * ch->ask_cap : 4;
+                         "(limit %u)", n, ch->asks.wanted, XFER_MAX_WANTED);
+    if (ch->asks.n == ch->asks.cap) {
+        uint32_t cap = ch->asks.cap ? 2 * ch->asks.cap : 4;
         ask_t *a = xmalloc (cap * sizeof *a);
-        for (uint32_t i = 0; i < ch->nasks; i++)
-            a[i] = ch->asks[(ch->ask_head + i) % ch->ask_cap];
-        free (ch->asks);
-        ch->asks = a;
-        ch->ask_cap = cap;
-        ch->ask_head = 0;
+        for (uint32_t i = 0; i < ch->asks.n; i++)
+            a[i] = ch->asks.ring[(ch->asks.head + i) % ch->asks.cap];
+        free (ch->asks.ring);
+        ch->asks.ring = a;
+        ch->asks.cap = cap;
+        ch->asks.head = 0;
     }
-    ch->asks[(ch->ask_head + ch->nasks++) % ch->ask_cap] =
+    ch->asks.ring[(ch->asks.head + ch->asks.n++) % ch->asks.cap] =
         (ask_t){.first_seq = self->seq, .left = n};
     self->seq += n;
-    ch->wanted += n;
+    ch->asks.wanted += n;
     ch->stats.requested += n;
     return 0;
 }
@@ -214,22 +227,22 @@ pacer_advance (double free, double now, uint64_t len, double rate)
 static uint32_t
 held_chunks (const xfer_t *self, const child_t *ch)
 {
-    return !ch->probe && self->arr_active && ch->task.id == self->arr_task
-         ? self->arr_held : ch->count;
+    return !ch->cur.probe && self->arr_active && ch->cur.task.id == self->arr_task
+         ? self->arr_held : ch->cur.count;
 }
 
 /*  Chunks sent to ch and not yet acknowledged, over all its transfers. */
 static uint32_t
 unacked (const child_t *ch)
 {
-    return (ch->sending ? ch->next - ch->acked : 0) + ch->drain_unacked;
+    return (ch->sending ? ch->cur.next - ch->cur.acked : 0) + ch->drains.unacked;
 }
 
 /*  Does ch's transfer have a chunk to send, pacing aside? */
 static int
 has_room (const xfer_t *self, const child_t *ch)
 {
-    return ch->sending && ch->next < held_chunks (self, ch)
+    return ch->sending && ch->cur.next < held_chunks (self, ch)
         && unacked (ch) < self->cfg.window;
 }
 
@@ -239,7 +252,8 @@ chunk_due (const xfer_t *self, const child_t *ch)
 {
     if (!self->cfg.pace)
         return 0;
-    uint64_t len = task_chunk_len (self->cfg.chunk_bytes, ch->task.bytes, ch->next);
+    const transfer_t *t = &ch->cur;
+    uint64_t len = task_chunk_len (self->cfg.chunk_bytes, t->task.bytes, t->next);
     double due = 0;
     if (ch->info.link_bps > 0)
         due = pacer_due (ch->link_free, len, ch->info.link_bps);
@@ -251,7 +265,7 @@ chunk_due (const xfer_t *self, const child_t *ch)
 }
 
 /*  Does ch's transfer hold the sender's port at now? Paced, only until
- *  the link has carried its last chunk (ch->delivered): the ack still to
+ *  the link has carried its last chunk (ch->cur.delivered): the ack still to
  *  come is the runtime's round trip, not the platform's, so the port is
  *  free meanwhile (docs/architecture.md, "Single-port"). Unpaced (real
  *  mode), a sent chunk is only queued, so until its last ack. */
@@ -262,7 +276,7 @@ holds_port (const xfer_t *self, const child_t *ch, double now)
         return 0;
     if (!self->cfg.pace)
         return 1;
-    return ch->next < ch->count || ch->delivered > now + CORE_TIME_EPS;
+    return ch->cur.next < ch->cur.count || ch->cur.delivered > now + CORE_TIME_EPS;
 }
 
 /*  May a transfer to ch start now, its port rule aside? When none is in
@@ -276,8 +290,9 @@ may_start (const xfer_t *self, const child_t *ch, double now)
 {
     if (!ch->sending)
         return 1;
-    return !ch->probe && ch->next == ch->count && unacked (ch) < self->cfg.window
-        && (!self->cfg.pace || ch->delivered <= now + CORE_TIME_EPS);
+    const transfer_t *t = &ch->cur;
+    return !t->probe && t->next == t->count && unacked (ch) < self->cfg.window
+        && (!self->cfg.pace || t->delivered <= now + CORE_TIME_EPS);
 }
 
 /*  May a multi-port parent start one more transfer? Only while its
@@ -294,7 +309,7 @@ spare_bandwidth (xfer_t *self, double now)
         child_t *ch = &self->children[i];
         if (!ch->sending)
             continue;
-        if (now - ch->started_at >= self->cfg.meter_window)
+        if (now - ch->cur.started_at >= self->cfg.meter_window)
             total += meter_rate (ch->sent, now);
         else
             total += ch->info.link_bps > 0 ? ch->info.link_bps : limit;
@@ -314,8 +329,9 @@ candidate (const child_t *ch, int slot)
         .link_idle_mbps = ch->info.link_idle_mbps,
         .ir_send = ch->info.ir_send,
         .ir_recv = ch->info.ir_recv,
-        .wanted = ch->wanted,
-        .oldest_request = ch->nasks ? ch->asks[ch->ask_head].first_seq : UINT64_MAX,
+        .wanted = ch->asks.wanted,
+        .oldest_request = ch->asks.n ? ch->asks.ring[ch->asks.head].first_seq
+                                     : UINT64_MAX,
         .sending = ch->sending,
     };
 }
@@ -327,17 +343,13 @@ begin_transfer (xfer_t *self, int c, const task_t *task, int probe, double now)
     child_t *ch = &self->children[c];
     if (ch->sending) {
         /*  Pipelined (may_start): the transfer before waits for its acks. */
-        ch->drain[(ch->drain_head + ch->ndrain++) % self->cfg.window] = (drain_t){
-            .task = ch->task, .count = ch->count, .acked = ch->acked,
-            .started_at = ch->started_at, .delivered = ch->delivered};
-        ch->drain_unacked += ch->count - ch->acked;
+        ch->drains.ring[(ch->drains.head + ch->drains.n++) % self->cfg.window] = ch->cur;
+        ch->drains.unacked += ch->cur.count - ch->cur.acked;
     }
     ch->sending = 1;
-    ch->probe = probe;
-    ch->task = *task;
-    ch->count = (uint32_t) task_chunk_count (self->cfg.chunk_bytes, task->bytes);
-    ch->next = ch->acked = 0;
-    ch->started_at = now;
+    ch->cur = (transfer_t){
+        .task = *task, .probe = probe, .started_at = now, .delivered = now,
+        .count = (uint32_t) task_chunk_count (self->cfg.chunk_bytes, task->bytes)};
     /*  An idle link banks no credit: the catch-up allowance is for late
      *  wake-ups during a transfer, not a burst at the start of each. */
     if (ch->link_free < now)
@@ -351,7 +363,7 @@ xfer_serve_probes (xfer_t *self, double now)
 {
     for (int i = 0; self->nstreaming > 0 && i < self->cfg.nchildren; i++) {
         child_t *ch = &self->children[i];
-        if (!ch->streaming || ch->sending || ch->ndrain)
+        if (!ch->streaming || ch->sending || ch->drains.n)
             continue;
         task_t probe = {.id = CORE_PROBE_TASK, .units = self->cfg.probe_units,
                         .bytes = self->cfg.probe_bytes};
@@ -367,7 +379,7 @@ xfer_list_ready (xfer_t *self, double now, int *n)
         const child_t *ch = &self->children[i];
         busy += ch->sending;
         port += holds_port (self, ch, now);
-        if (ch->wanted > 0 && may_start (self, ch, now))
+        if (ch->asks.wanted > 0 && may_start (self, ch, now))
             ready[k++] = i;
     }
     self->busy = busy;
@@ -397,11 +409,12 @@ xfer_pick_child (xfer_t *self, double now, const int *slots, int n)
 static void
 given_add (child_t *ch, const task_t *task)
 {
-    if (ch->ngiven == ch->given_cap) {
-        ch->given_cap = ch->given_cap ? 2 * ch->given_cap : 8;
-        ch->given = xrealloc (ch->given, ch->given_cap * sizeof *ch->given);
+    if (ch->given.n == ch->given.cap) {
+        ch->given.cap = ch->given.cap ? 2 * ch->given.cap : 8;
+        ch->given.items = xrealloc (ch->given.items,
+                                    ch->given.cap * sizeof *ch->given.items);
     }
-    ch->given[ch->ngiven++] = *task;
+    ch->given.items[ch->given.n++] = *task;
 }
 
 /*  Where task is among ch's outstanding ones, or -1. The set is as large
@@ -409,8 +422,8 @@ given_add (child_t *ch, const task_t *task)
 static int64_t
 given_find (const child_t *ch, uint64_t task)
 {
-    for (uint32_t i = 0; i < ch->ngiven; i++)
-        if (ch->given[i].id == task)
+    for (uint32_t i = 0; i < ch->given.n; i++)
+        if (ch->given.items[i].id == task)
             return i;
     return -1;
 }
@@ -424,8 +437,8 @@ given_remove (child_t *ch, uint64_t task, task_t *out)
     if (i < 0)
         return -1;
     if (out)
-        *out = ch->given[i];
-    ch->given[i] = ch->given[--ch->ngiven];
+        *out = ch->given.items[i];
+    ch->given.items[i] = ch->given.items[--ch->given.n];
     return 0;
 }
 
@@ -433,12 +446,12 @@ void
 xfer_start_task (xfer_t *self, int c, const task_t *task, double now)
 {
     child_t *ch = &self->children[c];
-    ask_t *ask = &ch->asks[ch->ask_head];
+    ask_t *ask = &ch->asks.ring[ch->asks.head];
     ask->first_seq++;
-    ch->wanted--;
+    ch->asks.wanted--;
     if (--ask->left == 0) {
-        ch->ask_head = (ch->ask_head + 1) % ch->ask_cap;
-        ch->nasks--;
+        ch->asks.head = (ch->asks.head + 1) % ch->asks.cap;
+        ch->asks.n--;
     }
     given_add (ch, task);
     begin_transfer (self, c, task, 0, now);
@@ -452,17 +465,17 @@ send_chunk (xfer_t *self, core_acts_t *acts, int c, double now)
     child_t *ch = &self->children[c];
     core_action_t *a = core_acts_emit (acts, CORE_ACT_SEND_CHUNK);
     a->child = c;
-    a->task = ch->task.id;
-    a->units = ch->task.units;
-    a->bytes = ch->task.bytes;
-    a->kind = ch->task.kind;
-    memcpy (a->avoid, ch->task.avoid, ch->task.navoid * sizeof *a->avoid);
-    a->navoid = ch->task.navoid;
-    a->index = ch->next;
-    a->count = ch->count;
-    a->offset = (uint64_t) ch->next * self->cfg.chunk_bytes;
-    a->len = task_chunk_len (self->cfg.chunk_bytes, ch->task.bytes, ch->next);
-    ch->next++;
+    a->task = ch->cur.task.id;
+    a->units = ch->cur.task.units;
+    a->bytes = ch->cur.task.bytes;
+    a->kind = ch->cur.task.kind;
+    memcpy (a->avoid, ch->cur.task.avoid, ch->cur.task.navoid * sizeof *a->avoid);
+    a->navoid = ch->cur.task.navoid;
+    a->index = ch->cur.next;
+    a->count = ch->cur.count;
+    a->offset = (uint64_t) ch->cur.next * self->cfg.chunk_bytes;
+    a->len = task_chunk_len (self->cfg.chunk_bytes, ch->cur.task.bytes, ch->cur.next);
+    ch->cur.next++;
     meter_add (ch->sent, now, (double) a->len);
     int link = self->cfg.pace && ch->info.link_bps > 0;
     int total = self->cfg.pace && self->cfg.send_limit_bps > 0;
@@ -471,11 +484,11 @@ send_chunk (xfer_t *self, core_acts_t *acts, int c, double now)
     if (total)
         self->total_free = pacer_advance (self->total_free, now, a->len,
                                           self->cfg.send_limit_bps);
-    ch->delivered = now;
-    if (link && ch->link_free > ch->delivered)
-        ch->delivered = ch->link_free;
-    if (total && self->total_free > ch->delivered)
-        ch->delivered = self->total_free;
+    ch->cur.delivered = now;
+    if (link && ch->link_free > ch->cur.delivered)
+        ch->cur.delivered = ch->link_free;
+    if (total && self->total_free > ch->cur.delivered)
+        ch->cur.delivered = self->total_free;
 }
 
 void
@@ -495,20 +508,20 @@ xfer_pump_chunks (xfer_t *self, core_acts_t *acts, double now)
     }
 }
 
-/*  The last ack of a transfer to ch is in: count it, and release the
- *  task's payload. */
+/*  The last ack of transfer t to ch is in at now: count it, and release
+ *  the task's payload. */
 static void
-transfer_done (xfer_t *self, child_t *ch, const task_t *task, double started_at,
-               double delivered, double now, core_acts_t *acts)
+transfer_done (xfer_t *self, child_t *ch, const transfer_t *t, double now,
+               core_acts_t *acts)
 {
-    ch->stats.send_seconds += now - started_at;
-    if (now > delivered)
-        ch->stats.ack_wait_seconds += now - delivered;
+    ch->stats.send_seconds += now - t->started_at;
+    if (now > t->delivered)
+        ch->stats.ack_wait_seconds += now - t->delivered;
     ch->stats.tasks_sent++;
     /*  A command's input bundle stays until its result is back: if the
      *  child is lost first, the task goes out again from here. */
-    if (task->kind != CORE_KIND_COMMAND || !self->cfg.keep_commands)
-        core_acts_emit (acts, CORE_ACT_RELEASE)->task = task->id;
+    if (t->task.kind != CORE_KIND_COMMAND || !self->cfg.keep_commands)
+        core_acts_emit (acts, CORE_ACT_RELEASE)->task = t->task.id;
 }
 
 /*  An ack of one of a pipelined child's earlier transfers: of the
@@ -517,19 +530,18 @@ static int
 ack_drain (xfer_t *self, child_t *ch, uint64_t task, uint32_t index, double now,
            core_acts_t *acts, char *err, size_t errlen)
 {
-    drain_t *d = &ch->drain[ch->drain_head];
+    transfer_t *d = &ch->drains.ring[ch->drains.head];
     if (task != d->task.id || index != d->acked)
         return tf_error (err, errlen, "ack of chunk %u of task %llu, none such "
                          "awaited", index, (unsigned long long) task);
     ch->stats.bytes_sent += task_chunk_len (self->cfg.chunk_bytes, d->task.bytes, index);
     d->acked++;
-    ch->drain_unacked--;
+    ch->drains.unacked--;
     if (d->acked < d->count)
         return 0;
-    drain_t done = *d;
-    ch->drain_head = (ch->drain_head + 1) % self->cfg.window;
-    ch->ndrain--;
-    transfer_done (self, ch, &done.task, done.started_at, done.delivered, now, acts);
+    ch->drains.head = (ch->drains.head + 1) % self->cfg.window;
+    ch->drains.n--;
+    transfer_done (self, ch, d, now, acts);
     return 0;
 }
 
@@ -538,25 +550,26 @@ xfer_ack_chunk (xfer_t *self, int c, uint64_t task, uint32_t index, double now,
                 core_acts_t *acts, char *err, size_t errlen)
 {
     child_t *ch = &self->children[c];
-    if (ch->ndrain > 0)
+    if (ch->drains.n > 0)
         return ack_drain (self, ch, task, index, now, acts, err, errlen);
-    if (!ch->sending || task != ch->task.id || index != ch->acked || index >= ch->next)
+    transfer_t *t = &ch->cur;
+    if (!ch->sending || task != t->task.id || index != t->acked || index >= t->next)
         return tf_error (err, errlen, "ack of chunk %u of task %llu, none such "
                          "awaited", index, (unsigned long long) task);
-    uint64_t len = task_chunk_len (self->cfg.chunk_bytes, ch->task.bytes, index);
-    ch->acked++;
-    if (ch->probe)
+    uint64_t len = task_chunk_len (self->cfg.chunk_bytes, t->task.bytes, index);
+    t->acked++;
+    if (t->probe)
         ch->stats.probe_bytes += len;
     else
         ch->stats.bytes_sent += len;
-    if (ch->acked < ch->count)
+    if (t->acked < t->count)
         return 0;
     ch->sending = 0;
-    if (ch->probe) {
-        ch->probe = 0;
+    if (t->probe) {
+        t->probe = 0;
         return 0;
     }
-    transfer_done (self, ch, &ch->task, ch->started_at, ch->delivered, now, acts);
+    transfer_done (self, ch, t, now, acts);
     return 0;
 }
 
@@ -601,12 +614,12 @@ xfer_lose_child (xfer_t *self, int c, uint32_t *n)
     child_t *ch = &self->children[c];
     ch->lost = 1;
     self->nstreaming -= ch->streaming;
-    ch->sending = ch->streaming = ch->probe = 0;
-    ch->ndrain = ch->drain_unacked = 0;
-    ch->nasks = ch->wanted = 0;
-    *n = ch->ngiven;
-    ch->ngiven = 0;
-    return ch->given;
+    ch->sending = ch->streaming = ch->cur.probe = 0;
+    ch->drains.n = ch->drains.unacked = 0;
+    ch->asks.n = ch->asks.wanted = 0;
+    *n = ch->given.n;
+    ch->given.n = 0;
+    return ch->given.items;
 }
 
 /*  --- what the runtime reads -------------------------------------------------- */
@@ -618,9 +631,11 @@ xfer_next_due (const xfer_t *self, double now)
     for (int i = 0; i < self->cfg.nchildren; i++) {
         const child_t *ch = &self->children[i];
         /*  Paced: a transfer's last chunk delivered frees the port. */
-        double at = has_room (self, ch) ? chunk_due (self, ch)
-                  : holds_port (self, ch, now) && ch->next == ch->count ? ch->delivered
-                                                                        : -1;
+        double at = -1;
+        if (has_room (self, ch))
+            at = chunk_due (self, ch);
+        else if (holds_port (self, ch, now) && ch->cur.next == ch->cur.count)
+            at = ch->cur.delivered;
         if (at >= 0 && (due < 0 || at < due))
             due = at;
     }
@@ -656,7 +671,7 @@ xfer_sending (const xfer_t *self)
 {
     int n = 0;
     for (int i = 0; i < self->cfg.nchildren; i++)
-        n += self->children[i].sending + (int) self->children[i].ndrain;
+        n += self->children[i].sending + (int) self->children[i].drains.n;
     return n;
 }
 

@@ -63,8 +63,10 @@ test_queue_keeps_arrival_order (void **state)
     assert_int_equal (ledger_find_task (l, task_is, &want, 1), 7);
     assert_int_equal (ledger_take_task (l, 7).id, 9);
     for (uint64_t i = 2; i < 20; i++)
-        if (i != 9)
-            assert_int_equal (ledger_peek_task (l, (uint32_t) (i < 9 ? i - 2 : i - 3))->id, i);
+        if (i != 9) {
+            uint32_t pos = (uint32_t) (i < 9 ? i - 2 : i - 3);
+            assert_int_equal (ledger_peek_task (l, pos)->id, i);
+        }
     want = 99;
     assert_int_equal (ledger_find_task (l, task_is, &want, 1), -1);
     assert_int_equal (ledger_is_done (l, 2), 0);
