@@ -258,6 +258,8 @@ test_pacing_holds_chunks_to_the_link_rate (void **state)
     assert_int_equal (acts.n, 1);
     xfer_pump_chunks (x, &acts, T0 + 0.2);
     assert_int_equal (acts.n, 2);
+    assert_int_equal (xfer_port_busy (x, T0 + 0.15), 1);  /* still on the link */
+    assert_true (xfer_next_due (x, T0 + 0.15) == T0 + 0.2);
     assert_int_equal (xfer_port_busy (x, T0 + 0.2), 0);   /* delivered */
     assert_int_equal (xfer_sending (x), 1);                /* acks due */
     assert_true (xfer_next_due (x, T0 + 0.2) < 0);
