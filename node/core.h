@@ -7,8 +7,8 @@
  *  tasks, send a chunk to a child, acknowledge a chunk, compute a task,
  *  report completions upward, release a task's payload, declare the bag
  *  finished). It opens no socket and reads no clock: every event carries
- *  the time, so the ZeroMQ runtime (node/node.c), the unit tests and a
- *  future simulator drive the same code.
+ *  the time, so the ZeroMQ runtime (node/act.c, node/receive.c), the unit tests
+ *  and a simulator drive the same code.
  *
  *  Protocol it implements (docs/architecture.md):
  *  - A non-root node keeps `buffer` tasks held or on their way; whenever
@@ -63,6 +63,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "overlay/config.h"
 #include "policies/policy.h"
 
 typedef struct core core_t;
@@ -97,11 +98,11 @@ typedef struct {
  *  nodes it failed on (at most CORE_MAX_AVOID), and a node neither
  *  computes it itself there nor sends it to a child whose whole subtree
  *  is among them. */
-#define CORE_MAX_AVOID 8
+#define CORE_MAX_AVOID CONFIG_MAX_AVOID
 /*  The largest attempt count a run may ask for. */
-#define CORE_MAX_ATTEMPTS 100
+#define CORE_MAX_ATTEMPTS CONFIG_MAX_ATTEMPTS
 /*  The most tasks one node computes at once. */
-#define CORE_MAX_SLOTS 256
+#define CORE_MAX_SLOTS CONFIG_MAX_SLOTS
 
 typedef enum {
     CORE_KIND_SYNTHETIC = 0, /* the experiment's payload and units */

@@ -50,6 +50,10 @@
  *  --retries plus one): the controller refuses more, the wire and the
  *  node's core too. */
 #define CONFIG_MAX_ATTEMPTS 100
+/*  The most nodes a retried command carries as ones to avoid (the nodes
+ *  it failed on); after that it goes anywhere. The wire (CHUNK "avoid")
+ *  and the node's core use this one limit. */
+#define CONFIG_MAX_AVOID 8
 
 /*  The largest platform input of one task, MB. A node holds up to
  *  `buffer` payloads (input_mb x payload_scale each) in memory, and a

@@ -55,8 +55,8 @@
  *  result (RESULT): overlay/config.h, CONFIG_MAX_STREAM_BYTES (16 GiB);
  *  such streams go through disk, not memory. */
 #define PROTO_MAX_STREAM_BYTES CONFIG_MAX_STREAM_BYTES
-/*  Nodes a retried command avoids (CHUNK "avoid"). */
-#define PROTO_MAX_AVOID 8
+/*  Nodes a retried command avoids (CHUNK "avoid"): overlay/config.h. */
+#define PROTO_MAX_AVOID CONFIG_MAX_AVOID
 /*  Messages in one BATCH: a loop turn's small messages to the parent. */
 #define PROTO_MAX_BATCH 64
 
