@@ -10,6 +10,7 @@
  */
 #include <inttypes.h>
 
+#include "node/inbound.h"
 #include "node/route.h"
 #include "node/runtime.h"
 #include "overlay/util.h"
@@ -170,26 +171,24 @@ recorded_info (node_t *self, const core_action_t *a, int *ok)
     return info;
 }
 
-/*  DONE to the parent (ev, node/route.h), or RECORDED (root) to the
- *  controller, with each command's record. */
+/*  RECORDED (root) to the controller, with each command's record. */
 static int
-send_done (node_t *self, const core_action_t *a, const core_event_t *ev)
+send_recorded (node_t *self, const core_action_t *a)
 {
-    const core_done_t *d = ev ? ev->done : a->done;
-    uint32_t n = ev ? ev->ndone : a->ndone;
-    proto_done_t *done = xcalloc (n + 1, sizeof *done);
-    for (uint32_t i = 0; i < n; i++)
-        done[i] = (proto_done_t){.task = d[i].task, .node = d[i].node,
-                                 .failed = d[i].failed, .attempts = d[i].attempts};
-    int recorded = a->type == CORE_ACT_RECORDED, ok = 1;
-    json_t *info = recorded ? recorded_info (self, a, &ok) : NULL;
-    zmsg_t *msg = proto_done (recorded ? PROTO_RECORDED : PROTO_DONE, done, n, &info);
+    proto_done_t *done = xcalloc (a->ndone + 1, sizeof *done);
+    for (uint32_t i = 0; i < a->ndone; i++)
+        done[i] = (proto_done_t){.task = a->done[i].task, .node = a->done[i].node,
+                                 .failed = a->done[i].failed,
+                                 .attempts = a->done[i].attempts};
+    int ok = 1;
+    json_t *info = recorded_info (self, a, &ok);
+    zmsg_t *msg = proto_done (PROTO_RECORDED, done, a->ndone, &info);
     free (done);
     if (!ok) {
         zmsg_destroy (&msg);
         return -1;
     }
-    return recorded ? zmsg_send (&msg, self->link.ctl) : to_parent (self, &msg);
+    return zmsg_send (&msg, self->link.ctl);
 }
 
 /*  A RESULT chunk (ev) of the stream's bytes a->offset on: sent at once,
@@ -204,8 +203,7 @@ send_result (node_t *self, const core_action_t *a, const core_event_t *ev)
         node_log (self, "task %" PRIu64 ": %s", ev->task, err);
         return -1;
     }
-    zmsg_t *msg = proto_result (ev->task, ev->node, ev->failed, ev->bytes, ev->index,
-                                ev->count, &f);
+    zmsg_t *msg = inbound_encode (ev, &f);
     if (act_flush_parent (self) != 0) {
         zmsg_destroy (&msg);
         return -1;
@@ -213,24 +211,14 @@ send_result (node_t *self, const core_action_t *a, const core_event_t *ev)
     return zmsg_send (&msg, self->link.parent);
 }
 
-/*  The parent's event as its wire message: REQUEST, ACK and DONE wait in
- *  the outbox for the end of the loop turn. */
+/*  The parent's event as its wire message (node/inbound.h): REQUEST, ACK
+ *  and DONE wait in the outbox for the end of the loop turn. */
 static int
 act_up (node_t *self, const core_action_t *a, const core_event_t *ev)
 {
-    zmsg_t *msg;
-    switch (ev->type) {
-    case CORE_EV_REQUEST:
-        msg = proto_request (ev->n);
-        break;
-    case CORE_EV_ACK:
-        msg = proto_ack (ev->task, ev->index);
-        break;
-    case CORE_EV_DONE:
-        return send_done (self, a, ev);
-    default:   /* CORE_EV_RESULT */
+    if (ev->type == CORE_EV_RESULT)
         return send_result (self, a, ev);
-    }
+    zmsg_t *msg = inbound_encode (ev, NULL);
     return to_parent (self, &msg);
 }
 
@@ -241,7 +229,7 @@ act_down (node_t *self, const core_action_t *a, int slot, const core_event_t *ev
 {
     zmsg_t *msg;
     if (ev->type == CORE_EV_RESULT_ACK) {
-        msg = proto_result_ack (ev->task, ev->index);
+        msg = inbound_encode (ev, NULL);
         return act_send_to_child (self, slot, &msg);
     }
     int shared;
@@ -251,8 +239,7 @@ act_down (node_t *self, const core_action_t *a, int slot, const core_event_t *ev
         return -1;
     }
     zframe_t *own = shared ? NULL : frame;
-    msg = proto_chunk (ev->task, ev->units, ev->bytes, ev->index, ev->count, ev->kind,
-                       ev->avoid, ev->navoid, &own);
+    msg = inbound_encode (ev, &own);
     report_chunk_span (self, TRACE_SEND, (uint32_t) slot, ev->task, ev->index, ev->count);
     return send_shared (self, slot, &msg, shared ? frame : NULL);
 }
@@ -272,7 +259,7 @@ static int
 act_controller (node_t *self, const core_action_t *a)
 {
     if (a->type == CORE_ACT_RECORDED)
-        return send_done (self, a, NULL);
+        return send_recorded (self, a);
     if (journal_now (self) != 0)
         return -1;
     zmsg_t *msg = proto_empty (PROTO_FINISHED);

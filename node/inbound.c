@@ -12,6 +12,43 @@ payload_len (const proto_msg_t *m)
     return m->payload ? zframe_size (m->payload) : 0;
 }
 
+/*  DONE's completions, as the wire has them. */
+static zmsg_t *
+encode_done (const core_event_t *ev)
+{
+    proto_done_t *done = xcalloc (ev->ndone + 1, sizeof *done);
+    for (uint32_t i = 0; i < ev->ndone; i++)
+        done[i] = (proto_done_t){.task = ev->done[i].task, .node = ev->done[i].node,
+                                 .failed = ev->done[i].failed,
+                                 .attempts = ev->done[i].attempts};
+    zmsg_t *msg = proto_done (PROTO_DONE, done, ev->ndone, NULL);
+    free (done);
+    return msg;
+}
+
+zmsg_t *
+inbound_encode (const core_event_t *ev, zframe_t **payload_p)
+{
+    switch (ev->type) {
+    case CORE_EV_REQUEST:
+        return proto_request (ev->n);
+    case CORE_EV_ACK:
+        return proto_ack (ev->task, ev->index);
+    case CORE_EV_DONE:
+        return encode_done (ev);
+    case CORE_EV_RESULT:
+        return proto_result (ev->task, ev->node, ev->failed, ev->bytes, ev->index,
+                             ev->count, payload_p);
+    case CORE_EV_CHUNK:
+        return proto_chunk (ev->task, ev->units, ev->bytes, ev->index, ev->count,
+                            ev->kind, ev->avoid, ev->navoid, payload_p);
+    case CORE_EV_RESULT_ACK:
+        return proto_result_ack (ev->task, ev->index);
+    default:
+        return NULL;
+    }
+}
+
 static int
 refuse (const proto_msg_t *m, char *why, size_t whylen)
 {

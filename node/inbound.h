@@ -1,11 +1,13 @@
-/*  inbound — what a node hears from its parent and its children, as the
- *  events of its decision core.
+/*  inbound — the core events that travel between nodes, as wire
+ *  messages and back.
  *
- *  The inverse of the runtime's encoding of node/route.h's events: a
- *  decoded message (overlay/proto.h) in, the core event it stands for
- *  out, or the reason it is refused: a command a peer of that side never
- *  sends. Pure: no socket, no clock (the time is the caller's), no
- *  state. Whether the core accepts the event is the core's to say.
+ *  inbound_encode makes the message that stands for an event
+ *  node/route.h routes to a peer (the sender, node/act.c); inbound_from_*
+ *  is its inverse at the receiver: a decoded message (overlay/proto.h)
+ *  in, the core event it stands for out, or the reason it is refused: a
+ *  command a peer of that side never sends. Pure: no socket, no clock
+ *  (the time is the caller's), no state. Whether the core accepts the
+ *  event is the core's to say.
  */
 #ifndef TF_INBOUND_H
 #define TF_INBOUND_H
@@ -22,6 +24,14 @@ typedef enum {
     INBOUND_SUBTREE = 1,     /* SUBTREE: the child's subtree bounds, for
                                 the runtime (node/subtree.h), no event */
 } inbound_kind_t;
+
+/*  The wire message for ev, an event route_action made for the parent
+ *  (REQUEST, ACK, DONE, RESULT) or a child (CHUNK, RESULT_ACK). CHUNK and
+ *  RESULT take *payload_p, the chunk's bytes (NULL: sent apart, as a
+ *  frame the caller shares; *payload_p is set NULL either way). A DONE
+ *  carries each completion's task, node, and for commands failed and
+ *  attempts. Returns a new message, or NULL for any other event type. */
+zmsg_t *inbound_encode (const core_event_t *ev, zframe_t **payload_p);
 
 /*  A message from the parent at now: CHUNK (its length the payload's
  *  size) or RESULT_ACK. Returns 0 and fills *ev (its avoid list borrowed

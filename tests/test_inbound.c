@@ -192,8 +192,9 @@ test_a_child_is_refused_what_it_never_sends (void **state)
     }
 }
 
-/*  Route an action (node/route.h), encode its event as node/act.c does,
- *  decode it on the other side: the same event, at the receiver's time. */
+/*  Route an action (node/route.h), encode its event as node/act.c does
+ *  (inbound_encode), decode it on the other side: the same event, at the
+ *  receiver's time. */
 static core_event_t
 round_trip (const core_action_t *a, int slot, core_done_t **done)
 {
@@ -201,32 +202,10 @@ round_trip (const core_action_t *a, int slot, core_done_t **done)
     assert_int_equal (route_action (a, slot, &r), 0);
     const core_event_t *ev = &r.ev;
     zframe_t *f = bytes (ev->len);
-    proto_done_t d[4];
-    zmsg_t *msg = NULL;
-    switch (ev->type) {
-    case CORE_EV_REQUEST:
-        msg = proto_request (ev->n);
-        break;
-    case CORE_EV_ACK:
-        msg = proto_ack (ev->task, ev->index);
-        break;
-    case CORE_EV_DONE:
-        for (uint32_t i = 0; i < ev->ndone; i++)
-            d[i] = (proto_done_t){.task = ev->done[i].task, .node = ev->done[i].node};
-        msg = proto_done (PROTO_DONE, d, ev->ndone, NULL);
-        break;
-    case CORE_EV_RESULT:
-        msg = proto_result (ev->task, ev->node, ev->failed, ev->bytes, ev->index, ev->count,
-                            &f);
-        break;
-    case CORE_EV_CHUNK:
-        msg = proto_chunk (ev->task, ev->units, ev->bytes, ev->index, ev->count, ev->kind,
-                           ev->avoid, ev->navoid, &f);
-        break;
-    default:
-        msg = proto_result_ack (ev->task, ev->index);
-        break;
-    }
+    zmsg_t *msg = inbound_encode (ev, &f);
+    assert_non_null (msg);
+    if (ev->type == CORE_EV_CHUNK || ev->type == CORE_EV_RESULT)
+        assert_null (f);   /* the payload is the message's */
     zframe_destroy (&f);
     proto_msg_t m;
     decoded (msg, &m);
@@ -287,6 +266,19 @@ test_routed_events_survive_the_wire (void **state)
     }
 }
 
+/*  Only events that travel between nodes have a message. */
+static void
+test_local_events_have_no_message (void **state)
+{
+    (void) state;
+    core_event_type_t local[] = {CORE_EV_START, CORE_EV_COMPUTED, CORE_EV_TICK,
+                                 CORE_EV_STREAM, CORE_EV_LOST};
+    for (size_t i = 0; i < sizeof local / sizeof *local; i++) {
+        core_event_t ev = {.type = local[i]};
+        assert_null (inbound_encode (&ev, NULL));
+    }
+}
+
 int
 main (void)
 {
@@ -297,6 +289,7 @@ main (void)
         cmocka_unit_test (test_a_child_s_result_and_subtree),
         cmocka_unit_test (test_a_child_is_refused_what_it_never_sends),
         cmocka_unit_test (test_routed_events_survive_the_wire),
+        cmocka_unit_test (test_local_events_have_no_message),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
