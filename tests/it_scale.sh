@@ -90,13 +90,18 @@ wait "$ctl"
 rc=$?
 expect "frozen node: the run still completes (exit $rc)" test "$rc" = 0
 expect "frozen node: every task exactly once" tasks_exactly_once "$WORK/frozen" 300
-expect "frozen node: Lab4 lagged ~1.5 s (loop and worst), the run is flagged unreliable" python3 - \
+# The freeze shows in the loop's lateness when it lands in the loop's
+# wait (most of a leaf's time), in the engine's when it lands while the
+# loop handles messages and a task is computing (the loop measures how
+# late it woke, not how long a turn took): either way in the worst delay.
+expect "frozen node: Lab4 lagged ~1.5 s (loop or engine, and worst), the run is flagged unreliable" python3 - \
     "$WORK/frozen/results.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 lab4 = [n for n in r["nodes"] if n["name"] == "Lab4"][0]
 print("  Lab4 lag", lab4["lag"], "fidelity %.3f" % lab4["fidelity"])
-ok = (lab4["lag"]["max_s"] >= 1.4 and lab4["lag"]["loop_s"] >= 1.4
+lag = lab4["lag"]
+ok = (lag["max_s"] >= 1.4 and max(lag["loop_s"], lag["engine_s"]) >= 1.4
       and lab4["fidelity"] < r["fidelity"]["threshold"]
       and r["efficiency_reliable"] is False)
 sys.exit(0 if ok else 1)
