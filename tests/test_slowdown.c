@@ -189,11 +189,11 @@ test_contenders_refusals_name_the_parameter (void **state)
     expect_contenders_refused (ok, NULL, 1, NULL, "comm is NULL");
     double half[] = {0.5, 0.5};
     expect_contenders_refused ((double[]){0.5, 1.5}, ok, 2, NULL,
-                               "contender 1: compute 1.5");
+                               "contender 1: compute 1.5 is not in [0, 1]");
     expect_contenders_refused ((double[]){0.5, NAN}, ok, 2, NULL,
-                               "contender 1: compute nan");
+                               "contender 1: compute nan is not in [0, 1]");
     expect_contenders_refused (ok, (double[]){-0.25, 0}, 2, NULL,
-                               "contender 0: comm -0.25");
+                               "contender 0: comm -0.25 is not in [0, 1]");
     expect_contenders_refused (half, (double[]){0.5, 0.6}, 2, NULL,
                                "contender 1: compute 0.5 + comm 0.6 is over 1");
     expect_contenders_refused (half, (double[]){0.5, 0.5 + 1e-9}, 2, NULL,
