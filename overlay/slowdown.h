@@ -1,6 +1,6 @@
 /*  slowdown — the effective compute rate a node should get under a
- *  described background load (issue 21, item 3): the pure formulas, no
- *  state, no clock.
+ *  described background load (docs/model.md, "Background load"): the
+ *  pure formulas, no state, no clock.
  *
  *  Three descriptions, three sources:
  *  - contenders (Figueira & Berman, HPDC 1996): p on/off contenders,
