@@ -1,4 +1,4 @@
-/*  dist — seeded random draws for background load (issue 21): a small
+/*  dist — seeded random draws for background load (docs/model.md): a small
  *  PRNG and the distributions a job stream's arrivals and CPU demands
  *  follow, each given by its mean and coefficient of variation (cv).
  *
