@@ -175,15 +175,9 @@ recorded_info (node_t *self, const core_action_t *a, int *ok)
 static int
 send_recorded (node_t *self, const core_action_t *a)
 {
-    proto_done_t *done = xcalloc (a->ndone + 1, sizeof *done);
-    for (uint32_t i = 0; i < a->ndone; i++)
-        done[i] = (proto_done_t){.task = a->done[i].task, .node = a->done[i].node,
-                                 .failed = a->done[i].failed,
-                                 .attempts = a->done[i].attempts};
     int ok = 1;
     json_t *info = recorded_info (self, a, &ok);
-    zmsg_t *msg = proto_done (PROTO_RECORDED, done, a->ndone, &info);
-    free (done);
+    zmsg_t *msg = inbound_encode_done (PROTO_RECORDED, a->done, a->ndone, &info);
     if (!ok) {
         zmsg_destroy (&msg);
         return -1;

@@ -12,16 +12,15 @@ payload_len (const proto_msg_t *m)
     return m->payload ? zframe_size (m->payload) : 0;
 }
 
-/*  DONE's completions, as the wire has them. */
-static zmsg_t *
-encode_done (const core_event_t *ev)
+zmsg_t *
+inbound_encode_done (proto_command_t command, const core_done_t *d, uint32_t n,
+                     json_t **info_p)
 {
-    proto_done_t *done = xcalloc (ev->ndone + 1, sizeof *done);
-    for (uint32_t i = 0; i < ev->ndone; i++)
-        done[i] = (proto_done_t){.task = ev->done[i].task, .node = ev->done[i].node,
-                                 .failed = ev->done[i].failed,
-                                 .attempts = ev->done[i].attempts};
-    zmsg_t *msg = proto_done (PROTO_DONE, done, ev->ndone, NULL);
+    proto_done_t *done = xcalloc (n + 1, sizeof *done);
+    for (uint32_t i = 0; i < n; i++)
+        done[i] = (proto_done_t){.task = d[i].task, .node = d[i].node,
+                                 .failed = d[i].failed, .attempts = d[i].attempts};
+    zmsg_t *msg = proto_done (command, done, n, info_p);
     free (done);
     return msg;
 }
@@ -35,7 +34,7 @@ inbound_encode (const core_event_t *ev, zframe_t **payload_p)
     case CORE_EV_ACK:
         return proto_ack (ev->task, ev->index);
     case CORE_EV_DONE:
-        return encode_done (ev);
+        return inbound_encode_done (PROTO_DONE, ev->done, ev->ndone, NULL);
     case CORE_EV_RESULT:
         return proto_result (ev->task, ev->node, ev->failed, ev->bytes, ev->index,
                              ev->count, payload_p);

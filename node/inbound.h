@@ -33,6 +33,13 @@ typedef enum {
  *  attempts. Returns a new message, or NULL for any other event type. */
 zmsg_t *inbound_encode (const core_event_t *ev, zframe_t **payload_p);
 
+/*  DONE (child -> parent) or RECORDED (root -> controller) of n
+ *  completions d, as the wire has them (overlay/proto.h, proto_done:
+ *  info_p, may be NULL, is taken). The one conversion of core completions
+ *  to the wire's; inbound_encode uses it for DONE. */
+zmsg_t *inbound_encode_done (proto_command_t command, const core_done_t *d, uint32_t n,
+                             json_t **info_p);
+
 /*  A message from the parent at now: CHUNK (its length the payload's
  *  size) or RESULT_ACK. Returns 0 and fills *ev (its avoid list borrowed
  *  from m), or -1 with the command's name in why for anything else. */
