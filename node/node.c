@@ -153,6 +153,9 @@ begin (node_t *self)
     }
     else {
         report_begin_trace (self);
+        char err[TF_ERRLEN];
+        if (loadgen_start (self, tf_now (), err, sizeof err) != 0)
+            return node_fail (self, err);
         core_event_t start = {.type = CORE_EV_START, .now = tf_now ()};
         rc = act_feed (self, &start, "the controller");
     }
@@ -218,6 +221,7 @@ node_run (const node_opts_t *opts)
         measure_start (self);
         status = serve (self);
     }
+    loadgen_stop (self);
     build_close (self);
     act_close (self);
     handshake_close (self);   /* the controller's socket last: a FAIL leaves */

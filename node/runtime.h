@@ -14,6 +14,8 @@
  *  - beat.c: heartbeats, silent peers, lost children;
  *  - measure_glue.c: calibration phases (treefarm measure);
  *  - clock.c: what is due on the clock, and how long the loop may sleep;
+ *  - loadgen.c: background load, through loademul.c (emulated) or
+ *    loadreal.c (real processes);
  *  - node.c: the event loop, the wait and teardown.
  */
 #ifndef TF_RUNTIME_H
@@ -138,6 +140,15 @@ typedef struct {
     double next_stats;       /* when STATS is due */
 } node_clock_t;
 
+/*  loadgen.c, loademul.c, loadreal.c: the background load this node
+ *  generates (overlay/load.h), from START on. */
+typedef struct {
+    const struct load *load; /* me->load, or NULL: none */
+    double t0;               /* when START came (tf_now): platform time 0 */
+    struct bgload *emul;     /* loademul.c: the emulated load (node/bgload.h) */
+    struct burner *real;     /* loadreal.c: the load processes (node/burner.h) */
+} node_load_t;
+
 typedef struct {
     const node_opts_t *opts;
     config_t *cfg;           /* handshake.c; read-only after CONFIG */
@@ -150,6 +161,7 @@ typedef struct {
     node_beat_t beat;
     node_measure_t meas;
     node_clock_t clock;
+    node_load_t load;
 } node_t;
 
 /*  --- node.c ------------------------------------------------------------ */
@@ -168,6 +180,50 @@ int node_fail (node_t *self, const char *error);
         if ((self)->opts->verbose) \
             node_log ((self), __VA_ARGS__); \
     } while (0)
+
+/*  --- loadgen.c: background load --------------------------------------------
+ *
+ *  Times are tf_now() wall seconds; the load's own clock is platform
+ *  seconds since START, (now - t0) x time_scale. Every function is safe
+ *  on a node without load (nothing started: factor 1, no deadline, no
+ *  background). */
+
+/*  Start generating the node's load at now (START). Returns 0, or -1 with
+ *  a message in err. */
+int loadgen_start (node_t *self, double now, char *err, size_t errlen);
+
+/*  Emulated: the factor the node's own compute runs at because of the
+ *  background now, in (0, 1] (its share of the CPU, the CPU its
+ *  communicating contenders cost, 1 / L), the model advanced to now;
+ *  what the engine's speed multiplies the interference factor by. Real
+ *  mode: 1 (the kernel shares the CPU). */
+double loadgen_factor (node_t *self, double now);
+
+/*  Seconds from now until loadgen_factor changes, 0 when due; -1 when it
+ *  never will (no load, or real mode). */
+double loadgen_deadline (node_t *self, double now);
+
+/*  The background's share of the node's CPU, integrated from START to
+ *  now: wall seconds of a whole CPU (of the node's CPUs, in real mode).
+ *  Divided by the elapsed time it is the realized utilization. */
+double loadgen_busy_integral (node_t *self, double now);
+
+/*  The node's compute rate its load description predicts at now, units
+ *  per second: C x load_predict (overlay/load.h); C without load. */
+double loadgen_predicted (node_t *self, double now);
+
+/*  Stop the load: every process it started is gone when this returns. */
+void loadgen_stop (node_t *self);
+
+/*  The same per mode, called by loadgen.c only (loademul.c, loadreal.c). */
+int loademul_start (node_t *self, double now, char *err, size_t errlen);
+double loademul_factor (node_t *self, double now);
+double loademul_deadline (node_t *self, double now);
+double loademul_busy_integral (node_t *self, double now);
+void loademul_stop (node_t *self);
+int loadreal_start (node_t *self, double now, char *err, size_t errlen);
+double loadreal_busy_integral (node_t *self, double now);
+void loadreal_stop (node_t *self);
 
 /*  --- handshake.c --------------------------------------------------------- */
 

@@ -141,6 +141,8 @@ typedef struct {
                                 CONFIG_MAX_SLOTS; 0 (absent): as many as its
                                 machine has CPUs. Synthetic tasks run one at
                                 a time whatever it says */
+    struct load *load;       /* background load (overlay/load.h), or NULL:
+                                a dedicated machine */
 } config_node_t;
 
 typedef struct {
