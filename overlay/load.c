@@ -14,3 +14,11 @@ load_destroy (load_t **self_p)
 {
     *self_p = NULL;
 }
+
+/*  Placeholder: no description parses yet, so there is no kind to name. */
+const char *
+load_kind_str (const load_t *self)
+{
+    (void) self;
+    return "none";
+}
