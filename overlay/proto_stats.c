@@ -127,6 +127,24 @@ texts_frame (proto_stats_t *s, long len[2])
     return frame;
 }
 
+/*  The effective rate's keys: each number only when known (finite). */
+static void
+rate_to_json (json_t *o, const proto_rate_stats_t *r)
+{
+    const struct {
+        const char *key;
+        double value;
+    } numbers[] = {
+        {"compute_measured", r->measured}, {"compute_stderr", r->measured_se},
+        {"compute_predicted", r->predicted}, {"load_utilization", r->load_utilization},
+    };
+    for (size_t i = 0; i < sizeof numbers / sizeof *numbers; i++)
+        if (isfinite (numbers[i].value))
+            json_object_set_new (o, numbers[i].key, json_real (numbers[i].value));
+    if (r->load_kind[0])
+        json_object_set_new (o, "load_kind", json_string (r->load_kind));
+}
+
 zmsg_t *
 proto_stats_encode (proto_command_t command, proto_stats_t *s)
 {
@@ -155,6 +173,7 @@ proto_stats_encode (proto_command_t command, proto_stats_t *s)
                                               "link_s", s->lag_link, "max_s", s->lag_max));
     if (s->fit)
         json_object_set (o, "fit", s->fit);
+    rate_to_json (o, &s->rate);
     if (command == PROTO_REPORT) {
         json_object_set_new (o, "children", children_json (s));
         int traced = s->write_trace || s->trace_csv;
@@ -246,6 +265,37 @@ get_bound (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
     return 0;
 }
 
+/*  A load kind: 1 .. PROTO_LOAD_KIND_MAX - 1 characters, a-z and '+'. */
+static int
+valid_kind (const char *kind)
+{
+    size_t n = strlen (kind);
+    return n > 0 && n < PROTO_LOAD_KIND_MAX
+        && strspn (kind, "abcdefghijklmnopqrstuvwxyz+") == n;
+}
+
+/*  The effective rate and the load: numbers finite and >= 0, NaN when
+ *  absent; the kind as valid_kind says, "" when absent. */
+static int
+get_rate (const json_t *stats, proto_rate_stats_t *r, char *err, size_t errlen)
+{
+    r->measured = r->measured_se = r->predicted = r->load_utilization = NAN;
+    if (get_seconds (stats, "compute_measured", &r->measured, "stats: ", err, errlen)
+        || get_seconds (stats, "compute_stderr", &r->measured_se, "stats: ", err, errlen)
+        || get_seconds (stats, "compute_predicted", &r->predicted, "stats: ", err, errlen)
+        || get_seconds (stats, "load_utilization", &r->load_utilization, "stats: ", err,
+                        errlen))
+        return -1;
+    json_t *kind = json_object_get (stats, "load_kind");
+    if (!kind)
+        return 0;
+    if (!json_is_string (kind) || !valid_kind (json_string_value (kind)))
+        return tf_error (err, errlen, "stats: \"load_kind\" must be 1 to %d characters "
+                         "of a-z and '+'", PROTO_LOAD_KIND_MAX - 1);
+    snprintf (r->load_kind, sizeof r->load_kind, "%s", json_string_value (kind));
+    return 0;
+}
+
 /*  The scalars: counters, times, the node's state, bound, lag, fit. */
 static int
 get_scalars (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
@@ -261,7 +311,8 @@ get_scalars (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
         || get_seconds (stats, "speed_mean", &out->speed_mean, "stats: ", err, errlen)
         || get_count (stats, "held", &held, "stats: ", err, errlen)
         || get_count (stats, "computing", &computing, "stats: ", err, errlen)
-        || get_lag (stats, out, err, errlen) || get_bound (stats, out, err, errlen))
+        || get_lag (stats, out, err, errlen) || get_bound (stats, out, err, errlen)
+        || get_rate (stats, &out->rate, err, errlen))
         return -1;
     out->held = held > UINT32_MAX ? UINT32_MAX : (uint32_t) held;
     out->computing = (int) computing;

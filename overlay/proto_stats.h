@@ -5,7 +5,8 @@
  *  with body {stats: {...}}: its counters (proto_counters: the same table
  *  names them in STATS, REPORT, results.json and nodes.csv), its engine
  *  time and mean emulated speed, its online fit (opaque here, see
- *  docs/measure.md), how far it fell behind its clock (lag), and on the
+ *  docs/measure.md), its effective compute rate and background load
+ *  (proto_rate_stats_t), how far it fell behind its clock (lag), and on the
  *  root the tree's bound. A REPORT adds, per child, what the node sent it,
  *  and two texts in a payload frame, their lengths in the body
  *  (samples_bytes, trace_bytes): the sampler's intervals as CSV, and in a
@@ -36,6 +37,26 @@ typedef struct {
     double send_seconds;     /* wall seconds spent sending to it */
 } proto_child_stats_t;
 
+/*  The longest load kind ("jobs+contenders+steps+trace"), NUL included. */
+#define PROTO_LOAD_KIND_MAX 48
+
+/*  The node's effective compute rate and its background load
+ *  (docs/measure.md, "Effective compute rate"). On the wire, keys of
+ *  "stats": compute_measured, compute_stderr, compute_predicted (each a
+ *  finite number >= 0, left out while unknown), load_utilization (a
+ *  finite number >= 0) and load_kind (words of a-z joined by '+'). */
+typedef struct {
+    double measured;         /* platform units/s over the node's window;
+                                NaN: unknown (it has not computed) */
+    double measured_se;      /* its standard error; NaN: unknown */
+    double predicted;        /* what its load description predicts now,
+                                platform units/s; NaN: unknown */
+    double load_utilization; /* the background's realized share of the
+                                CPU since START; NaN: unknown */
+    char load_kind[PROTO_LOAD_KIND_MAX];   /* "none", "jobs+steps"...;
+                                              "": unknown */
+} proto_rate_stats_t;
+
 typedef struct {
     /*  The counters (proto_counters names them). */
     uint64_t computed, forwarded, received, requested;
@@ -62,6 +83,8 @@ typedef struct {
                                 0 when absent */
     double lag_max;          /* the worst single lag */
     json_t *fit;             /* the online estimates; a reference, or NULL */
+    proto_rate_stats_t rate; /* the effective rate and the load; a decoded
+                                message's unknowns are NaN and "" */
     proto_child_stats_t *children;   /* REPORT: nchildren entries, owned */
     int nchildren;
     char *samples_csv;       /* REPORT: the sampler's CSV, owned, or NULL */

@@ -252,6 +252,72 @@ test_stats_round_trip_and_refusals (void **state)
     json_decref (bad);
 }
 
+/*  The effective rate and the load in STATS: known figures survive the
+ *  trip, unknown ones (NaN, "") are left out and decode as unknown; a
+ *  figure that is negative, not a number or a kind with other characters
+ *  is refused, named. */
+static void
+test_stats_rate_fields (void **state)
+{
+    (void) state;
+    proto_stats_t s = {.speed_mean = 1,
+                       .rate = {.measured = 11.75, .measured_se = 0.25, .predicted = 12,
+                                .load_utilization = 0.5, .load_kind = "jobs+steps"}};
+    proto_msg_t m;
+    decode_ok (proto_stats_encode (PROTO_STATS, &s), &m);
+    proto_stats_t d;
+    char err[TF_ERRLEN] = "";
+    if (proto_stats_decode (m.object, NULL, 0, 0, &d, err, sizeof err) != 0)
+        fail_msg ("%s", err);
+    assert_true (d.rate.measured == 11.75 && d.rate.measured_se == 0.25);
+    assert_true (d.rate.predicted == 12 && d.rate.load_utilization == 0.5);
+    assert_string_equal (d.rate.load_kind, "jobs+steps");
+    proto_stats_clear (&d);
+    proto_msg_clear (&m);
+
+    s.rate = (proto_rate_stats_t){.measured = NAN, .measured_se = NAN, .predicted = 3,
+                                  .load_utilization = 0, .load_kind = "none"};
+    decode_ok (proto_stats_encode (PROTO_STATS, &s), &m);
+    assert_null (json_object_get (m.object, "compute_measured"));
+    assert_null (json_object_get (m.object, "compute_stderr"));
+    assert_int_equal (proto_stats_decode (m.object, NULL, 0, 0, &d, err, sizeof err), 0);
+    assert_true (isnan (d.rate.measured) && isnan (d.rate.measured_se));
+    assert_true (d.rate.predicted == 3 && d.rate.load_utilization == 0);
+    assert_string_equal (d.rate.load_kind, "none");
+    proto_msg_clear (&m);
+
+    /*  An older node's STATS: none of the keys. */
+    json_t *old = json_pack ("{s:i}", "computed", 1);
+    assert_int_equal (proto_stats_decode (old, NULL, 0, 0, &d, err, sizeof err), 0);
+    assert_true (isnan (d.rate.measured) && isnan (d.rate.predicted)
+                 && isnan (d.rate.load_utilization));
+    assert_string_equal (d.rate.load_kind, "");
+    json_decref (old);
+
+    static const char *const bad[][2] = {
+        {"{\"compute_measured\": -1}", "\"compute_measured\""},
+        {"{\"compute_stderr\": \"x\"}", "\"compute_stderr\""},
+        {"{\"compute_predicted\": -0.5}", "\"compute_predicted\""},
+        {"{\"load_utilization\": -0.1}", "\"load_utilization\""},
+        {"{\"load_kind\": 3}", "\"load_kind\""},
+        {"{\"load_kind\": \"\"}", "\"load_kind\""},
+        {"{\"load_kind\": \"Jobs\"}", "\"load_kind\""},
+        {"{\"load_kind\": \"jobs;rm\"}", "\"load_kind\""},
+        {"{\"load_kind\": \"jobsjobsjobsjobsjobsjobsjobsjobsjobsjobsjobsjobs\"}",
+         "\"load_kind\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *o = json_loads (bad[i][0], 0, NULL);
+        assert_non_null (o);
+        err[0] = '\0';
+        if (proto_stats_decode (o, NULL, 0, 0, &d, err, sizeof err) != -1)
+            fail_msg ("accepted %s", bad[i][0]);
+        if (!strstr (err, bad[i][1]))
+            fail_msg ("%s: \"%s\" does not name %s", bad[i][0], err, bad[i][1]);
+        json_decref (o);
+    }
+}
+
 /*  A REPORT's texts against its payload frame: lengths that do not add
  *  up to the frame (or no frame, or a frame and no lengths), a trace over
  *  its cap, a NUL byte, a length that is not a count: each refused. */
@@ -878,6 +944,7 @@ main (void)
         cmocka_unit_test (test_calibration_messages_round_trip),
         cmocka_unit_test (test_peer_messages_round_trip),
         cmocka_unit_test (test_stats_round_trip_and_refusals),
+        cmocka_unit_test (test_stats_rate_fields),
         cmocka_unit_test (test_report_texts_are_checked),
         cmocka_unit_test (test_report_writers),
         cmocka_unit_test (test_large_bodies_round_trip),
