@@ -245,6 +245,7 @@ act_compute (node_t *self, const core_action_t *a)
     if (a->kind == CORE_KIND_COMMAND)
         return compute_command (self, a->task);
     report_span (self, 1, TRACE_COMPUTE, 0, a->task);
+    report_engine_started (self, tf_now ());
     return engine_start (self->parts.engine, a->task, a->units);
 }
 

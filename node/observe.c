@@ -30,6 +30,7 @@ observe_new (int nchildren, int capacity, double sample_s, double time_scale,
     self->sample_s = sample_s;
     self->time_scale = time_scale;
     self->bps_per_mbps = bps_per_mbps;
+    self->last = -INFINITY;   /* the first sample is due at once */
     self->sampler = sampler_new (nchildren, capacity);
     self->fit = fit_new (1 + nchildren);
     self->x = xcalloc (nchildren + 2, sizeof *self->x);
@@ -110,6 +111,12 @@ long
 observe_count (const observe_t *self)
 {
     return fit_count (self->fit);
+}
+
+void
+observe_set_load (observe_t *self, double bg_busy, double measured)
+{
+    sampler_set_load (self->sampler, bg_busy, measured);
 }
 
 int

@@ -50,6 +50,11 @@ int observe_due (const observe_t *self, double now);
 void observe_sample (observe_t *self, double now, double units, int busy,
                      const double *observed);
 
+/*  What the next samples carry beside the counters (sampler_set_load):
+ *  the background's CPU so far, wall seconds, and the node's effective
+ *  rate so far, platform units/s (NaN: none yet). */
+void observe_set_load (observe_t *self, double bg_busy, double measured);
+
 /*  The engine went idle (its task ended and no other started): the
  *  interval under way is not a busy one. */
 void observe_idle (observe_t *self);

@@ -8,8 +8,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "node/ratewin.h"
 #include "node/runtime.h"
 #include "overlay/bound.h"
+#include "overlay/load.h"
 #include "overlay/proto_stats.h"
 #include "overlay/util.h"
 
@@ -28,6 +30,11 @@
                                      counts as this */
 #define NODE_FIT_EVERY 1.0        /* seconds between solving the fit again
                                      for STATS (a REPORT always does) */
+#define NODE_RATE_WINDOW 256      /* computing intervals the effective rate
+                                     is measured over (node/ratewin.h):
+                                     25.6 s of wall time at the default
+                                     sample_ms, 512 platform s at time
+                                     scale 20 */
 
 /*  This thread's CPU time, seconds: what the fit and the samples' CSV
  *  cost is the difference around their calls (about 1 us a reading on
@@ -76,10 +83,30 @@ process_cpu_us (void)
          + (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
+/*  Wall seconds the engine computed up to now. */
+static double
+busy_seconds (const node_t *self, double now)
+{
+    const node_rate_t *r = &self->rep.rate;
+    return r->busy + (r->since >= 0 ? now - r->since : 0);
+}
+
+/*  The effective rate's window takes the sample at now (platform units
+ *  and seconds); returns its rate so far (NaN: none yet). */
+static double
+rate_sample (node_t *self, double now)
+{
+    double ts = self->cfg->platform.time_scale;
+    ratewin_feed (self->rep.rate.win, now * ts, self->rep.units,
+                  busy_seconds (self, now) * ts);
+    return ratewin_rate (self->rep.rate.win, NULL);
+}
+
 /*  Record a sample now: the engine's units and the bytes observed, the
- *  integral of the metered rates its speed followed (node/observe.h).
- *  Called right after an engine message, so units and bytes are of one
- *  instant, or on the clock while the engine is idle. */
+ *  integral of the metered rates its speed followed (node/observe.h),
+ *  the background's CPU so far and the effective rate. Called right
+ *  after an engine message, so units and bytes are of one instant, or on
+ *  the clock while the engine is idle. Its time is seconds since START. */
 static void
 take_sample (node_t *self, double now)
 {
@@ -87,7 +114,9 @@ take_sample (node_t *self, double now)
      *  CPU clock's reading costs more than the sample. */
     double t0 = tf_now ();
     emul_observed (self->parts.emul, now, self->rep.observed);
-    observe_sample (self->rep.observe, now, self->rep.units,
+    observe_set_load (self->rep.observe, loadgen_busy_integral (self, now),
+                      rate_sample (self, now));
+    observe_sample (self->rep.observe, now - self->rep.trace_t0, self->rep.units,
                     engine_busy (self->parts.engine),
                     self->rep.observed);
     self->rep.observe_cpu += fmin (tf_now () - t0, NODE_SAMPLE_MAX);
@@ -200,6 +229,21 @@ fill_lag (node_t *self, proto_stats_t *s)
     s->lag_max = fmax (loop_max, engine_max);
 }
 
+/*  The effective rate over the window beside the one the load predicts,
+ *  and the background's share of the CPU since START (realized). */
+static void
+fill_rate (node_t *self, proto_rate_stats_t *r)
+{
+    double now = tf_now ();
+    double elapsed = now - self->load.t0;
+    r->measured = ratewin_rate (self->rep.rate.win, &r->measured_se);
+    r->predicted = loadgen_predicted (self, now);
+    r->load_utilization = self->load.load && elapsed > 0
+                              ? loadgen_busy_integral (self, now) / elapsed : 0;
+    snprintf (r->load_kind, sizeof r->load_kind, "%s",
+              self->load.load ? load_kind_str (self->load.load) : "none");
+}
+
 /*  REPORT: what this node sent each child, and the writers of its samples
  *  and its trace, which texts (tens of KB: the node's peak of memory is
  *  its REPORT) are written straight into the message (proto_stats.h). */
@@ -253,6 +297,7 @@ report_stats (node_t *self, proto_command_t command)
     }
     s.fit = json_incref (current_fit (self, command == PROTO_REPORT));
     fill_lag (self, &s);
+    fill_rate (self, &s.rate);
     report_texts_t texts = {0};
     if (command == PROTO_REPORT)
         fill_report (self, &s, &texts);
@@ -315,24 +360,39 @@ report_start (node_t *self)
                                      cfg->platform.time_scale, self->parts.bps_per_mbps);
     self->rep.observed = xcalloc (n + 2, sizeof *self->rep.observed);
     self->rep.clock_cost = clock_cost ();
+    self->rep.rate.win = ratewin_new (NODE_RATE_WINDOW);
+    self->rep.rate.since = -1;
 }
 
 void
 report_begin_trace (node_t *self)
 {
+    self->rep.trace_t0 = tf_now ();
     if (!self->link.run.trace)
         return;
     uint32_t lanes = self->parts.nworkers ? self->parts.nworkers : 1;
     self->rep.trace = trace_new (TRACE_MAX_SPANS, lanes, (uint32_t) self->me->nchildren);
-    self->rep.trace_t0 = tf_now ();
+}
+
+void
+report_engine_started (node_t *self, double now)
+{
+    if (self->rep.rate.since < 0)
+        self->rep.rate.since = now;
 }
 
 void
 report_units (node_t *self, double now, double units)
 {
+    /*  A task's end: the engine's message said so, and its busy time
+     *  stops here, as its units do. */
+    if (self->rep.rate.since >= 0 && !engine_busy (self->parts.engine)) {
+        self->rep.rate.busy += now - self->rep.rate.since;
+        self->rep.rate.since = -1;
+    }
     self->rep.units = units;
     self->rep.units_at = now;
-    if (observe_due (self->rep.observe, now))
+    if (observe_due (self->rep.observe, now - self->rep.trace_t0))
         take_sample (self, now);
 }
 
@@ -359,7 +419,7 @@ report_engine_idle (node_t *self)
 void
 report_idle_sample (node_t *self, double now)
 {
-    if (!engine_busy (self->parts.engine) && observe_due (self->rep.observe, now))
+    if (!engine_busy (self->parts.engine) && observe_due (self->rep.observe, now - self->rep.trace_t0))
         take_sample (self, now);
 }
 
@@ -367,6 +427,7 @@ void
 report_close (node_t *self)
 {
     observe_destroy (&self->rep.observe);
+    ratewin_destroy (&self->rep.rate.win);
     json_decref (self->rep.fit);
     free (self->rep.observed);
     trace_destroy (&self->rep.trace);

@@ -101,6 +101,16 @@ typedef struct {
     ratelog_t refusals;      /* how often refusals are said */
 } node_receive_t;
 
+/*  report.c: the effective compute rate (node/ratewin.h): the engine's
+ *  busy time, the window over it. */
+typedef struct {
+    struct ratewin *win;     /* the window, platform units and seconds */
+    double busy;             /* wall seconds the engine computed, its
+                                tasks that ended */
+    double since;            /* when its running task started (tf_now),
+                                or -1: idle */
+} node_rate_t;
+
 /*  report.c: samples, the fit, the trace, the compute time. */
 typedef struct {
     observe_t *observe;      /* the sampler and the online fit */
@@ -115,7 +125,9 @@ typedef struct {
                                 read them */
     double compute_seconds;
     trace_t *trace;          /* its spans, from START; NULL: not traced */
-    double trace_t0;         /* when START came (tf_now) */
+    double trace_t0;         /* when START came (tf_now): time 0 of the
+                                trace and of the samples */
+    node_rate_t rate;
 } node_report_t;
 
 /*  beat.c: liveness of the peers and of the controller. */
@@ -331,7 +343,8 @@ uint64_t receive_refused (const node_t *self);
 /*  Ready the sampler and the fit. */
 void report_start (node_t *self);
 
-/*  Start the timeline when the run asks for one (at START). */
+/*  START: time 0 of the samples and of the timeline; the timeline starts
+ *  when the run asks for one. */
 void report_begin_trace (node_t *self);
 
 /*  The timeline, when the run asks for one: a task begins (or ends) on
@@ -351,6 +364,9 @@ double report_engine_units (const node_t *self, double *at);
 
 /*  A task ran `seconds` on worker lane: its span ends, its time counts. */
 void report_computed (node_t *self, double seconds, uint32_t lane, uint64_t task);
+
+/*  The engine starts a task at now: its busy time runs. */
+void report_engine_started (node_t *self, double now);
 
 /*  The engine has nothing to do: the samples' busy interval ends. */
 void report_engine_idle (node_t *self);

@@ -22,6 +22,8 @@ typedef struct {
     double t;
     double units;
     double bytes_in;
+    double bg;               /* the background's CPU seconds so far */
+    double measured;         /* the effective rate then, as given */
     int busy;                /* busy over the interval ending here */
 } sample_t;
 
@@ -38,6 +40,8 @@ struct sampler {
     sample_t last, prev;     /* the two latest records */
     double *last_out, *prev_out;   /* nchildren each */
     double *send_rate;       /* nchildren, lent by sampler_interval */
+    double next_bg, next_measured;   /* sampler_set_load's, for the next
+                                        records */
 };
 
 sampler_t *
@@ -50,6 +54,7 @@ sampler_new (int nchildren, int capacity)
     self->nchildren = nchildren;
     self->capacity = capacity;
     self->stride = 1;
+    self->next_measured = NAN;
     self->hist = xcalloc_resident ((size_t) capacity, sizeof (sample_t));
     self->bytes_out = xcalloc_resident ((size_t) capacity * n, sizeof (double));
     self->last_out = xcalloc (n + 1, sizeof (double));
@@ -154,7 +159,8 @@ sampler_record (sampler_t *self, double t, double units, double bytes_in,
         memcpy (self->last_out, bytes_out, row);
     }
     self->last = (sample_t) {
-        .t = t, .units = units, .bytes_in = bytes_in, .busy = busy != 0
+        .t = t, .units = units, .bytes_in = bytes_in, .bg = self->next_bg,
+        .measured = self->next_measured, .busy = busy != 0
     };
     if (self->records++ == 0) {
         keep (self, self->last.busy);
@@ -165,6 +171,14 @@ sampler_record (sampler_t *self, double t, double units, double bytes_in,
     if (self->pending == self->stride)
         keep (self, self->pending_busy);
     return 0;
+}
+
+void
+sampler_set_load (sampler_t *self, double bg_busy, double measured)
+{
+    assert (self);
+    self->next_bg = isfinite (bg_busy) ? bg_busy : self->next_bg;
+    self->next_measured = measured;
 }
 
 int
@@ -196,6 +210,8 @@ interval_of (sampler_t *self, const sample_t *a, const double *out0,
         .units_rate = (b->units - a->units) / dt,
         .recv_rate = (b->bytes_in - a->bytes_in) / dt,
         .send_rate = self->send_rate,
+        .load_share = (b->bg - a->bg) / dt,
+        .measured = b->measured,
         .busy = b->busy,
     };
 }
@@ -246,7 +262,7 @@ sampler_write_csv (sampler_t *self, FILE *out, const char *const *children,
     for (int c = 0; c < n; c++)
         if (fprintf (out, ",send_mbps_%s", children[c]) < 0)
             rc = -1;
-    if (fputc ('\n', out) == EOF)
+    if (fputs (",load_share,measured_units_per_s\n", out) < 0)
         rc = -1;
 
     double mb_scale = time_scale * bytes_per_mb;
@@ -262,7 +278,9 @@ sampler_write_csv (sampler_t *self, FILE *out, const char *const *children,
         for (int c = 0; c < n; c++)
             if (put_rate (out, iv.send_rate[c] / mb_scale) < 0)
                 rc = -1;
-        if (fputc ('\n', out) == EOF)
+        if (put_rate (out, iv.load_share) < 0
+            || (isfinite (iv.measured) ? put_rate (out, iv.measured) : fputc (',', out)) < 0
+            || fputc ('\n', out) == EOF)
             rc = -1;
     }
     if (fflush (out) != 0 || ferror (out))

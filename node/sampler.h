@@ -28,6 +28,9 @@ typedef struct {
     double recv_rate;        /* bytes per second from the parent */
     const double *send_rate; /* nchildren entries, bytes per second to each
                                 child; borrowed, valid until the next call */
+    double load_share;       /* the background's share of the CPU over it */
+    double measured;         /* the effective rate at its end, as given to
+                                sampler_set_load (NaN: none) */
     int busy;                /* the engine was busy for the whole interval */
 } sampler_interval_t;
 
@@ -52,6 +55,12 @@ void sampler_destroy (sampler_t **self_p);
 int sampler_record (sampler_t *self, double t, double units, double bytes_in,
                     const double *bytes_out, int busy);
 
+/*  What the following records carry until set again: the background's
+ *  CPU seconds so far (cumulative, as the interval's length is measured;
+ *  a non-finite value keeps the last) and the node's effective rate so
+ *  far, in the caller's units (NaN: none). Both start at 0 and NaN. */
+void sampler_set_load (sampler_t *self, double bg_busy, double measured);
+
 /*  Number of intervals in the history (samples kept - 1, or 0). */
 int sampler_intervals (const sampler_t *self);
 
@@ -71,8 +80,12 @@ int sampler_last (sampler_t *self, sampler_interval_t *out);
 int sampler_interval (sampler_t *self, int i, sampler_interval_t *out);
 
 /*  Write the intervals as CSV: a header
- *    t0,t1,busy,units_per_s,recv_mbps,send_mbps_<child>...
+ *    t0,t1,busy,units_per_s,recv_mbps,send_mbps_<child>...,load_share,
+ *    measured_units_per_s
  *  then one row per interval, oldest first, each line ending in '\n'.
+ *  load_share is the background's share of the CPU over the interval,
+ *  measured_units_per_s the effective rate at its end as given (empty
+ *  when NaN).
  *  Times are multiplied by time_scale and rates divided by it (platform
  *  time); byte rates are divided by bytes_per_mb too (platform MB/s: 2^20
  *  x payload scale). Numbers are printed with %.9g, busy as 0 or 1.

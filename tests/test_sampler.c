@@ -217,7 +217,9 @@ csv_of (sampler_t *s, const char *const *children, double time_scale,
  *  9 significant digits. The expected text is worked out by hand:
  *  100 + 1/128 s -> 2000.15625 platform s, 0.5 s -> 10; 3 units / 0.5 s / 20 = 0.3; 524288 bytes / 0.5 s
  *  / 20 / 10485.76 = 5 MB/s; then 1 unit, 1e6 and 100 bytes over 0.75 s
- *  = 15 platform s. */
+ *  = 15 platform s. The background used 0.25 s of the first 0.5 s
+ *  (share 0.5) and none of the next; the effective rate, as given, is
+ *  unknown at the first sample (an empty cell), then 6 and 5.5. */
 static void
 test_csv (void **state)
 {
@@ -228,17 +230,22 @@ test_csv (void **state)
 
     char *text = csv_of (s, children, 20, bytes_per_mb);
     assert_string_equal (text,
-        "t0,t1,busy,units_per_s,recv_mbps,send_mbps_Lab3,send_mbps_Lab4\n");
+        "t0,t1,busy,units_per_s,recv_mbps,send_mbps_Lab3,send_mbps_Lab4,"
+        "load_share,measured_units_per_s\n");
     free (text);
 
+    sampler_set_load (s, 1, NAN);
     record2 (s, 100 + 1.0 / 128, 0, 0, 0, 0, 0);
+    sampler_set_load (s, 1.25, 6);
     record2 (s, 100.5 + 1.0 / 128, 3, 524288, 262144, 0, 1);
+    sampler_set_load (s, 1.25, 5.5);
     record2 (s, 101.25 + 1.0 / 128, 4, 1524288, 262144, 100, 0);
     text = csv_of (s, children, 20, bytes_per_mb);
     assert_string_equal (text,
-        "t0,t1,busy,units_per_s,recv_mbps,send_mbps_Lab3,send_mbps_Lab4\n"
-        "2000.15625,2010.15625,1,0.3,5,2.5,0\n"
-        "2010.15625,2025.15625,0,0.0666666667,6.35782878,0,0.000635782878\n");
+        "t0,t1,busy,units_per_s,recv_mbps,send_mbps_Lab3,send_mbps_Lab4,"
+        "load_share,measured_units_per_s\n"
+        "2000.15625,2010.15625,1,0.3,5,2.5,0,0.5,6\n"
+        "2010.15625,2025.15625,0,0.0666666667,6.35782878,0,0.000635782878,0,5.5\n");
     free (text);
     sampler_destroy (&s);
 
@@ -247,9 +254,39 @@ test_csv (void **state)
     assert_int_equal (sampler_record (s, 1, 0, 0, NULL, 1), 0);
     assert_int_equal (sampler_record (s, 2, 5, 1048576, NULL, 1), 0);
     text = csv_of (s, NULL, 1, 1048576);
-    assert_string_equal (text, "t0,t1,busy,units_per_s,recv_mbps\n"
-                               "1,2,1,5,1\n");
+    assert_string_equal (text, "t0,t1,busy,units_per_s,recv_mbps,load_share,"
+                               "measured_units_per_s\n"
+                               "1,2,1,5,1,0,\n");
     free (text);
+    sampler_destroy (&s);
+}
+
+/*  The load columns when the history thins: 6 records 1 s apart into 4
+ *  slots thin it once, merging intervals; the background used 0.25 s a
+ *  second throughout, so every kept interval, merged or not, has share 0.25; the
+ *  rate is the one its last record carried (the record's index + 10). */
+static void
+test_load_columns_when_thinned (void **state)
+{
+    (void) state;
+    sampler_t *s = sampler_new (0, 4);
+    for (int i = 0; i < 6; i++) {
+        sampler_set_load (s, 0.25 * i, 10 + i);
+        assert_int_equal (sampler_record (s, i, i, 0, NULL, 1), 0);
+    }
+    int n = sampler_intervals (s);
+    assert_true (n >= 2);
+    for (int i = 0; i < n; i++) {
+        sampler_interval_t iv;
+        assert_int_equal (sampler_interval (s, i, &iv), 0);
+        assert_true (fabs (iv.load_share - 0.25) < 1e-12);
+        assert_true (iv.measured == 10 + iv.t1);
+    }
+    sampler_set_load (s, NAN, 1);   /* a non-finite background keeps the last */
+    assert_int_equal (sampler_record (s, 6, 6, 0, NULL, 1), 0);
+    sampler_interval_t last;
+    assert_int_equal (sampler_last (s, &last), 0);
+    assert_true (last.load_share == 0 && last.measured == 1);
     sampler_destroy (&s);
 }
 
@@ -281,6 +318,7 @@ main (void)
         cmocka_unit_test (test_history_thins),
         cmocka_unit_test (test_bad_samples_refused),
         cmocka_unit_test (test_csv),
+        cmocka_unit_test (test_load_columns_when_thinned),
         cmocka_unit_test (test_csv_write_error),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
