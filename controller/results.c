@@ -34,6 +34,8 @@ results_new (const config_t *cfg)
     results_t *self = xcalloc (1, sizeof *self);
     self->cfg = cfg;
     self->nodes = xcalloc (cfg->nnodes, sizeof *self->nodes);
+    for (int i = 0; i < cfg->nnodes; i++)   /* unknown until a STATS says */
+        self->nodes[i].stats.rate = (proto_rate_stats_t){NAN, NAN, NAN, NAN, ""};
     self->cmds.failures = json_array ();
     self->cmds.node_seconds = xcalloc (cfg->nnodes, sizeof *self->cmds.node_seconds);
     self->cmds.node_commands = xcalloc (cfg->nnodes, sizeof *self->cmds.node_commands);
@@ -187,6 +189,34 @@ const char *
 results_node_trace (const results_t *self, int node)
 {
     return self->nodes[node].trace_csv;
+}
+
+const char *
+results_node_samples (const results_t *self, int node)
+{
+    return self->nodes[node].samples_csv;
+}
+
+results_rate_t
+results_node_rate (const results_t *self, int node)
+{
+    const config_node_t *me = &self->cfg->nodes[node];
+    const proto_rate_stats_t *r = &self->nodes[node].stats.rate;
+    results_rate_t out = {
+        .configured = me->compute_rate, .predicted = r->predicted,
+        .measured = r->measured, .measured_se = r->measured_se,
+        .utilization = r->load_utilization, .kind = r->load_kind[0] ? r->load_kind : NULL,
+    };
+    if (!me->load) {
+        /*  Dedicated: what it predicts and carries is known without it. */
+        if (isnan (out.predicted))
+            out.predicted = me->compute_rate;
+        if (isnan (out.utilization))
+            out.utilization = 0;
+        if (!out.kind)
+            out.kind = "none";
+    }
+    return out;
 }
 
 int

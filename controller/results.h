@@ -80,6 +80,22 @@ int results_node_reported (const results_t *self, int node);
  *  dropped count are in its stats), or NULL. Borrowed. */
 const char *results_node_trace (const results_t *self, int node);
 
+/*  The samples' CSV text node's REPORT carried (node/sampler.h), or NULL.
+ *  Borrowed. */
+const char *results_node_samples (const results_t *self, int node);
+
+/*  Node's compute rates and load, as results.json gives them (the
+ *  configured rate; the predicted, measured and its error as the node
+ *  last reported them, NaN when unknown; the load's realized utilization
+ *  and kind). A node without load that said nothing predicts its
+ *  configured rate, with utilization 0 and kind "none". */
+typedef struct {
+    double configured, predicted, measured, measured_se;
+    double utilization;      /* NaN: unknown */
+    const char *kind;        /* borrowed; NULL: unknown */
+} results_rate_t;
+results_rate_t results_node_rate (const results_t *self, int node);
+
 /*  Record the pid of node's process. */
 void results_set_pid (results_t *self, int node, int64_t pid);
 

@@ -52,6 +52,30 @@ results_child_to_json (const results_t *self, const results_child_t *c)
 }
 
 static json_t *
+number_or_null (double x)
+{
+    return isfinite (x) ? json_real (x) : json_null ();
+}
+
+/*  The compute rates and the load (results_node_rate) into object:
+ *  compute_configured, compute_predicted, compute_measured,
+ *  compute_stderr, load {utilization, kind}; always every key, null where
+ *  unknown. */
+static void
+rate_to_json (const results_t *self, int i, json_t *object)
+{
+    results_rate_t r = results_node_rate (self, i);
+    json_object_set_new (object, "compute_configured", json_real (r.configured));
+    json_object_set_new (object, "compute_predicted", number_or_null (r.predicted));
+    json_object_set_new (object, "compute_measured", number_or_null (r.measured));
+    json_object_set_new (object, "compute_stderr", number_or_null (r.measured_se));
+    json_t *load = json_object ();
+    json_object_set_new (load, "utilization", number_or_null (r.utilization));
+    json_object_set_new (load, "kind", r.kind ? json_string (r.kind) : json_null ());
+    json_object_set_new (object, "load", load);
+}
+
+static json_t *
 node_to_json (const results_t *self, int i)
 {
     const node_results_t *n = &self->nodes[i];
@@ -73,6 +97,7 @@ node_to_json (const results_t *self, int i)
     json_object_set_new (object, "mb_out", json_real ((double) n->stats.bytes_out / scale));
     json_object_set_new (object, "compute_seconds", json_real (n->stats.compute_seconds));
     json_object_set_new (object, "speed_mean", json_real (n->stats.speed_mean));
+    rate_to_json (self, i, object);
     json_object_set_new (object, "fit",
                          n->stats.fit ? json_incref (n->stats.fit) : json_null ());
     json_object_set_new (object, "lag", json_pack ("{s:f, s:f, s:f, s:f}", "loop_s",
@@ -217,6 +242,29 @@ write_json (FILE *file, const void *arg)
     return rc;
 }
 
+/*  ",%g" of x, or "," when it is unknown. */
+static void
+put_number (FILE *file, double x)
+{
+    if (isfinite (x))
+        fprintf (file, ",%.9g", x);
+    else
+        fputc (',', file);
+}
+
+/*  nodes.csv's rate columns, as rate_to_json, and the line's end. */
+static void
+rate_to_csv (const results_t *self, int i, FILE *file)
+{
+    results_rate_t r = results_node_rate (self, i);
+    put_number (file, r.configured);
+    put_number (file, r.predicted);
+    put_number (file, r.measured);
+    put_number (file, r.measured_se);
+    put_number (file, r.utilization);
+    fprintf (file, ",%s\n", r.kind ? r.kind : "");
+}
+
 static int
 write_nodes_csv (FILE *file, const void *arg)
 {
@@ -225,7 +273,8 @@ write_nodes_csv (FILE *file, const void *arg)
     for (int c = 0; c < PROTO_NCOUNTERS; c++)
         if (proto_counters[c].per_node)
             fprintf (file, ",%s", proto_counters[c].key);
-    fputs (",compute_seconds\n", file);
+    fputs (",compute_seconds,compute_configured,compute_predicted,compute_measured,"
+           "compute_stderr,load_utilization,load_kind\n", file);
     for (int i = 0; i < self->cfg->nnodes; i++) {
         const node_results_t *n = &self->nodes[i];
         const config_node_t *node = &self->cfg->nodes[i];
@@ -236,7 +285,8 @@ write_nodes_csv (FILE *file, const void *arg)
         for (int c = 0; c < PROTO_NCOUNTERS; c++)
             if (proto_counters[c].per_node)
                 fprintf (file, ",%llu", (unsigned long long) proto_counter (&n->stats, c));
-        fprintf (file, ",%.6f\n", n->stats.compute_seconds);
+        fprintf (file, ",%.6f", n->stats.compute_seconds);
+        rate_to_csv (self, i, file);
     }
     return 0;
 }

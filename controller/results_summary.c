@@ -166,6 +166,37 @@ print_links (const results_t *self, FILE *out)
         }
 }
 
+/*  One line per node with background load: its compute rate as
+ *  configured, as its load predicts it, as it measured it, and the
+ *  background's realized share ("-" where unknown). Nothing for a run
+ *  without load. */
+static void
+print_loaded (const results_t *self, FILE *out)
+{
+    for (int i = 0; i < self->cfg->nnodes; i++) {
+        if (!self->cfg->nodes[i].load)
+            continue;
+        results_rate_t r = results_node_rate (self, i);
+        fprintf (out, "  %s: compute %.1f configured, ", self->cfg->nodes[i].name,
+                 r.configured);
+        if (isfinite (r.predicted))
+            fprintf (out, "%.1f predicted, ", r.predicted);
+        else
+            fprintf (out, "- predicted, ");
+        if (isfinite (r.measured) && isfinite (r.measured_se))
+            fprintf (out, "%.1f +- %.1f measured", r.measured, r.measured_se);
+        else if (isfinite (r.measured))
+            fprintf (out, "%.1f measured", r.measured);
+        else
+            fprintf (out, "- measured");
+        fprintf (out, " (load %s, U ", r.kind ? r.kind : "-");
+        if (isfinite (r.utilization))
+            fprintf (out, "%.2f)\n", r.utilization);
+        else
+            fprintf (out, "-)\n");
+    }
+}
+
 /*  The per-node table's cells, a header row then one row per node, into
  *  cells (nnodes + 1 rows). */
 static void
@@ -232,6 +263,7 @@ results_print_summary (const results_t *self, FILE *out)
     fill_cells (self, cells);
     print_header (self, out);
     print_cells (cells, rows, out);
+    print_loaded (self, out);
     if (cfg->platform.payload_scale != 1) {
         uint64_t moved = 0;
         for (int i = 0; i < cfg->nnodes; i++)

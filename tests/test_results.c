@@ -22,6 +22,7 @@
 
 #include "controller/results.h"
 #include "overlay/config.h"
+#include "overlay/load.h"
 #include "overlay/util.h"
 #include "tests/helpers.h"
 
@@ -171,6 +172,8 @@ feed_complete_run (fixture_t *f)
     feed_ok (f, 1, 0,
              "{\"computed\": 2, \"forwarded\": 3, \"completed\": 5, \"bytes_out\": 3145728,"
              " \"compute_seconds\": 1.5, \"held\": 0,"
+             " \"compute_measured\": 3.875, \"compute_stderr\": 0.0625,"
+             " \"compute_predicted\": 4, \"load_utilization\": 0, \"load_kind\": \"none\","
              " \"children\": [{\"name\": \"a\", \"tasks\": 2, \"bytes\": 2097152,"
              "                 \"requested\": 3},"
              "               {\"name\": \"b\", \"tasks\": 1, \"bytes\": 1048576}]}");
@@ -365,6 +368,24 @@ check_nodes_json (json_t *nodes)
     /*  Platform MB: 2 physical MB at payload scale 0.5 stand for 4. */
     assert_float_equal (json_number_value (json_object_get (a, "mb_in")), 4.0, 1e-9);
     assert_float_equal (json_number_value (json_object_get (root, "mb_out")), 6.0, 1e-9);
+    /*  The rates: the root's as it reported them; a said none (an older
+     *  node), so its measured rate is unknown and, dedicated, it predicts
+     *  its configured 2 with no load. */
+    assert_true (json_number_value (json_object_get (root, "compute_configured")) == 4);
+    assert_true (json_number_value (json_object_get (root, "compute_predicted")) == 4);
+    assert_true (json_number_value (json_object_get (root, "compute_measured")) == 3.875);
+    assert_true (json_number_value (json_object_get (root, "compute_stderr")) == 0.0625);
+    json_t *load = json_object_get (root, "load");
+    assert_true (json_is_number (json_object_get (load, "utilization"))
+                 && json_number_value (json_object_get (load, "utilization")) == 0);
+    assert_string_equal (json_string_value (json_object_get (load, "kind")), "none");
+    assert_true (json_number_value (json_object_get (a, "compute_configured")) == 2);
+    assert_true (json_number_value (json_object_get (a, "compute_predicted")) == 2);
+    assert_true (json_is_null (json_object_get (a, "compute_measured")));
+    assert_true (json_is_null (json_object_get (a, "compute_stderr")));
+    load = json_object_get (a, "load");
+    assert_true (json_number_value (json_object_get (load, "utilization")) == 0);
+    assert_string_equal (json_string_value (json_object_get (load, "kind")), "none");
 }
 
 /*  nodes.csv and tasks.csv of the complete run, and no temporary left. */
@@ -375,11 +396,13 @@ check_csv_files (fixture_t *f)
     assert_string_equal (text,
                          "name,parent,pid,computed,forwarded,received,requested,bytes_in,"
                          "bytes_out,malformed,slots,requeued,cpu_us,observe_cpu_us,"
-                         "compute_seconds\n"
-                         "root,,1000,2,3,0,0,0,3145728,0,0,0,0,0,1.500000\n"
-                         "a,root,1001,1,1,2,0,2097152,0,0,0,0,0,0,0.000000\n"
-                         "b,root,1002,1,0,1,0,1048576,0,0,0,0,0,0,0.000000\n"
-                         "a1,a,1003,1,0,1,0,1048576,0,0,0,0,0,0,0.000000\n");
+                         "compute_seconds,compute_configured,compute_predicted,"
+                         "compute_measured,compute_stderr,load_utilization,load_kind\n"
+                         "root,,1000,2,3,0,0,0,3145728,0,0,0,0,0,1.500000,4,4,3.875,0.0625,"
+                         "0,none\n"
+                         "a,root,1001,1,1,2,0,2097152,0,0,0,0,0,0,0.000000,2,2,,,0,none\n"
+                         "b,root,1002,1,0,1,0,1048576,0,0,0,0,0,0,0.000000,3,3,,,0,none\n"
+                         "a1,a,1003,1,0,1,0,1048576,0,0,0,0,0,0,0.000000,1,1,,,0,none\n");
     free (text);
     /*  In the order recorded, not sorted. */
     text = slurp (f->dir, "tasks.csv");
@@ -465,7 +488,50 @@ test_summary (void **state)
     assert_non_null (strstr (text, "6.0"));
     assert_non_null (strstr (text, "4.0"));
     assert_non_null (strstr (text, "at payload scale 0.5, 4.0 MB moved physically"));
+    /*  No node has load: no rate lines. */
+    assert_null (strstr (text, "configured"));
     free (text);
+}
+
+/*  Nodes with background load (a description the test makes up: the
+ *  results read only whether there is one): b reported its rates, a1
+ *  said nothing. results.json and the summary give b's figures, and
+ *  unknowns for a1 (nothing assumed of a loaded node), while a dedicated
+ *  node that said nothing is known to predict its configured rate. */
+static void
+test_rates_of_loaded_nodes (void **state)
+{
+    fixture_t *f = *state;
+    load_t *fake = xcalloc (1, sizeof *fake);
+    f->cfg->nodes[2].load = f->cfg->nodes[3].load = fake;
+    feed_ok (f, 0, 2, "{\"compute_measured\": 1.5, \"compute_stderr\": 0.125,"
+                      " \"compute_predicted\": 1.5, \"load_utilization\": 0.5,"
+                      " \"load_kind\": \"jobs\"}");
+    const char *const want[] = {
+        "  b: compute 3.0 configured, 1.5 predicted, 1.5 +- 0.1 measured (load jobs, U 0.50)\n",
+        "  a1: compute 1.0 configured, - predicted, - measured (load -, U -)\n", NULL};
+    summary_says (f, want);
+    char *text = summary (f);
+    assert_null (strstr (text, "root: compute"));
+    free (text);
+    json_t *r = results_to_json (f->results);
+    json_t *nodes = json_object_get (r, "nodes");
+    json_t *b = json_array_get (nodes, 2), *a1 = json_array_get (nodes, 3);
+    assert_true (json_number_value (json_object_get (b, "compute_configured")) == 3);
+    assert_true (json_number_value (json_object_get (b, "compute_measured")) == 1.5);
+    assert_true (json_number_value (json_object_get (b, "compute_stderr")) == 0.125);
+    json_t *load = json_object_get (b, "load");
+    assert_true (json_number_value (json_object_get (load, "utilization")) == 0.5);
+    assert_string_equal (json_string_value (json_object_get (load, "kind")), "jobs");
+    assert_true (json_is_null (json_object_get (a1, "compute_predicted")));
+    load = json_object_get (a1, "load");
+    assert_true (json_is_null (json_object_get (load, "utilization"))
+                 && json_is_null (json_object_get (load, "kind")));
+    assert_true (json_number_value (json_object_get (json_array_get (nodes, 1),
+                                                     "compute_predicted")) == 2);
+    json_decref (r);
+    f->cfg->nodes[2].load = f->cfg->nodes[3].load = NULL;
+    free (fake);
 }
 
 /*  Lag reported by the nodes becomes fidelity: per node 1 - max(loop,
@@ -804,6 +870,7 @@ main (void)
         cmocka_unit_test_setup_teardown (test_write_into_missing_dir_fails, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_rates_of_loaded_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown (test_bound_against_the_tree_s_own, setup, teardown),
         cmocka_unit_test_setup_teardown (test_lag_makes_fidelity_and_flags_efficiency, setup,
                                          teardown),
