@@ -183,6 +183,106 @@ emit_tracks (timeline_t *self, const timeline_node_t *node)
     }
 }
 
+/*  The node's background track: a counter event at each point's start,
+ *  its share until the next. */
+static void
+emit_background (timeline_t *self, const timeline_node_t *node)
+{
+    for (size_t i = 0; i < node->nbackground; i++) {
+        const timeline_point_t *p = &node->background[i];
+        double ts = round (p->t0 * US_PER_S * TIMELINE_NS_PER_US) / TIMELINE_NS_PER_US;
+        emit (self, json_pack ("{s:s, s:s, s:i, s:f, s:{s:f}}", "ph", "C", "name",
+                               "background", "pid", node->index + 1, "ts", ts, "args",
+                               "share", p->share));
+    }
+}
+
+/*  The index of column `name` in the header [h, end), or -1. */
+static int
+column_of (const char *h, const char *end, const char *name)
+{
+    size_t len = strlen (name);
+    for (int i = 0;; i++) {
+        const char *comma = memchr (h, ',', (size_t) (end - h));
+        const char *stop = comma ? comma : end;
+        if ((size_t) (stop - h) == len && memcmp (h, name, len) == 0)
+            return i;
+        if (!comma)
+            return -1;
+        h = comma + 1;
+    }
+}
+
+/*  Field i of the row [r, end) as a finite number into *out. Returns 0,
+ *  or -1 when the row has no such field or it is not one. */
+static int
+field_number (const char *r, const char *end, int i, double *out)
+{
+    for (; i > 0; i--) {
+        const char *comma = memchr (r, ',', (size_t) (end - r));
+        if (!comma)
+            return -1;
+        r = comma + 1;
+    }
+    const char *stop = memchr (r, ',', (size_t) (end - r));
+    size_t len = (size_t) ((stop ? stop : end) - r);
+    char buf[64], *rest;
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy (buf, r, len);
+    buf[len] = '\0';
+    *out = strtod (buf, &rest);
+    return *rest || !isfinite (*out) ? -1 : 0;
+}
+
+/*  One row [r, end) of the samples into *p, by the columns col (t0, t1,
+ *  load_share). Returns 0, or -1 if it is not a valid point. */
+static int
+parse_point (const char *r, const char *end, const int col[3], timeline_point_t *p)
+{
+    return field_number (r, end, col[0], &p->t0) || field_number (r, end, col[1], &p->t1)
+        || field_number (r, end, col[2], &p->share)
+        || !(p->t0 >= 0 && p->t1 > p->t0 && p->share >= 0) ? -1 : 0;
+}
+
+int
+timeline_background_decode (const char *csv, timeline_point_t **points, size_t *n,
+                            char *err, size_t errlen)
+{
+    *points = NULL;
+    *n = 0;
+    const char *r = strchr (csv, '\n'), *hend = r ? r : csv + strlen (csv);
+    int col[3] = {column_of (csv, hend, "t0"), column_of (csv, hend, "t1"),
+                  column_of (csv, hend, "load_share")};
+    if (col[2] < 0)
+        return 0;
+    if (col[0] < 0 || col[1] < 0)
+        return tf_error (err, errlen, "samples: line 1: no t0 or t1 column");
+    timeline_point_t *p = NULL;
+    size_t cap = 0;
+    for (unsigned line = 2; r && *++r; line++) {
+        const char *end = strchr (r, '\n');
+        end = end ? end : r + strlen (r);
+        if (*n == TIMELINE_MAX_SAMPLES) {
+            free (p);
+            *n = 0;
+            return tf_error (err, errlen, "samples: more than %d rows", TIMELINE_MAX_SAMPLES);
+        }
+        if (*n == cap)
+            p = xrealloc (p, (cap = cap ? 2 * cap : 64) * sizeof *p);
+        if (parse_point (r, end, col, &p[*n]) != 0) {
+            free (p);
+            *n = 0;
+            return tf_error (err, errlen, "samples: line %u: t0, t1 and load_share must be "
+                             "numbers, 0 <= t0 < t1, load_share >= 0", line);
+        }
+        (*n)++;
+        r = *end ? end : NULL;
+    }
+    *points = p;
+    return 0;
+}
+
 void
 timeline_add_node (timeline_t *self, timeline_node_t *node)
 {
@@ -198,6 +298,7 @@ timeline_add_node (timeline_t *self, timeline_node_t *node)
     }
     for (size_t i = 0; i < node->nspans;)
         emit_lane (self, node, &i, tid_of (node->spans[i].kind, node->spans[i].lane));
+    emit_background (self, node);
 }
 
 int
@@ -303,7 +404,15 @@ add_node (timeline_t *t, const config_t *cfg, const results_t *results, int i,
     }
     if (!text)
         node.end = 0;
+    timeline_point_t *bg = NULL;
+    const char *samples = results_node_samples (results, i);
+    if (me->load && samples
+        && timeline_background_decode (samples, &bg, &node.nbackground, why,
+                                       sizeof why) != 0 && !*warn)
+        snprintf (warn, warnlen, "node %s: %s", me->name, why);
+    node.background = bg;
     timeline_add_node (t, &node);
+    free (bg);
     free (node.spans);
     free (kids);
 }

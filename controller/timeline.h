@@ -10,7 +10,10 @@
  *  and "send → CHILD" per child. Each span is a complete event ("X",
  *  named "task ID", args {task}); the gaps on a compute track, from START
  *  to the end of the node's trace, are "idle" X events on the same
- *  track. Times (ts, dur) are microseconds of platform time since the
+ *  track. A node with background load has a counter track, "background"
+ *  ("C" events, args {share}): the background's share of its CPU over
+ *  each sample interval, from its samples (node/sampler.h). Times (ts,
+ *  dur) are microseconds of platform time since the
  *  node's START: wall seconds × time_scale, as results.json's makespan;
  *  otherData says so. docs/trace.md has the details.
  *
@@ -37,6 +40,27 @@
 #define TIMELINE_TID_RECEIVE 100000
 #define TIMELINE_TID_SEND 200000
 
+/*  The most rows of a node's samples the background track takes: the
+ *  node keeps 1024 (node/report.c), so this is only a bound on what a
+ *  REPORT may make the controller hold. */
+#define TIMELINE_MAX_SAMPLES 65536
+
+/*  One point of the background track: its share of the CPU from t0 to
+ *  t1, platform seconds since the node's START. */
+typedef struct {
+    double t0, t1, share;
+} timeline_point_t;
+
+/*  The background's points from a node's samples CSV (node/sampler.h:
+ *  the header names the columns; t0, t1 and load_share are read),
+ *  strictly: at most TIMELINE_MAX_SAMPLES rows, each with those columns
+ *  finite, 0 <= t0 < t1 and share >= 0. A header without load_share (an
+ *  older node) gives no points. On success *points (the caller's to
+ *  free, NULL when none) holds *n points and 0 is returned; otherwise -1
+ *  with a message naming the line, and *points NULL. */
+int timeline_background_decode (const char *csv, timeline_point_t **points, size_t *n,
+                                char *err, size_t errlen);
+
 /*  One node's part of the timeline. spans (the caller's) are sorted in
  *  place by timeline_add_node. */
 typedef struct {
@@ -49,6 +73,9 @@ typedef struct {
     trace_span_t *spans;
     size_t nspans;
     double end;              /* seconds its trace is whole to: idle ends there */
+    const timeline_point_t *background;   /* its background track's points
+                                             (platform time), or NULL: none */
+    size_t nbackground;
 } timeline_node_t;
 
 typedef struct timeline timeline_t;
@@ -58,7 +85,8 @@ typedef struct timeline timeline_t;
  *  (the time scale). Returns the writer, or NULL with a message. */
 timeline_t *timeline_open (const char *path, double scale, char *err, size_t errlen);
 
-/*  Write node's process and tracks, its spans and its idle gaps. */
+/*  Write node's process and tracks, its spans, its idle gaps and its
+ *  background track. */
 void timeline_add_node (timeline_t *self, timeline_node_t *node);
 
 /*  Finish the file with otherData (a reference is taken; NULL: none),
@@ -75,8 +103,9 @@ int timeline_check_path (const char *path, char *err, size_t errlen);
 /*  The whole run's timeline from what its nodes reported (every node of
  *  cfg has a process, traced or not), written to path; status is the
  *  run's ("complete", "failed", ...). A node whose trace is malformed is
- *  left without spans and its message copied to warn (the first; warn is
- *  "" when none). Returns 0, or -1 with "cannot write PATH: reason". */
+ *  left without spans, and a loaded node whose samples are malformed
+ *  without a background track, and the message copied to warn (the
+ *  first; warn is "" when none). Returns 0, or -1 with "cannot write PATH: reason". */
 int timeline_write_run (const char *path, const config_t *cfg, const results_t *results,
                         char *warn, size_t warnlen, char *err, size_t errlen);
 

@@ -173,6 +173,109 @@ test_slots_have_a_track_each_and_the_root_receives_nothing (void **state)
     json_decref (events);
 }
 
+/*  The counter events ("C", name "background") of pid: their ts and
+ *  args.share, at most `most`; returns how many there are. */
+static int
+counters_of (json_t *events, int pid, double *ts, double *share, int most)
+{
+    size_t i;
+    json_t *e;
+    int n = 0;
+    json_array_foreach (events, i, e) {
+        if (strcmp (json_string_value (json_object_get (e, "ph")), "C") != 0
+            || json_integer_value (json_object_get (e, "pid")) != pid)
+            continue;
+        assert_string_equal (json_string_value (json_object_get (e, "name")), "background");
+        if (n < most) {
+            ts[n] = json_number_value (json_object_get (e, "ts"));
+            share[n] = json_number_value (json_object_get (json_object_get (e, "args"),
+                                                           "share"));
+        }
+        n++;
+    }
+    return n;
+}
+
+/*  A node with background points gets a counter per point, at its start
+ *  in platform microseconds (the points are platform seconds already:
+ *  the time scale does not apply); one without gets none. */
+static void
+test_background_is_a_counter_track (void **state)
+{
+    fixture_t *f = *state;
+    timeline_point_t bg[] = {{0.5, 2, 0.5}, {2, 4.5, 0.25}};
+    timeline_node_t loaded = {.name = "Lab3", .index = 1, .slots = 1, .end = 5.0,
+                              .background = bg, .nbackground = 2};
+    timeline_node_t plain = {.name = "root", .index = 0, .root = 1, .slots = 1,
+                             .end = 5.0};
+    char err[TF_ERRLEN];
+    timeline_t *t = timeline_open (f->path, 20.0, err, sizeof err);
+    timeline_add_node (t, &plain);
+    timeline_add_node (t, &loaded);
+    assert_int_equal (timeline_close (&t, NULL, err, sizeof err), 0);
+    json_t *events = load_events (f->path);
+    double ts[4], share[4];
+    assert_int_equal (counters_of (events, 2, ts, share, 4), 2);
+    assert_true (ts[0] == 0.5e6 && share[0] == 0.5 && ts[1] == 2e6 && share[1] == 0.25);
+    assert_int_equal (counters_of (events, 1, ts, share, 4), 0);
+    json_decref (events);
+}
+
+/*  The samples' CSV as a node writes it gives its points; a header
+ *  without load_share gives none; bad rows are refused naming the line. */
+static void
+test_background_from_samples (void **state)
+{
+    (void) state;
+    timeline_point_t *p;
+    size_t n;
+    char err[TF_ERRLEN] = "";
+    const char *csv = "t0,t1,busy,units_per_s,recv_mbps,send_mbps_x,load_share,"
+                      "measured_units_per_s\n"
+                      "0.25,2,1,5,0,0,0.5,4\n"
+                      "2,4.5,0,1,0,0,0.125,\n";
+    assert_int_equal (timeline_background_decode (csv, &p, &n, err, sizeof err), 0);
+    assert_int_equal (n, 2);
+    assert_true (p[0].t0 == 0.25 && p[0].t1 == 2 && p[0].share == 0.5);
+    assert_true (p[1].t0 == 2 && p[1].t1 == 4.5 && p[1].share == 0.125);
+    free (p);
+    assert_int_equal (timeline_background_decode ("t0,t1,busy\n0,1,1\n", &p, &n, err,
+                                                  sizeof err), 0);
+    assert_true (p == NULL && n == 0);
+    static const char *const bad[][2] = {
+        {"t0,t1,load_share\n0,1,0.5\n1,2,-0.5\n", "line 3"},
+        {"t0,t1,load_share\n1,0.5,0.2\n", "line 2"},
+        {"t0,t1,load_share\n-1,0.5,0.2\n", "line 2"},
+        {"t0,t1,load_share\n0,1,x\n", "line 2"},
+        {"t0,t1,load_share\n0,1,0.5x\n", "line 2"},
+        {"t0,t1,load_share\n0,1\n", "line 2"},
+        {"t0,t1,load_share\n0,1,nan\n", "line 2"},
+        {"t0,t1,load_share\n0,1,0.5\n\n2,3,0\n", "line 3"},
+        {"a,t1,load_share\n0,1,0.5\n", "line 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err[0] = '\0';
+        if (timeline_background_decode (bad[i][0], &p, &n, err, sizeof err) != -1)
+            fail_msg ("accepted %s", bad[i][0]);
+        assert_true (p == NULL && n == 0);
+        if (!strstr (err, bad[i][1]))
+            fail_msg ("\"%s\" does not name %s", err, bad[i][1]);
+    }
+    /*  One row more than the limit. */
+    size_t rows = TIMELINE_MAX_SAMPLES + 1;
+    char *big = xmalloc (32 + rows * 8), *at = big;
+    at += sprintf (at, "t0,t1,load_share\n");
+    for (size_t i = 0; i < rows; i++)
+        at += sprintf (at, "0,1,0\n");
+    assert_int_equal (timeline_background_decode (big, &p, &n, err, sizeof err), -1);
+    assert_non_null (strstr (err, "more than"));
+    big[strlen (big) - 6] = '\0';   /* at the limit: accepted */
+    assert_int_equal (timeline_background_decode (big, &p, &n, err, sizeof err), 0);
+    assert_int_equal (n, TIMELINE_MAX_SAMPLES);
+    free (p);
+    free (big);
+}
+
 static void
 test_a_file_that_cannot_be_written_is_not_left_half (void **state)
 {
@@ -217,6 +320,9 @@ main (void)
         cmocka_unit_test_setup_teardown (test_spans_tracks_and_idle_gaps, setup, teardown),
         cmocka_unit_test_setup_teardown (
             test_slots_have_a_track_each_and_the_root_receives_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_background_is_a_counter_track, setup,
+                                         teardown),
+        cmocka_unit_test (test_background_from_samples),
         cmocka_unit_test_setup_teardown (test_a_file_that_cannot_be_written_is_not_left_half,
                                          setup, teardown),
         cmocka_unit_test_setup_teardown (test_paths_are_checked_before_a_run, setup,
