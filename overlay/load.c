@@ -10,11 +10,14 @@
 #include "overlay/load.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "overlay/util.h"
 
@@ -468,17 +471,38 @@ trace_rows_of (load_t *self, char *text, size_t len, const char *name, char *err
     return 0;
 }
 
-int
-load_read_trace (load_t *self, const char *path, const char *base_dir, char *err,
-                 size_t errlen)
+/*  The trace file at path (relative to base_dir), open for reading; NULL
+ *  with a message. */
+static FILE *
+open_trace (const char *path, const char *base_dir, char *err, size_t errlen)
 {
     char *full = path[0] == '/' || !base_dir || !*base_dir
                      ? xstrdup (path)
                      : xasprintf ("%s/%s", base_dir, path);
-    FILE *file = fopen (full, "r");
+    /*  Non-blocking, so that a FIFO or a device named by mistake is
+     *  refused, not waited on. */
+    int fd = open (full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     free (full);
+    struct stat st;
+    FILE *file = NULL;
+    if (fd < 0)
+        tf_error (err, errlen, "%s: cannot open: %s", path, strerror (errno));
+    else if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+        tf_error (err, errlen, "%s: not a regular file", path);
+    else if (!(file = fdopen (fd, "r")))
+        tf_error (err, errlen, "%s: cannot open: %s", path, strerror (errno));
+    if (fd >= 0 && !file)
+        close (fd);
+    return file;
+}
+
+int
+load_read_trace (load_t *self, const char *path, const char *base_dir, char *err,
+                 size_t errlen)
+{
+    FILE *file = open_trace (path, base_dir, err, errlen);
     if (!file)
-        return tf_error (err, errlen, "%s: cannot open: %s", path, strerror (errno));
+        return -1;
     char *text = xmalloc (LOAD_MAX_TRACE_BYTES + 2);
     size_t len = fread (text, 1, LOAD_MAX_TRACE_BYTES + 1, file);
     int rc = -1;
@@ -529,16 +553,19 @@ stream_to_json (const load_stream_t *st)
                       "cv", st->arrival_cv);
 }
 
-/*  One stream at the top, several as classes: either reads back equal. */
+/*  The first stream at the top, the others as classes: what the reader
+ *  reads back in the same order, within its limits. */
 static json_t *
 jobs_to_json (const load_t *self)
 {
+    json_t *jobs = stream_to_json (&self->streams[0]);
     if (self->nstreams == 1)
-        return stream_to_json (&self->streams[0]);
+        return jobs;
     json_t *classes = json_array ();
-    for (int k = 0; k < self->nstreams; k++)
+    for (int k = 1; k < self->nstreams; k++)
         json_array_append_new (classes, stream_to_json (&self->streams[k]));
-    return json_pack ("{s:o}", "classes", classes);
+    json_object_set_new (jobs, "classes", classes);
+    return jobs;
 }
 
 static json_t *

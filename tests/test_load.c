@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "controller/loadrec.h"
@@ -255,6 +256,38 @@ test_round_trips (void **state)
     test_remove_dir (dir);
 }
 
+/*  The most streams a description holds (a stream and LOAD_MAX_CLASSES
+ *  classes) come back from the canonical text in their order. */
+static void
+test_round_trip_most_streams (void **state)
+{
+    (void) state;
+    char err[TF_ERRLEN];
+    json_t *jobs = json_pack ("{s:f, s:{s:s, s:f}}", "utilization", 0.01, "demand",
+                              "dist", "exp", "mean_s", 1.0);
+    json_t *classes = json_array ();
+    for (int k = 0; k < LOAD_MAX_CLASSES; k++)
+        json_array_append_new (classes, json_pack ("{s:f, s:{s:s, s:f}}", "utilization",
+                                                   0.05, "demand", "dist", "exp",
+                                                   "mean_s", 1.0 + k));
+    json_object_set_new (jobs, "classes", classes);
+    json_t *json = json_pack ("{s:o}", "jobs", jobs);
+    load_t *l = parse_json (json, NULL, err);
+    if (!l)
+        fail_msg ("%s", err);
+    assert_int_equal (l->nstreams, LOAD_MAX_CLASSES + 1);
+    json_t *out = load_to_json (l);
+    load_t *again = parse_json (out, NULL, err);
+    if (!again)
+        fail_msg ("%s", err);
+    assert_loads_equal (l, again);
+    assert_near (again->streams[LOAD_MAX_CLASSES].demand_mean_s, LOAD_MAX_CLASSES);
+    load_destroy (&again);
+    load_destroy (&l);
+    json_decref (out);
+    json_decref (json);
+}
+
 /* ------------------------------------------------------------------------
  *  Refusals.
  */
@@ -431,6 +464,14 @@ test_trace_refusals (void **state)
     }
     assert_refused (dir, "{\"trace\": \"missing.csv\"}",
                     NODE "load.trace: missing.csv: cannot open: No such file or directory");
+    /*  Not a regular file: refused, not waited on (a FIFO with no writer
+     *  would block an open that waits). */
+    assert_refused (dir, "{\"trace\": \".\"}", NODE "load.trace: .: not a regular file");
+    snprintf (path, sizeof path, "%s/fifo", dir);
+    assert_int_equal (mkfifo (path, 0600), 0);
+    assert_refused (dir, "{\"trace\": \"fifo\"}", "load.trace: fifo: not a regular file");
+    unlink (path);
+    snprintf (path, sizeof path, "%s/lab3.csv", dir);
     /*  Relative to the config's directory, not the working one. */
     test_write_file ("test_load_cwd.csv", "0,1\n");
     assert_refused (dir, "{\"trace\": \"test_load_cwd.csv\"}", "cannot open");
@@ -632,6 +673,7 @@ main (void)
         cmocka_unit_test (test_contenders_steps_defaults),
         cmocka_unit_test (test_trace_file_and_inline_rows),
         cmocka_unit_test (test_round_trips),
+        cmocka_unit_test (test_round_trip_most_streams),
         cmocka_unit_test (test_jobs_refusals),
         cmocka_unit_test (test_other_refusals),
         cmocka_unit_test (test_non_finite_never_reaches_the_reader),
