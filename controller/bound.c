@@ -16,6 +16,7 @@
 
 #include "overlay/bound.h"
 #include "overlay/config.h"
+#include "overlay/load.h"
 #include "overlay/util.h"
 
 typedef struct {
@@ -25,6 +26,8 @@ typedef struct {
     int json;
     double send_mb;          /* --send, or NAN */
     double compute_units;    /* --compute, or NAN */
+    const char *load_path;   /* --load FILE, or NULL */
+    int loaded;              /* --loaded */
 } bound_options_t;
 
 /* ------------------------------------------------------------------------
@@ -72,6 +75,9 @@ print_heading (const bound_tree_t *tree, const bound_options_t *opt, FILE *out)
              bound_model_title (tree->model), bound_model_str (tree->model));
     fprintf (out, "task: Z = %g MB of input (1 MB = 2^20 bytes), w = %g compute units\n",
              tree->app.input_mb, tree->app.units);
+    if (tree->app.loaded)
+        fprintf (out, "rates loaded (--loaded): C of a node with background load is its\n"
+                 "  configured rate x its load's long-run prediction (docs/load.md)\n");
     fprintf (out,
              "rates in tasks/s: C computed alone; B_r most received from the parent;\n"
              "  IR_sZC compute fraction the parent loses per task/s sent to the node%s;\n"
@@ -192,6 +198,7 @@ bound_node_to_json (const bound_tree_t *tree, const bound_options_t *opt, int k)
         "role", bound_role_str (entry->role),
         "why", json_why (entry->why),
         "limit", json_why (entry->limit));
+    json_object_set_new (item, "load_kind", json_string (load_kind_str (node->load)));
     if (opt->lp) {
         json_object_set_new (item, "lp_that", json_rate (entry->lp_that));
         bound_lp_cmp_t cmp = bound_lp_compare (entry->that, entry->lp_that);
@@ -219,6 +226,7 @@ bound_to_json (const bound_tree_t *tree, const bound_options_t *opt)
         "bound_units_per_s", tree->bound * tree->app.units,
         "bound_input_mbps", tree->bound * tree->app.input_mb,
         "nodes", nodes);
+    json_object_set_new (root, "loaded", json_boolean (tree->app.loaded));
     if (opt->lp) {
         double rel;
         bound_lp_cmp_t verdict = bound_tree_lp_verdict (tree, &rel);
@@ -244,6 +252,7 @@ usage (FILE *out)
     fprintf (out,
              "usage: treefarm bound CONFIG [--model multi|single|bwc] [--lp] [--json]\n"
              "                             [--send MB] [--compute UNITS]\n"
+             "                             [--load FILE] [--loaded]\n"
              "\n"
              "Compute the steady-state throughput upper bound of CONFIG's tree,\n"
              "bottom-up (docs/bounds.md), and print it per node: compute rate, link,\n"
@@ -261,6 +270,11 @@ usage (FILE *out)
              "  --send MB        task input size Z instead of tasks.input_mb\n"
              "                   (MB = 2^20 bytes; 0: tasks carry no data)\n"
              "  --compute UNITS  compute units w per task instead of tasks.units\n"
+             "  --load FILE      background load on nodes: a JSON object, node name ->\n"
+             "                   load, replacing the config's (docs/config.md, \"load\")\n"
+             "  --loaded         price each node with background load at its predicted\n"
+             "                   long-run rate, C x (1 - U) / slowdown / L (docs/load.md);\n"
+             "                   without it, rates are as configured (dedicated)\n"
              "  -h, --help       show this help\n"
              "\n"
              "exit status: 0 done (a greedy below the LP is flagged, not an error),\n"
@@ -269,6 +283,21 @@ usage (FILE *out)
 }
 
 
+/*  The config, with --load's background load on it; NULL after saying
+ *  why. */
+static config_t *
+bound_load_config (const bound_options_t *opt)
+{
+    char err[TF_ERRLEN];
+    config_t *cfg = config_load_file (opt->config_path, err, sizeof err);
+    if (cfg && opt->load_path
+        && config_apply_load_file (cfg, opt->load_path, err, sizeof err) != 0)
+        config_destroy (&cfg);
+    if (!cfg)
+        fprintf (stderr, "treefarm: %s\n", err);
+    return cfg;
+}
+
 /*  Compute and print. Returns the exit code. */
 static int
 bound_execute (const bound_options_t *opt)
@@ -276,14 +305,13 @@ bound_execute (const bound_options_t *opt)
     char err[TF_ERRLEN];
     int code = BOUND_EXIT_OK;
     bound_tree_t *tree = NULL;
-    config_t *cfg = config_load_file (opt->config_path, err, sizeof err);
-    if (!cfg) {
-        fprintf (stderr, "treefarm: %s\n", err);
+    config_t *cfg = bound_load_config (opt);
+    if (!cfg)
         return BOUND_EXIT_USAGE;
-    }
     bound_app_t app = {
         .input_mb = isnan (opt->send_mb) ? cfg->tasks.input_mb : opt->send_mb,
         .units = isnan (opt->compute_units) ? cfg->tasks.units : opt->compute_units,
+        .loaded = opt->loaded,
     };
     tree = bound_tree_new (cfg, opt->model, &app, err, sizeof err);
     if (!tree) {
@@ -336,6 +364,8 @@ bound_main (int argc, char **argv)
         {"json", CLI_FLAG, &opt.json, NULL},
         {"send", CLI_NONNEGATIVE, &opt.send_mb, "a size >= 0 MB"},
         {"compute", CLI_POSITIVE, &opt.compute_units, "a number of units > 0"},
+        {"load", CLI_STRING, &opt.load_path, NULL},
+        {"loaded", CLI_FLAG, &opt.loaded, NULL},
     };
     int code = cli_parse ("bound", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);

@@ -83,11 +83,13 @@ cli_parse (const char *command, int argc, char **argv, const cli_option_t *optio
             return cli_usage_error (command, CLI_EXIT_USAGE, "unknown option \"%s\"",
                                     argv[optind - 1]);
     }
-    if (optind >= argc)
+    int want = operand != NULL;
+    if (optind + want > argc)
         return cli_usage_error (command, CLI_EXIT_USAGE, "missing CONFIG");
-    if (optind + 1 < argc)
+    if (optind + want < argc)
         return cli_usage_error (command, CLI_EXIT_USAGE, "unexpected argument \"%s\"",
-                                argv[optind + 1]);
-    *operand = argv[optind];
+                                argv[optind + want]);
+    if (operand)
+        *operand = argv[optind];
     return -1;
 }

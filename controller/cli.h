@@ -39,7 +39,7 @@ typedef struct {
 
 /*  Parse argv[1..argc) (argv[0] is the command's name) against options,
  *  n of them, plus -h/--help, and exactly one operand, stored in
- *  *operand. Returns -1 to go on; otherwise the command must exit with
+ *  *operand (none when operand is NULL: a command without CONFIG). Returns -1 to go on; otherwise the command must exit with
  *  the code returned: 0 after printing usage to stdout for --help, 2
  *  after a usage error naming the option (unknown, missing argument,
  *  a bad number, a missing or extra operand). */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "controller/bound.h"
+#include "controller/loadrec.h"
 #include "controller/measure.h"
 #include "controller/run.h"
 #include "controller/study.h"
@@ -39,6 +40,8 @@ static const command_t commands[] = {
     {"bench", "run a grid of (send, compute, policy) cells, compare the policies",
      study_main},
     {"measure", "calibrate a deployed tree: measure C, link rates and interference", measure_main},
+    {"load", "background load tools: record this machine's load as a trace",
+     loadrec_main},
     {"policies", "list the scheduling policies", policies_main},
     {"help", "show this help, or a command's (help COMMAND)", help_main},
 };

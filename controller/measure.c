@@ -269,7 +269,7 @@ measure_usage (FILE *out)
              "                        [--seconds S] [--warmup S] [--plot NODE]\n"
              "                        [--node-bin PATH] [--quiet] [--timeout SECONDS]\n"
              "                        [--ssh-config FILE] [--push-binary]\n"
-             "                        [--curve | --no-curve]\n"
+             "                        [--curve | --no-curve] [--load FILE]\n"
              "\n"
              "Calibrate the deployed tree with the 3-point procedure (docs/model.md,\n"
              "docs/measure.md): every node computes throughout; a first phase moves no\n"
@@ -302,6 +302,8 @@ measure_usage (FILE *out)
              "  --curve         CURVE on every socket (default with ssh hosts;\n"
              "                  docs/security.md)\n"
              "  --no-curve      plain TCP, even with ssh hosts\n"
+             "  --load FILE     background load on nodes while measuring: a JSON\n"
+             "                  object, node name -> load (docs/config.md, \"load\")\n"
              "  -h, --help      this help\n"
              "\n"
              "The last line printed names the results directory.\n"
@@ -312,7 +314,7 @@ measure_usage (FILE *out)
 int
 measure_main (int argc, char **argv)
 {
-    const char *path = NULL;
+    const char *path = NULL, *load = NULL;
     int curve_on = 0, curve_off = 0;
     measure_opts_t mopt = {.seconds = MEASURE_SECONDS, .warmup = -1};
     session_opts_t opt = {.command = "measure"};
@@ -329,6 +331,7 @@ measure_main (int argc, char **argv)
         {"push-binary", CLI_FLAG, &opt.push_binary, NULL},
         {"curve", CLI_FLAG, &curve_on, NULL},
         {"no-curve", CLI_FLAG, &curve_off, NULL},
+        {"load", CLI_STRING, &load, NULL},
     };
     int code = cli_parse ("measure", argc, argv, options,
                           sizeof options / sizeof *options, measure_usage, &path);
@@ -342,7 +345,7 @@ measure_main (int argc, char **argv)
         return cli_usage_error ("measure", CLI_EXIT_USAGE,
                                 "--warmup must be below --seconds");
     opt.config_path = path;
-    config_t *cfg = session_load_config (path);
+    config_t *cfg = session_load_config (path, load);
     if (cfg && mopt.plot_node && config_find_node (cfg, mopt.plot_node) < 0) {
         session_log (NULL, "%s: --plot: no node named \"%s\"", path, mopt.plot_node);
         config_destroy (&cfg);

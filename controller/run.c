@@ -133,9 +133,9 @@ warn_fidelity (session_t *s)
 }
 
 config_t *
-run_load_experiment (const char *path, const char *policy)
+run_load_experiment (const char *path, const char *policy, const char *load_path)
 {
-    config_t *cfg = session_load_config (path);
+    config_t *cfg = session_load_config (path, load_path);
     if (!cfg)
         return NULL;
     if (policy)
@@ -269,6 +269,9 @@ usage_options (FILE *out)
              "                     journal holds\n"
              "  --policy NAME      scheduling policy instead of the config's\n"
              "                     (see `treefarm policies`)\n"
+             "  --load FILE        background load on nodes: a JSON object, node name\n"
+             "                     -> load, replacing the config's (docs/config.md,\n"
+             "                     \"load\"; docs/load.md)\n"
              "  --out DIR          results directory, created if needed\n"
              "                     (default: results/NAME-YYYYmmdd-HHMMSS)\n"
              "  --trace FILE       write every node's timeline to FILE, Chrome trace-\n"
@@ -301,6 +304,7 @@ usage (FILE *out)
              "                           [--retries N] [--resume]\n"
              "                           [--ssh-config FILE] [--push-binary]\n"
              "                           [--curve | --no-curve] [--trace FILE]\n"
+             "                           [--load FILE]\n"
              "\n"
              "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
              "node, each where its host says (local, ssh://[user@]host[:port],\n"
@@ -328,7 +332,7 @@ usage (FILE *out)
 int
 run_main (int argc, char **argv)
 {
-    const char *policy = NULL, *path = NULL, *trace = NULL;
+    const char *policy = NULL, *path = NULL, *trace = NULL, *load = NULL;
     int quiet = 0, curve_on = 0, curve_off = 0;
     session_opts_t opt = {.command = "run"};
     bag_opts_t bo = {.retries = NAN};
@@ -348,6 +352,7 @@ run_main (int argc, char **argv)
         {"curve", CLI_FLAG, &curve_on, NULL},
         {"no-curve", CLI_FLAG, &curve_off, NULL},
         {"trace", CLI_STRING, &trace, NULL},
+        {"load", CLI_STRING, &load, NULL},
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
@@ -361,7 +366,7 @@ run_main (int argc, char **argv)
     opt.config_path = path;
     bo.out_dir = opt.out_dir;
     bo.trace = trace != NULL;
-    config_t *cfg = run_load_experiment (path, policy);
+    config_t *cfg = run_load_experiment (path, policy, load);
     code = cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
                : CLI_EXIT_USAGE;
     return code;

@@ -37,7 +37,8 @@ typedef enum {
  *  spelled as the registry does (IA:Single, ia_single, ...: "ia-single"),
  *  checked against the registry. Returns a config the caller destroys,
  *  or NULL after printing why (a usage error). */
-config_t *run_load_experiment (const char *path, const char *policy);
+config_t *run_load_experiment (const char *path, const char *policy,
+                               const char *load_path);
 
 /*  Run the synthetic bag of *cfg_p, which it takes (nulling the caller's
  *  pointer), in this process, exactly as `treefarm run` would, into

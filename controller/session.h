@@ -82,10 +82,11 @@ typedef struct {
  *  given. */
 int session_curve_flags (const char *command, int on, int off, session_curve_t *out);
 
-/*  Load the experiment at path with the strict loader and check that an
- *  emulation of it is sound (config_check_emulation). Returns it, or NULL
- *  after printing why. */
-config_t *session_load_config (const char *path);
+/*  Load the experiment at path with the strict loader, put the background
+ *  load of load_path on it (--load FILE, config_apply_load_file; NULL:
+ *  none), and check that an emulation of it is sound
+ *  (config_check_emulation). Returns it, or NULL after printing why. */
+config_t *session_load_config (const char *path, const char *load_path);
 
 /*  Prepare a session of *cfg_p, which it takes (nulling the caller's
  *  pointer): check that every host can be deployed to and the node binary

@@ -75,10 +75,12 @@ session_curve_flags (const char *command, int on, int off, session_curve_t *out)
 }
 
 config_t *
-session_load_config (const char *path)
+session_load_config (const char *path, const char *load_path)
 {
     char err[TF_ERRLEN];
     config_t *cfg = config_load_file (path, err, sizeof err);
+    if (cfg && load_path && config_apply_load_file (cfg, load_path, err, sizeof err))
+        config_destroy (&cfg);
     if (cfg && config_check_emulation (cfg, err, sizeof err) != 0)
         config_destroy (&cfg);
     if (cfg && config_kernel_shaped (cfg)

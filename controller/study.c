@@ -332,6 +332,7 @@ study_params_match (const json_t *have, const json_t *want, char *err, size_t er
 typedef struct {
     study_params_t params;
     const char *config_path;
+    const char *load_path;   /* --load FILE, or NULL */
     json_t *config;          /* the experiment, canonical JSON */
     char *name;              /* the experiment's name */
     char *dir;               /* DIR */
@@ -618,7 +619,7 @@ usage (FILE *out)
              "usage: treefarm bench CONFIG [--policies LIST] [--send LIST]\n"
              "                       [--compute LIST] [--tasks N] [--repeat R]\n"
              "                       [--time-scale S] [--out DIR] [--node-bin PATH]\n"
-             "                       [--timeout SECONDS]\n"
+             "                       [--timeout SECONDS] [--load FILE]\n"
              "\n"
              "Run every (send size, compute size, policy) cell of a grid on the tree of\n"
              "CONFIG, each R times, one run after another, and compare the policies:\n"
@@ -642,6 +643,8 @@ usage (FILE *out)
              "                     results/NAME-study-YYYYmmdd-HHMMSS)\n"
              "  --node-bin PATH    the treefarm-node to run, as for treefarm run\n"
              "  --timeout SECONDS  fail a run after SECONDS of wall time\n"
+             "  --load FILE        background load on nodes for every run: a JSON\n"
+             "                     object, node name -> load (docs/config.md, \"load\")\n"
              "  -h, --help         show this help\n"
              "\n"
              "At most %d runs (cells x repeats). DIR gets study.json,\n"
@@ -707,7 +710,7 @@ bench_prepare (bench_t *b, const char *const text[3], double tasks, double repea
                double scale, const char *out)
 {
     char err[TF_ERRLEN];
-    config_t *cfg = run_load_experiment (b->config_path, NULL);
+    config_t *cfg = run_load_experiment (b->config_path, NULL, b->load_path);
     if (!cfg)
         return -1;
     int rc = parse_params (b, cfg, text, tasks, repeat, scale, err, sizeof err);
@@ -749,6 +752,7 @@ study_main (int argc, char **argv)
         {"out", CLI_STRING, &out, NULL},
         {"node-bin", CLI_STRING, &b.opt.node_bin, NULL},
         {"timeout", CLI_POSITIVE, &b.opt.timeout, "a positive number of seconds"},
+        {"load", CLI_STRING, &b.load_path, NULL},
     };
     int code = cli_parse ("bench", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);

@@ -65,6 +65,9 @@ subtree_step (subtree_t *self)
     const config_t *cfg = self->cfg;
     const config_node_t *me = &cfg->nodes[self->node];
     bound_app_t app = bound_app_of (cfg);
+    /*  A run's live bound is the loaded platform's: nodes with background
+     *  load priced at its long-run prediction (`treefarm bound --loaded`). */
+    app.loaded = 1;
     bound_node_t node;
     bound_child_t *kids = xcalloc (self->n + 1, sizeof *kids);
     bound_share_t *shares = xcalloc (self->n + 1, sizeof *shares);

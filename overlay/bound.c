@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "overlay/load.h"
 #include "overlay/util.h"
 
 /*  Relative slack under which a budget counts as used up. */
@@ -139,13 +140,23 @@ per_task (double mbps, double input_mb)
     return input_mb > 0 ? mbps / input_mb : INFINITY;
 }
 
+double
+bound_compute_rate (const config_t *cfg, int index, const bound_app_t *app)
+{
+    const config_node_t *node = &cfg->nodes[index];
+    if (!app->loaded || !node->load)
+        return node->compute_rate;
+    double link = node->parent >= 0 ? node->link_mbps : 0;
+    return node->compute_rate * load_predict_long_run (node->load, node->ir_recv, link);
+}
+
 void
 bound_node_init (bound_node_t *self, const config_t *cfg, int index,
                  const bound_app_t *app)
 {
     const config_node_t *node = &cfg->nodes[index];
     int root = node->parent < 0;
-    self->compute = node->compute_rate / app->units;
+    self->compute = bound_compute_rate (cfg, index, app) / app->units;
     self->recv_max = root ? INFINITY : per_task (node->link_mbps, app->input_mb);
     self->send_max = node->send_limit_mbps > 0
                          ? per_task (node->send_limit_mbps, app->input_mb)

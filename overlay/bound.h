@@ -81,6 +81,10 @@ const char *bound_why_str (bound_why_t why);
 typedef struct {
     double input_mb;         /* Z, MB of input per task, >= 0 */
     double units;            /* w, compute units per task, > 0 */
+    int loaded;              /* 1: price each node's compute rate under its
+                                background load, times its long-run
+                                prediction (load_predict_long_run); 0: as
+                                configured, a dedicated machine */
 } bound_app_t;
 
 /*  The application a config describes: its synthetic tasks, or for a run
@@ -125,6 +129,10 @@ typedef struct {
     double sent;             /* tasks/s sent to the children, = t - s */
     bound_why_t limit;       /* what stops T(n) from growing */
 } bound_step_t;
+
+/*  Node index's compute rate, units/s, as app prices it: configured, or
+ *  under its background load (app->loaded). */
+double bound_compute_rate (const config_t *cfg, int index, const bound_app_t *app);
 
 /*  Fill self with node index's parameters in the config, for app. */
 void bound_node_init (bound_node_t *self, const config_t *cfg, int index,

@@ -9,6 +9,7 @@
 #include "overlay/config.h"
 #include "overlay/host.h"
 #include "overlay/jsonw.h"
+#include "overlay/load.h"
 #include "overlay/util.h"
 
 #include <errno.h>
@@ -41,7 +42,7 @@ static const char *const platform_keys[] = {
 };
 static const char *const node_keys[] = {
     "name", "parent", "host", "compute", "link_mbps", "link_idle_mbps",
-    "send_limit_mbps", "ir_send", "ir_recv", "delay_ms", "slots", NULL
+    "send_limit_mbps", "ir_send", "ir_recv", "delay_ms", "slots", "load", NULL
 };
 /*  Keys that describe the link from the parent: an error on the root. */
 static const char *const link_keys[] = {
@@ -240,6 +241,24 @@ parse_link (jsonw_t *s, config_node_t *node)
     return 0;
 }
 
+/*  The node's background load, if any (overlay/load.h): a trace's path
+ *  is relative to the config file's directory. */
+static int
+parse_load (jsonw_t *s, config_node_t *node)
+{
+    jsonw_t w;
+    int rc = jsonw_get_section (s, "load", 0, &w);
+    if (rc <= 0)
+        return rc;
+    const char *slash = strrchr (s->doc->origin, '/');
+    char *dir = slash ? xasprintf ("%.*s", (int) (slash - s->doc->origin + 1),
+                                   s->doc->origin)
+                      : NULL;
+    node->load = load_parse (&w, dir);
+    free (dir);
+    return node->load ? 0 : -1;
+}
+
 /*  Read tree[i] into node. Its own keys only: parents, roots and cycles
  *  are checked once every node is known. */
 static int
@@ -279,7 +298,7 @@ parse_node (jsonw_doc_t *ld, json_t *entry, int i, config_node_t *node)
         || jsonw_get_integer (&s, "slots", 0, 1, CONFIG_MAX_SLOTS, &slots) < 0)
         return -1;
     node->slots = (uint32_t) slots;
-    return 0;
+    return parse_load (&s, node);
 }
 
 /*  Resolve parent names to indices and find the one root. names maps each
@@ -620,6 +639,7 @@ config_destroy (config_t **self_p)
         free (self->nodes[i].parent_name);
         free (self->nodes[i].host);
         free (self->nodes[i].children);
+        load_destroy (&self->nodes[i].load);
     }
     free (self->nodes);
     free (self->policy);
@@ -700,6 +720,8 @@ node_to_json (const config_node_t *node)
         json_object_set_new (entry, "ir_recv", json_real (node->ir_recv));
         json_object_set_new (entry, "delay_ms", json_real (node->delay_ms));
     }
+    if (node->load)
+        json_object_set_new (entry, "load", load_to_json (node->load));
     return entry;
 }
 

@@ -199,6 +199,14 @@ config_t *config_load_file (const char *path, char *err, size_t errlen);
 config_t *config_load_string (const char *text, const char *origin,
                               char *err, size_t errlen);
 
+/*  Put background load on nodes from the file at path (`--load FILE`): a
+ *  JSON object, node name -> load description (overlay/load.h), each
+ *  replacing that node's load; a trace's relative path starts at the
+ *  file's directory. Returns 0, or -1 with a message naming the file and
+ *  the node (an unknown name, or the key of a bad description) in err;
+ *  then no node's load has changed. */
+int config_apply_load_file (config_t *self, const char *path, char *err, size_t errlen);
+
 /*  Check that the emulator can run the experiment: in emulated mode, no
  *  node's modelled compute rate C (1 - IR_r TR - sum IR_s TR) may reach 0
  *  while it receives at its link_mbps and sends to any one child at that

@@ -51,6 +51,9 @@
 #define LOAD_MAX_MSG_BYTES (64u << 20)
 /*  The longest trace file, bytes. */
 #define LOAD_MAX_TRACE_BYTES (16u << 20)
+/*  The largest delay_comm: a communicating contender that slows the node
+ *  a thousandfold is no longer background load. */
+#define LOAD_MAX_DELAY_COMM 1000.0
 
 /*  One job stream: utilization U, CPU demands of mean mean_s drawn from
  *  demand, inter-arrival times of mean mean_s / U drawn from arrivals. */
@@ -104,6 +107,14 @@ typedef struct load {
  *  file is read. Returns a new description, or NULL with the message
  *  left in w's document. */
 load_t *load_parse (jsonw_t *w, const char *base_dir);
+
+/*  Read the trace file at path (relative to base_dir; NULL: the working
+ *  directory) into self's trace rows, replacing any. Returns 0, or -1
+ *  with a message naming the file, and the line for a bad row
+ *  ("lab3.csv:4: time_s 2 is before the previous row's 3"), in err.
+ *  `treefarm load record` checks its own output with it. */
+int load_read_trace (load_t *self, const char *path, const char *base_dir, char *err,
+                     size_t errlen);
 
 /*  The description as JSON, every default explicit and the trace's rows
  *  inline, so that a node parses what the controller read without the
