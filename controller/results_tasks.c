@@ -167,7 +167,7 @@ results_measure_bound (results_t *self)
         return;
     config_t *c = measured_config (self);
     bound_app_t app = {(double) self->cmds.bytes / (double) fmax (1, self->cmds.count)
-                       / CONFIG_MB, 1};
+                       / CONFIG_MB, 1, .loaded = 1};
     for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
         bound_tree_t *tree = c ? bound_tree_new (c, m, &app, NULL, 0) : NULL;
         self->offline[m] = tree ? tree->bound : NAN;
