@@ -76,7 +76,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 # Helper programs of the integration scripts (not unit tests).
-HELPERS  := $(BUILD)/tests/hostile
+HELPERS  := $(BUILD)/tests/hostile $(BUILD)/tests/burner_probe
 
 # The benchmarks' reference programs (make bench builds them).
 BENCH_BINS := $(BUILD)/bin/raw-dispatch
