@@ -1,8 +1,8 @@
 /*  burner_probe — real mode's load processes (node/burner.h) started by a
  *  process of their own, for tests/it_loadreal.sh to watch: a load of L =
  *  2 (one full burner), a job stream (U 0.5, exponential demands of mean
- *  0.2 s) and a contender (half computing, half sending 800-byte
- *  messages to 127.0.0.1).
+ *  0.2 s) and a contender (computing a fifth of the time, sending 800-byte
+ *  messages to 127.0.0.1 the rest).
  *
  *    burner_probe SECONDS stop|hang
  *
@@ -34,7 +34,7 @@ main (int argc, char **argv)
     load_stream_t stream = {.utilization = 0.5, .demand_kind = DIST_EXP,
                             .demand_mean_s = 0.2, .demand_cv = 1,
                             .arrival_kind = DIST_EXP, .arrival_cv = 1};
-    load_contender_t contender = {.compute = 0.5, .comm = 0.5, .msg_bytes = 800,
+    load_contender_t contender = {.compute = 0.2, .comm = 0.8, .msg_bytes = 800,
                                   .period_s = 0.2};
     load_t load = {.streams = &stream, .nstreams = 1, .contenders = &contender,
                    .ncontenders = 1, .steps = steps, .nsteps = 1, .seed = 3};
