@@ -76,10 +76,10 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 # Helper programs of the integration scripts (not unit tests).
-HELPERS  := $(BUILD)/tests/hostile
+HELPERS  := $(BUILD)/tests/hostile $(BUILD)/tests/burner_probe
 
 # The benchmarks' reference programs (make bench builds them).
-BENCH_BINS := $(BUILD)/bin/raw-dispatch
+BENCH_BINS := $(BUILD)/bin/raw-dispatch $(BUILD)/bin/load-probe
 
 # Fuzz targets: clang, libFuzzer, ASan and UBSan, the overlay layer built
 # again with coverage (the wire, the config and the tasks file are all
@@ -95,7 +95,8 @@ FUZZ_SECONDS ?= 60
 
 ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
             $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(FUZZ_OBJ) $(HELPERS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.o) \
-            $(BUILD)/obj/bench/raw_dispatch.o $(BUILD)/obj/tests/helpers.o
+            $(BUILD)/obj/bench/raw_dispatch.o $(BUILD)/obj/bench/load_probe.o \
+            $(BUILD)/obj/tests/helpers.o
 
 # Test objects are intermediates of the pattern rules; keep them (make
 # would otherwise remove them after the run, and print so after the
@@ -133,6 +134,11 @@ $(BUILD)/bin/treefarm-node: $(BUILD)/obj/node/main.o $(NODE_LIBS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/bin/raw-dispatch: $(BUILD)/obj/bench/raw_dispatch.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# The background load's measurements use the node's load processes.
+$(BUILD)/bin/load-probe: $(BUILD)/obj/bench/load_probe.o $(NODE_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
