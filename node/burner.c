@@ -38,7 +38,7 @@
 /*  The longest a generator sleeps before it reaps its finished jobs. */
 #define BURNER_REAP_S 0.05
 /*  The draw sequences of contenders come after the streams'. */
-#define BURNER_SEED_CONTENDER (LOAD_MAX_CLASSES + 1)
+#define BURNER_SEED_CONTENDER (BURNER_MAX_CPUS * BURNER_MAX_STREAMS)
 /*  A stream and its classes. */
 #define BURNER_MAX_STREAMS (LOAD_MAX_CLASSES + 1)
 
@@ -402,13 +402,13 @@ spawn (burner_t *self, char *err, size_t errlen)
 static int
 start_slots (burner_t *self, const load_t *load, double t0, char *err, size_t errlen)
 {
-    int n = burner_slots (load);
+    int n = burner_slots (load) * self->ncpus;   /* each CPU its own */
     for (int i = 0; i < n; i++) {
         pid_t pid = spawn (self, err, errlen);
         if (pid < 0)
             return -1;
         if (pid == 0) {
-            run_slot (load, i, t0, self->shared);
+            run_slot (load, i / self->ncpus, t0, self->shared);
             _exit (0);
         }
     }
@@ -418,8 +418,8 @@ start_slots (burner_t *self, const load_t *load, double t0, char *err, size_t er
 /*  The generator's distributions and first arrivals; 0 streams when no
  *  stream has a utilization above 0. Returns 0, or -1 with a message. */
 static int
-generator_prepare (generator_t *g, const load_t *load, const char *node, char *err,
-                   size_t errlen)
+generator_prepare (generator_t *g, const load_t *load, const char *node, int copy,
+                   char *err, size_t errlen)
 {
     char why[TF_ERRLEN];
     g->nstreams = 0;
@@ -434,7 +434,8 @@ generator_prepare (generator_t *g, const load_t *load, const char *node, char *e
                           s->demand_mean_s / s->utilization, s->arrival_cv, why,
                           sizeof why) != 0)
             return tf_error (err, errlen, "background load: job stream %d: %s", i, why);
-        dist_rng_seed (&g->rng[k], burner_seed (load->seed, node, i));
+        dist_rng_seed (&g->rng[k], burner_seed (load->seed, node,
+                                                 copy * BURNER_MAX_STREAMS + i));
         g->next[k] = dist_draw (&g->arrival[k], &g->rng[k]);
         g->nstreams++;
     }
@@ -446,8 +447,11 @@ start_generator (burner_t *self, const load_t *load, const burner_opts_t *opts,
                  char *err, size_t errlen)
 {
     generator_t *g = xcalloc (1, sizeof *g);
-    int rc = generator_prepare (g, load, opts->node, err, errlen);
-    if (rc == 0 && g->nstreams > 0) {
+    int rc = 0;
+    for (int copy = 0; rc == 0 && copy < self->ncpus; copy++) {   /* one a CPU */
+        rc = generator_prepare (g, load, opts->node, copy, err, errlen);
+        if (rc != 0 || g->nstreams == 0)
+            break;
         pid_t pid = spawn (self, err, errlen);
         if (pid == 0) {
             run_generator (g, opts->t0, self->shared);
@@ -554,6 +558,8 @@ burner_start (const load_t *load, const burner_opts_t *opts, char *err, size_t e
     self->ncpus = sched_getaffinity (0, sizeof mask, &mask) == 0 ? CPU_COUNT (&mask) : 1;
     if (self->ncpus < 1)
         self->ncpus = 1;
+    if (self->ncpus > BURNER_MAX_CPUS)
+        self->ncpus = BURNER_MAX_CPUS;
     if (start_slots (self, load, opts->t0, err, errlen) != 0
         || start_generator (self, load, opts, err, errlen) != 0
         || start_contenders (self, load, opts, err, errlen) != 0)

@@ -16,8 +16,12 @@
  *                  sending msg_bytes messages back to back as UDP
  *                  datagrams to the discard port of a host (the node's
  *                  parent's), or of idling.
- *  Every process inherits the node's CPU affinity, so they burn the
- *  node's CPUs. None outlives the node: each asks the kernel for SIGKILL
+ *  A description is one CPU's load: a node whose affinity mask holds k
+ *  CPUs gets k copies of its burners and job generators (draws seeded
+ *  apart), so that L = 2 halves a single-threaded task's speed and U is
+ *  the background's share of every CPU, whatever the machine (docs/load.md);
+ *  contenders are the machine's, one process each. Every process
+ *  inherits the node's CPU affinity, so they burn the node's CPUs. None outlives the node: each asks the kernel for SIGKILL
  *  when its parent dies (the node for its own children, the generator
  *  for its jobs), SIGKILL of the node included, and burner_stop kills
  *  and reaps the node's children by PID.
@@ -49,6 +53,9 @@
  *  processor sharing holds more than 256 jobs with probability 0.95^256,
  *  about 2e-6. */
 #define BURNER_MAX_JOBS 256
+/*  The most CPUs a load is copied onto: a node allowed more gets the
+ *  load of BURNER_MAX_CPUS (its share then reads low). */
+#define BURNER_MAX_CPUS 64
 /*  The largest UDP datagram a contender sends: a bigger message is split. */
 #define BURNER_MAX_DATAGRAM 65507
 /*  The port contenders send to: discard (RFC 863), so nothing answers. */
@@ -80,7 +87,8 @@ double burner_cpu_seconds (const burner_t *self);
  *  fork failed). */
 uint64_t burner_dropped (const burner_t *self);
 
-/*  CPUs the load burns: the count in the node's affinity mask at start. */
+/*  CPUs the load burns: the count in the node's affinity mask at start,
+ *  at most BURNER_MAX_CPUS; the copies of the load started. */
 int burner_ncpus (const burner_t *self);
 
 /*  The PIDs of the node's own load processes (duty-cycled burners, the
