@@ -220,13 +220,11 @@ events_due (bgload_t *self)
         heap_pop (self);
 }
 
-/*  The next event other than a job's end. */
+/*  The next event other than a job's end and an arrival. */
 static double
-next_other (const bgload_t *self)
+next_switch (const bgload_t *self)
 {
     double t = INFINITY;
-    for (int k = 0; k < self->nstreams; k++)
-        t = fmin (t, self->streams[k].next);
     for (int k = 0; k < self->ncont; k++)
         t = fmin (t, self->cont[k].until);
     const load_t *l = self->load;
@@ -234,6 +232,16 @@ next_other (const bgload_t *self)
         t = fmin (t, l->steps[self->step].at_s);
     if (l && self->row < l->ntrace)
         t = fmin (t, l->trace[self->row].at_s);
+    return t;
+}
+
+/*  The next event other than a job's end. */
+static double
+next_other (const bgload_t *self)
+{
+    double t = next_switch (self);
+    for (int k = 0; k < self->nstreams; k++)
+        t = fmin (t, self->streams[k].next);
     return t;
 }
 
@@ -253,6 +261,13 @@ bgload_next (const bgload_t *self, int fg_busy)
 {
     assert (self);
     return fmax (self->now, fmin (next_other (self), next_end (self, fg_busy)));
+}
+
+double
+bgload_next_rise (const bgload_t *self, int fg_busy)
+{
+    assert (self);
+    return fmax (self->now, fmin (next_switch (self), next_end (self, fg_busy)));
 }
 
 void

@@ -72,6 +72,12 @@ double bgload_now (const bgload_t *self);
  *  stays fg_busy, >= bgload_now; INFINITY when nothing will ever happen. */
 double bgload_next (const bgload_t *self, int fg_busy);
 
+/*  The same, arrivals left out: the next event that may raise the
+ *  foreground's factor (an arrival only lowers it). A runtime that dates
+ *  changes back need only wake for these while its task runs: a task's
+ *  end is never earlier than the speed in force says but for them. */
+double bgload_next_rise (const bgload_t *self, int fg_busy);
+
 /*  Run the model from bgload_now to platform time t (earlier: nothing)
  *  with the foreground computing all along if fg_busy, each event at its
  *  own time; events at t are processed. */

@@ -96,6 +96,25 @@ test_same_seed_same_sequence (void **state)
     assert_true (same4 < 5);
 }
 
+/*  The next event that may raise the factor passes over arrivals. */
+static void
+test_next_rise (void **state)
+{
+    (void) state;
+    load_stream_t s = stream (0.5, DIST_EXP, 1);
+    load_t load = {.streams = &s, .nstreams = 1, .seed = 2};
+    bgload_t *b = model (&load, "n");
+    double first = bgload_next (b, 1);
+    assert_true (first > 0 && isfinite (first));
+    assert_true (isinf (bgload_next_rise (b, 1)));   /* only an arrival ahead */
+    bgload_advance (b, first, 1);
+    assert_int_equal (bgload_jobs (b), 1);
+    double rise = bgload_next_rise (b, 1);
+    assert_true (isfinite (rise) && rise > first && rise >= bgload_next (b, 1));
+    assert_true (bgload_next_rise (b, 0) < rise);   /* alone, it ends sooner */
+    bgload_destroy (&b);
+}
+
 /*  Jobs added by hand on an empty description: processor sharing. */
 static void
 test_ps_foreground_busy (void **state)
@@ -329,6 +348,7 @@ main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_same_seed_same_sequence),
+        cmocka_unit_test (test_next_rise),
         cmocka_unit_test (test_ps_foreground_busy),
         cmocka_unit_test (test_ps_foreground_idle),
         cmocka_unit_test (test_job_limit),
