@@ -138,6 +138,9 @@ typedef struct {
     double loop_lag, loop_lag_max;   /* seconds the event loop woke after
                                         it meant to: total, worst */
     double next_stats;       /* when STATS is due */
+    double interference;     /* emulated: the transfers' speed factor */
+    double load_factor;      /* emulated: the background's (loadgen_factor);
+                                the engine runs at their product */
 } node_clock_t;
 
 /*  loadgen.c, loademul.c, loadreal.c: the background load this node
@@ -433,6 +436,11 @@ void clock_start (node_t *self, double now);
 /*  What is due on the clock at now. Returns how long the loop may sleep,
  *  or a negative number after a fatal error (said). */
 double clock_work (node_t *self, double now);
+
+/*  Bring the background load up to now (emulated: the engine's speed
+ *  follows it, each change dated back to its moment). Call before the
+ *  engine in the loop is read. */
+void clock_follow_load (node_t *self, double now);
 
 /*  The loop woke `late` seconds after the time it slept until. */
 void clock_note_lag (node_t *self, double late);
