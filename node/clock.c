@@ -33,6 +33,8 @@ clock_follow_load (node_t *self, double now)
 {
     if (self->load.load)
         self->clock.load_factor = loadgen_factor (self, now);
+    if (self->load.links)
+        loademul_links_follow (self, now);
 }
 
 /*  A message that came in time wakes the loop early: no lag. Since it
@@ -110,6 +112,9 @@ clock_work (node_t *self, double now)
     if (due >= 0 && due < wait)
         wait = due;
     due = loadgen_deadline (self, now);   /* emulated load, while computing */
+    if (due >= 0 && due < wait)
+        wait = due;
+    due = loademul_links_deadline (self, now);   /* children's links, while sending */
     if (due >= 0 && due < wait)
         wait = due;
     if (self->parts.cargo && journal_due (self, now, &wait) != 0)

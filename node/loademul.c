@@ -128,3 +128,74 @@ loademul_stop (node_t *self)
                   BGLOAD_MAX_JOBS);
     bgload_destroy (&self->load.emul);
 }
+
+
+/*  --------------------------------------------------------------------
+ *  The children's links */
+
+/*  Does load have a contender that communicates? */
+static int
+communicates (const load_t *load)
+{
+    for (int k = 0; load && k < load->ncontenders; k++)
+        if (load->contenders[k].comm > 0)
+            return 1;
+    return 0;
+}
+
+int
+loademul_links_start (node_t *self, char *err, size_t errlen)
+{
+    const config_node_t *me = self->me;
+    for (int i = 0; i < me->nchildren; i++) {
+        const config_node_t *child = &self->cfg->nodes[me->children[i]];
+        if (!communicates (child->load))
+            continue;
+        if (!self->load.links)
+            self->load.links = xcalloc ((size_t) me->nchildren, sizeof *self->load.links);
+        char why[TF_ERRLEN];
+        self->load.links[i] = bgload_new_contenders (child->load, child->name,
+                                                     why, sizeof why);
+        if (!self->load.links[i])
+            return tf_error (err, errlen, "node \"%s\": load: %s", child->name, why);
+        core_set_link_share (self->parts.core, i, 1.0 / (1 + bgload_comm (self->load.links[i])));
+    }
+    return 0;
+}
+
+void
+loademul_links_follow (node_t *self, double now)
+{
+    double t = platform_at (self, now);
+    for (int i = 0; self->load.links && i < self->me->nchildren; i++) {
+        bgload_t *b = self->load.links[i];
+        if (!b || t <= bgload_now (b))
+            continue;
+        bgload_advance (b, t, 0);
+        core_set_link_share (self->parts.core, i, 1.0 / (1 + bgload_comm (b)));
+    }
+}
+
+double
+loademul_links_deadline (node_t *self, double now)
+{
+    if (!self->load.links || core_sending (self->parts.core) == 0)
+        return -1;
+    double t = INFINITY;
+    for (int i = 0; i < self->me->nchildren; i++)
+        if (self->load.links[i])
+            t = fmin (t, bgload_next (self->load.links[i], 0));
+    if (!isfinite (t))
+        return -1;
+    double due = wall_at (self, t) - now;
+    return due > 0 ? due : 0;
+}
+
+void
+loademul_links_stop (node_t *self)
+{
+    for (int i = 0; self->load.links && i < self->me->nchildren; i++)
+        bgload_destroy (&self->load.links[i]);
+    free (self->load.links);
+    self->load.links = NULL;
+}

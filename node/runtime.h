@@ -149,6 +149,8 @@ typedef struct {
     const struct load *load; /* me->load, or NULL: none */
     double t0;               /* when START came (tf_now): platform time 0 */
     struct bgload *emul;     /* loademul.c: the emulated load (node/bgload.h) */
+    struct bgload **links;   /* loademul.c, per child: its load's contenders,
+                                to pace its link (NULL: none communicate) */
     struct burner *real;     /* loadreal.c: the load processes (node/burner.h) */
 } node_load_t;
 
@@ -224,6 +226,17 @@ double loademul_factor (node_t *self, double now);
 double loademul_deadline (node_t *self, double now);
 double loademul_busy_integral (node_t *self, double now);
 void loademul_stop (node_t *self);
+/*  Emulated, a parent: each child whose load has communicating
+ *  contenders keeps 1 / (j + 1) of its link for our transfers while j of
+ *  them communicate; the parent runs a model of those contenders
+ *  (bgload_new_contenders: their periods are the child's own) and paces
+ *  the child's chunks to it (core_set_link_share). Start at now (t0 set);
+ *  follow to now; seconds until a share changes while a transfer is in
+ *  flight (-1: none); stop. Safe on a node without such children. */
+int loademul_links_start (node_t *self, char *err, size_t errlen);
+void loademul_links_follow (node_t *self, double now);
+double loademul_links_deadline (node_t *self, double now);
+void loademul_links_stop (node_t *self);
 int loadreal_start (node_t *self, double now, char *err, size_t errlen);
 double loadreal_busy_integral (node_t *self, double now);
 void loadreal_stop (node_t *self);
