@@ -37,6 +37,19 @@ wall_at (const node_t *self, double t)
     return self->load.t0 + t / self->cfg->platform.time_scale;
 }
 
+/*  The same for loademul_follow's clock. */
+static double
+plat (const loademul_clock_t *c, double w)
+{
+    return (w - c->t0) * c->time_scale;
+}
+
+static double
+wall (const loademul_clock_t *c, double t)
+{
+    return c->t0 + t / c->time_scale;
+}
+
 int
 loademul_start (node_t *self, double now, char *err, size_t errlen)
 {
@@ -57,34 +70,42 @@ loademul_start (node_t *self, double now, char *err, size_t errlen)
  *  platform time `to`: the foreground's state over it in *fg, the end of
  *  the step returned (the task's start or end, an event, or `to`). */
 static double
-next_step (const node_t *self, double tb, double to, int *fg)
+next_step (bgload_t *b, engine_t *engine, const loademul_clock_t *c, double tb,
+           double to, int *fg)
 {
     double start, end;
-    int task = engine_task_span (self->parts.engine, &start, &end);
-    double ps = task ? platform_at (self, start) : INFINITY;
-    double pe = task ? platform_at (self, end) : INFINITY;
+    int task = engine_task_span (engine, &start, &end);
+    double ps = task ? plat (c, start) : INFINITY;
+    double pe = task ? plat (c, end) : INFINITY;
     *fg = ps <= tb && pe > tb;
     double edge = ps > tb ? ps : pe > tb ? pe : INFINITY;
-    return fmin (fmin (edge, bgload_next (self->load.emul, *fg)), to);
+    return fmin (fmin (edge, bgload_next (b, *fg)), to);
 }
 
-/*  Run the model to wall time now, each event's change of the engine's
- *  speed dated back to it. */
+/*  The engine runs at the model's factor from the model's time on (a
+ *  change of no speed costs nothing), then the model steps. */
+void
+loademul_follow (bgload_t *b, engine_t *engine, const loademul_clock_t *c, double now)
+{
+    double to = plat (c, now);
+    for (;;) {
+        engine_set_speed_at (engine, c->interference * bgload_factor (b),
+                             wall (c, bgload_now (b)));
+        if (!(bgload_now (b) < to))
+            break;
+        int fg;
+        double t = next_step (b, engine, c, bgload_now (b), to, &fg);
+        bgload_advance (b, t, fg);
+    }
+}
+
+/*  Run the node's model to wall time now. */
 static void
 follow (node_t *self, double now)
 {
-    bgload_t *b = self->load.emul;
-    double to = platform_at (self, now);
-    while (bgload_now (b) < to) {
-        int fg;
-        double t = next_step (self, bgload_now (b), to, &fg);
-        double before = bgload_factor (b);
-        bgload_advance (b, t, fg);
-        double f = bgload_factor (b);
-        if (f != before)
-            engine_set_speed_at (self->parts.engine, self->clock.interference * f,
-                                 wall_at (self, t));
-    }
+    loademul_clock_t c = {self->load.t0, self->cfg->platform.time_scale,
+                          self->clock.interference};
+    loademul_follow (self->load.emul, self->parts.engine, &c, now);
 }
 
 double

@@ -234,6 +234,16 @@ void loademul_stop (node_t *self);
  *  follow to now; seconds until a share changes while a transfer is in
  *  flight (-1: none); stop. Safe on a node without such children. */
 int loademul_links_start (node_t *self, char *err, size_t errlen);
+/*  What loademul_factor does, without a node (for tests): run model b
+ *  from where it stands to wall time now, the foreground computing over
+ *  the spans of engine's task in the loop, each change of b's factor
+ *  setting engine's speed to interference x factor dated back to its
+ *  event; wall time w is platform time (w - t0) x time_scale. */
+typedef struct {
+    double t0, time_scale, interference;
+} loademul_clock_t;
+void loademul_follow (struct bgload *b, engine_t *engine, const loademul_clock_t *c,
+                      double now);
 void loademul_links_follow (node_t *self, double now);
 double loademul_links_deadline (node_t *self, double now);
 void loademul_links_stop (node_t *self);
