@@ -80,9 +80,10 @@ test_task_end_is_exact (void **state)
     double read = tf_now ();
     assert_int_equal (engine_recv (e, NULL, NULL), 0);
     assert_true (engine_lag (e, NULL) >= read - (c.t0 + 0.03) - 1e-9);
-    /*  The model went on without the foreground after its end: 0.02 s of
-     *  the job's share and then nothing. */
+    /*  The model went on without the foreground after its end: the
+     *  foreground got the task's 0.02 CPU seconds, the job its 0.01. */
     loademul_follow (b, e, &c, tf_now ());
+    assert_near_s (bgload_fg_integral (b), 0.02, 1e-9);
     assert_near_s (bgload_busy_integral (b), 0.01, 1e-9);
     engine_destroy (&e);
     bgload_destroy (&b);
