@@ -1,5 +1,6 @@
 /*  clock — what is due on a node's clock: the controller's silence, the
- *  emulated engine speed (node/emulate.h), STATS, a sample while the
+ *  emulated engine speed (node/emulate.h's interference times the
+ *  background load's factor, node/loademul.c), STATS, a sample while the
  *  engine is idle, a calibration snapshot, the root's journal; and how
  *  long the loop may sleep until the next of them, the core's and the
  *  engine's deadlines included. Also how late the loop woke
@@ -23,7 +24,17 @@ update_speed (node_t *self, double now)
         self->clock.send_bps[i] = core_send_rate (self->parts.core, i, now);
     double f = emul_update (self->parts.emul, now, engine_busy (self->parts.engine),
                             core_recv_rate (self->parts.core, now), self->clock.send_bps);
-    engine_set_speed (self->parts.engine, f);
+    self->clock.interference = f;
+    engine_set_speed (self->parts.engine, f * self->clock.load_factor);
+}
+
+void
+clock_follow_load (node_t *self, double now)
+{
+    if (self->load.load)
+        self->clock.load_factor = loadgen_factor (self, now);
+    if (self->load.links)
+        loademul_links_follow (self, now);
 }
 
 /*  A message that came in time wakes the loop early: no lag. Since it
@@ -69,6 +80,7 @@ clock_due (node_t *self, double now)
         node_fail (self, "the controller fell silent: exiting");
         return -1;
     }
+    clock_follow_load (self, now);
     if (now - emul_updated_at (self->parts.emul) >= NODE_SPEED_EVERY)
         update_speed (self, now);
     receive_flush_refusals (self, now);
@@ -99,6 +111,12 @@ clock_work (node_t *self, double now)
     due = engine_deadline (self->parts.engine, now);   /* emulated, in the loop */
     if (due >= 0 && due < wait)
         wait = due;
+    due = loadgen_deadline (self, now);   /* emulated load, while computing */
+    if (due >= 0 && due < wait)
+        wait = due;
+    due = loademul_links_deadline (self, now);   /* children's links, while sending */
+    if (due >= 0 && due < wait)
+        wait = due;
     if (self->parts.cargo && journal_due (self, now, &wait) != 0)
         return -1;
     if (wait > NODE_TICK_MAX)
@@ -116,6 +134,7 @@ void
 clock_start (node_t *self, double now)
 {
     self->clock.next_stats = now;
+    self->clock.interference = self->clock.load_factor = 1;
     self->clock.send_bps = xcalloc (self->me->nchildren + 1, sizeof *self->clock.send_bps);
 }
 

@@ -747,6 +747,12 @@ core_set_child_ir (core_t *self, int child, double ir_send)
     xfer_set_child_ir (self->xfer, child, ir_send);
 }
 
+void
+core_set_link_share (core_t *self, int child, double share)
+{
+    xfer_set_link_share (self->xfer, child, share);
+}
+
 int
 core_port_busy (const core_t *self, double now)
 {

@@ -340,6 +340,13 @@ double core_send_rate (core_t *self, int child, double now);
  *  decision on. Ignored for a bad slot or a non-finite or negative value. */
 void core_set_child_ir (core_t *self, int child, double ir_send);
 
+/*  Paced, carry child's transfers at share x its link rate from the next
+ *  chunk on: what its background's communicating contenders leave it
+ *  (node/bgload.h; 1 / (j + 1) for j of them). A chunk goes at the share
+ *  in force when it is sent. Ignored for a bad slot or a share outside
+ *  (0, 1]. */
+void core_set_link_share (core_t *self, int child, double share);
+
 /*  Number of transfers to children in flight now (their last ack not
  *  yet in; pipelined, a child may have several). */
 int core_sending (const core_t *self);

@@ -81,6 +81,9 @@ typedef struct {
     double progress;          /* of them, done as of `last` */
     double last;              /* when progress was last integrated */
     double started;           /* when the task started */
+    double ended;             /* its exact end, once progress reached its
+                                 units; -1 before */
+    double changed;           /* when the factor in force was set */
     double reported;          /* when progress was last reported */
     double done;              /* units of the tasks finished so far */
 } in_loop_t;
@@ -444,14 +447,42 @@ engine_destroy (engine_t **self_p)
 }
 
 /*  In the loop: credit the running task's progress up to now at the
- *  speed in force since it was last credited. */
+ *  speed in force since it was last credited, noting the exact moment it
+ *  reaches the task's units (progress stops there). */
 static void
 loop_integrate (engine_t *self, double now)
 {
     in_loop_t *l = &self->loop;
-    if (self->busy && now > l->last) {
-        l->progress += (now - l->last) * l->full * self->factor;
-        l->last = now;
+    if (!self->busy || l->ended >= 0 || !(now > l->last))
+        return;
+    double speed = l->full * self->factor;
+    double add = (now - l->last) * speed;
+    if (l->progress + add >= l->task_units) {
+        l->ended = l->last + (speed > 0 ? (l->task_units - l->progress) / speed : 0);
+        l->progress = l->task_units;
+    } else
+        l->progress += add;
+    l->last = now;
+}
+
+/*  In the loop: take the running task's progress back to `at` (at or
+ *  after the last speed change, so the speed in force held since):
+ *  its part after `at` is to be credited at another speed. */
+static void
+loop_rewind (engine_t *self, double at)
+{
+    in_loop_t *l = &self->loop;
+    if (!self->busy)
+        return;
+    at = fmax (at, l->started);
+    double speed = l->full * self->factor;
+    if (l->ended >= 0 && at < l->ended) {
+        l->progress = l->task_units - (l->ended - at) * speed;
+        l->ended = -1;
+        l->last = at;
+    } else if (l->ended < 0 && at < l->last) {
+        l->progress = fmax (0, l->progress - (l->last - at) * speed);
+        l->last = at;
     }
 }
 
@@ -464,13 +495,12 @@ loop_recv (engine_t *self, uint64_t *task, double *seconds)
         return -1;
     double now = tf_now ();
     loop_integrate (self, now);
-    if (l->progress < l->task_units) {
+    if (l->ended < 0) {
         self->units = l->done + l->progress;
         l->reported = now;
         return 1;
     }
-    double speed = l->full * self->factor;
-    double late = speed > 0 ? (l->progress - l->task_units) / speed : 0;
+    double late = fmax (0, now - l->ended);
     l->done += l->task_units;
     self->units = l->done;
     self->busy = 0;
@@ -490,6 +520,8 @@ engine_deadline (const engine_t *self, double now)
     const in_loop_t *l = &self->loop;
     if (self->actor || !self->busy)
         return -1;
+    if (l->ended >= 0)
+        return 0;
     double speed = l->full * self->factor;
     double left = l->task_units - l->progress - (now - l->last) * speed;
     double due = l->reported + l->every - now;
@@ -511,6 +543,7 @@ engine_start (engine_t *self, uint64_t task, double units)
         self->loop.task_units = units;
         self->loop.progress = 0;
         self->loop.last = self->loop.started = self->loop.reported = now;
+        self->loop.ended = -1;
         self->busy = 1;
         return 0;
     }
@@ -528,19 +561,54 @@ engine_start (engine_t *self, uint64_t task, double units)
 }
 
 int
+engine_set_speed_at (engine_t *self, double factor, double at)
+{
+    assert (self);
+    if (self->actor)
+        return engine_set_speed (self, factor);
+    if (isnan (factor) || isnan (at))
+        return -1;
+    factor = factor < 0 ? 0 : factor > 1 ? 1 : factor;
+    if (self->mode != PLATFORM_EMULATED || factor == self->factor)
+        return 0;
+    in_loop_t *l = &self->loop;
+    double now = tf_now ();
+    at = fmax (fmin (at, now), l->changed);
+    loop_integrate (self, now);
+    loop_rewind (self, at);
+    self->factor = factor;
+    l->changed = at;
+    loop_integrate (self, now);
+    return 0;
+}
+
+int
+engine_task_span (const engine_t *self, double *start, double *end)
+{
+    assert (self);
+    const in_loop_t *l = &self->loop;
+    if (self->actor || !self->busy)
+        return 0;
+    double speed = l->full * self->factor;
+    *start = l->started;
+    if (l->ended >= 0)
+        *end = l->ended;
+    else
+        *end = speed > 0 ? l->last + (l->task_units - l->progress) / speed : INFINITY;
+    return 1;
+}
+
+int
 engine_set_speed (engine_t *self, double factor)
 {
     assert (self);
+    if (!self->actor)
+        return engine_set_speed_at (self, factor, tf_now ());
     if (isnan (factor))
         return -1;
     factor = factor < 0 ? 0 : factor > 1 ? 1 : factor;
     if (self->mode != PLATFORM_EMULATED || factor == self->factor)
         return 0;
-    if (!self->actor) {
-        loop_integrate (self, tf_now ());
-        self->factor = factor;
-        return 0;
-    }
 
     zmsg_t *msg = zmsg_new ();
     zmsg_addstr (msg, "SPEED");

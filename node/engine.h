@@ -20,7 +20,8 @@
  *  calls engine_recv, which answers as the actor's messages would: a
  *  progress report about every ENGINE_PROGRESS_EVERY seconds while busy,
  *  and the completion once the integral of the speed reaches the task's
- *  units. Progress is integrated exactly at every speed change. A task
+ *  units. Progress is integrated exactly at every speed change, which may
+ *  be dated back to when it happened (engine_set_speed_at). A task
  *  then costs the node no thread hand-off: two wake-ups and two inter-
  *  thread signals fewer per task (docs/performance.md, "Dispatch").
  */
@@ -111,6 +112,21 @@ double engine_lag (const engine_t *self, double *max);
  *  the factor already in force sends nothing. Returns 0, or -1 (and
  *  changes nothing) if factor is NaN or the engine thread is gone. */
 int engine_set_speed (engine_t *self, double factor);
+
+/*  The same for an engine in the loop, the change dated `at` (wall
+ *  seconds, tf_now's clock) rather than now: the running task's progress
+ *  is taken back to `at` and credited at factor from there, so a change
+ *  the caller learns of late still applies from its exact moment; a task
+ *  whose end (at the old speed) came before `at` keeps it. `at` is
+ *  clamped to [the last change, now]: a change is never dated before an
+ *  earlier one. With a thread: engine_set_speed (now). Returns as it. */
+int engine_set_speed_at (engine_t *self, double factor, double at);
+
+/*  An engine in the loop with a task in hand (started, its completion not
+ *  yet read): its start in *start and its exact end in *end (wall
+ *  seconds), the end projected at the speed in force if not yet reached
+ *  (INFINITY at speed 0); returns 1. Idle, or with a thread: 0. */
+int engine_task_span (const engine_t *self, double *start, double *end);
 
 /*  True while a task is running. */
 int engine_busy (const engine_t *self);

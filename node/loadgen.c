@@ -14,6 +14,8 @@ loadgen_start (node_t *self, double now, char *err, size_t errlen)
 {
     self->load.load = self->me->load;
     self->load.t0 = now;
+    if (emulated (self) && loademul_links_start (self, err, errlen) != 0)
+        return -1;
     if (!self->load.load)
         return 0;
     return emulated (self) ? loademul_start (self, now, err, errlen)
@@ -53,6 +55,7 @@ loadgen_predicted (node_t *self, double now)
 void
 loadgen_stop (node_t *self)
 {
+    loademul_links_stop (self);
     if (!self->load.load)
         return;
     if (emulated (self))

@@ -101,7 +101,9 @@ serve_ready (node_t *self, zsock_t **ready, int n)
             rc = handle (self, ready[i]);
         while (rc == 0 && ++k < NODE_DRAIN && waitset_readable (ready[i]));
     }
-    if (rc == 0 && engine_deadline (self->parts.engine, tf_now ()) == 0)
+    double now = tf_now ();
+    clock_follow_load (self, now);   /* the task's end as the load has it */
+    if (rc == 0 && engine_deadline (self->parts.engine, now) == 0)
         rc = receive_engine (self);   /* emulated, in the loop: after the sockets */
     if (rc == 0 && n == 0) {
         core_event_t tick = {.type = CORE_EV_TICK, .now = tf_now ()};

@@ -150,6 +150,9 @@ typedef struct {
     double loop_lag, loop_lag_max;   /* seconds the event loop woke after
                                         it meant to: total, worst */
     double next_stats;       /* when STATS is due */
+    double interference;     /* emulated: the transfers' speed factor */
+    double load_factor;      /* emulated: the background's (loadgen_factor);
+                                the engine runs at their product */
 } node_clock_t;
 
 /*  loadgen.c, loademul.c, loadreal.c: the background load this node
@@ -158,6 +161,8 @@ typedef struct {
     const struct load *load; /* me->load, or NULL: none */
     double t0;               /* when START came (tf_now): platform time 0 */
     struct bgload *emul;     /* loademul.c: the emulated load (node/bgload.h) */
+    struct bgload **links;   /* loademul.c, per child: its load's contenders,
+                                to pace its link (NULL: none communicate) */
     struct burner *real;     /* loadreal.c: the load processes (node/burner.h) */
 } node_load_t;
 
@@ -233,6 +238,27 @@ double loademul_factor (node_t *self, double now);
 double loademul_deadline (node_t *self, double now);
 double loademul_busy_integral (node_t *self, double now);
 void loademul_stop (node_t *self);
+/*  Emulated, a parent: each child whose load has communicating
+ *  contenders keeps 1 / (j + 1) of its link for our transfers while j of
+ *  them communicate; the parent runs a model of those contenders
+ *  (bgload_new_contenders: their periods are the child's own) and paces
+ *  the child's chunks to it (core_set_link_share). Start at now (t0 set);
+ *  follow to now; seconds until a share changes while a transfer is in
+ *  flight (-1: none); stop. Safe on a node without such children. */
+int loademul_links_start (node_t *self, char *err, size_t errlen);
+/*  What loademul_factor does, without a node (for tests): run model b
+ *  from where it stands to wall time now, the foreground computing over
+ *  the spans of engine's task in the loop, each change of b's factor
+ *  setting engine's speed to interference x factor dated back to its
+ *  event; wall time w is platform time (w - t0) x time_scale. */
+typedef struct {
+    double t0, time_scale, interference;
+} loademul_clock_t;
+void loademul_follow (struct bgload *b, engine_t *engine, const loademul_clock_t *c,
+                      double now);
+void loademul_links_follow (node_t *self, double now);
+double loademul_links_deadline (node_t *self, double now);
+void loademul_links_stop (node_t *self);
 int loadreal_start (node_t *self, double now, char *err, size_t errlen);
 double loadreal_busy_integral (node_t *self, double now);
 void loadreal_stop (node_t *self);
@@ -449,6 +475,11 @@ void clock_start (node_t *self, double now);
 /*  What is due on the clock at now. Returns how long the loop may sleep,
  *  or a negative number after a fatal error (said). */
 double clock_work (node_t *self, double now);
+
+/*  Bring the background load up to now (emulated: the engine's speed
+ *  follows it, each change dated back to its moment). Call before the
+ *  engine in the loop is read. */
+void clock_follow_load (node_t *self, double now);
 
 /*  The loop woke `late` seconds after the time it slept until. */
 void clock_note_lag (node_t *self, double late);

@@ -72,6 +72,9 @@ typedef struct {
     drains_t drains;
     double link_free;        /* the link's pacer: when it finished carrying
                                 its last chunk (virtual time) */
+    double link_share;       /* of link_bps, what its transfers get: 1, or
+                                less while the child's background load
+                                communicates (xfer_set_link_share) */
     meter_t *sent;           /* bytes sent to it, by time */
     given_t given;
     int streaming;           /* calibration: keep a probe transfer going */
@@ -107,6 +110,7 @@ xfer_new (const xfer_cfg_t *cfg)
     self->ready = xcalloc (cfg->nchildren, sizeof *self->ready);
     for (int i = 0; i < cfg->nchildren; i++) {
         self->children[i].info = cfg->children[i];
+        self->children[i].link_share = 1;
         self->children[i].sent = meter_new (cfg->meter_window);
         self->children[i].drains.ring = xcalloc (cfg->window, sizeof (transfer_t));
     }
@@ -222,6 +226,13 @@ pacer_advance (double free, double now, uint64_t len, double rate)
     return free + step > now - step ? free + step : now - step;
 }
 
+/*  The rate ch's link carries its transfers at, bytes/s; 0: unpaced. */
+static double
+link_rate (const child_t *ch)
+{
+    return ch->info.link_bps * ch->link_share;
+}
+
 /*  Chunks of ch's transfer this node holds: all of them, but of a task
  *  still arriving (cut-through) only those arrived. */
 static uint32_t
@@ -255,8 +266,8 @@ chunk_due (const xfer_t *self, const child_t *ch)
     const transfer_t *t = &ch->cur;
     uint64_t len = task_chunk_len (self->cfg.chunk_bytes, t->task.bytes, t->next);
     double due = 0;
-    if (ch->info.link_bps > 0)
-        due = pacer_due (ch->link_free, len, ch->info.link_bps);
+    if (link_rate (ch) > 0)
+        due = pacer_due (ch->link_free, len, link_rate (ch));
     if (self->cfg.send_limit_bps > 0) {
         double total = pacer_due (self->total_free, len, self->cfg.send_limit_bps);
         due = total > due ? total : due;
@@ -312,7 +323,7 @@ spare_bandwidth (xfer_t *self, double now)
         if (now - ch->cur.started_at >= self->cfg.meter_window)
             total += meter_rate (ch->sent, now);
         else
-            total += ch->info.link_bps > 0 ? ch->info.link_bps : limit;
+            total += link_rate (ch) > 0 ? link_rate (ch) : limit;
     }
     return total < XFER_SPARE_FRACTION * limit;
 }
@@ -477,10 +488,10 @@ send_chunk (xfer_t *self, core_acts_t *acts, int c, double now)
     a->len = task_chunk_len (self->cfg.chunk_bytes, ch->cur.task.bytes, ch->cur.next);
     ch->cur.next++;
     meter_add (ch->sent, now, (double) a->len);
-    int link = self->cfg.pace && ch->info.link_bps > 0;
+    int link = self->cfg.pace && link_rate (ch) > 0;
     int total = self->cfg.pace && self->cfg.send_limit_bps > 0;
     if (link)
-        ch->link_free = pacer_advance (ch->link_free, now, a->len, ch->info.link_bps);
+        ch->link_free = pacer_advance (ch->link_free, now, a->len, link_rate (ch));
     if (total)
         self->total_free = pacer_advance (self->total_free, now, a->len,
                                           self->cfg.send_limit_bps);
@@ -655,6 +666,13 @@ xfer_set_child_ir (xfer_t *self, int c, double ir_send)
 {
     if (c >= 0 && c < self->cfg.nchildren && ir_send >= 0 && isfinite (ir_send))
         self->children[c].info.ir_send = ir_send;
+}
+
+void
+xfer_set_link_share (xfer_t *self, int c, double share)
+{
+    if (c >= 0 && c < self->cfg.nchildren && share > 0 && share <= 1)
+        self->children[c].link_share = share;
 }
 
 int

@@ -143,6 +143,11 @@ double xfer_send_rate (xfer_t *self, int c, double now);
  *  negative value). */
 void xfer_set_child_ir (xfer_t *self, int c, double ir_send);
 
+/*  Carry child c's chunks at share x its link rate from the next chunk
+ *  on (core_set_link_share; ignored for a bad slot or a share outside
+ *  (0, 1]). */
+void xfer_set_link_share (xfer_t *self, int c, double share);
+
 /*  Transfers holding the port at now (core_port_busy). */
 int xfer_port_busy (const xfer_t *self, double now);
 

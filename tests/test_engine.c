@@ -877,6 +877,78 @@ test_in_loop_engine_integrates_speed_changes (void **state)
     engine_destroy (&engine);
 }
 
+/*  got within tol of want, compared as doubles (cmocka's
+ *  assert_float_equal rounds to float: a millisecond at these clocks). */
+static void
+assert_near_s (double got, double want, double tol)
+{
+    if (!(fabs (got - want) <= tol))
+        fail_msg ("got %.9f, want %.9f (off by %.3g)", got, want, got - want);
+}
+
+/*  A speed change dated back: the task's progress takes each factor from
+ *  its exact moment, however late the change is made, so its end is
+ *  exact; a change is never dated before the last one; a task that ended
+ *  before a change keeps its end, and one the change reaches ends later
+ *  than the old speed said. */
+static void
+test_in_loop_engine_back_dated_speed (void **state)
+{
+    (void) state;
+    engine_t *engine = new_in_loop (100);
+    double start, end;
+    assert_int_equal (engine_task_span (engine, &start, &end), 0);   /* idle */
+    engine_start (engine, 1, 1000);
+    assert_int_equal (engine_task_span (engine, &start, &end), 1);
+    sleep_s (0.02);
+    /*  0.5 from start + 5 ms, 0.25 from 3 ms later: 0.5 + 0.15 units done
+     *  by then, the rest at 25 units/s. */
+    double at1 = start + 0.005, at2 = at1 + 0.003;
+    assert_int_equal (engine_set_speed_at (engine, 0.5, at1), 0);
+    assert_int_equal (engine_set_speed_at (engine, 0.25, at2), 0);
+    engine_task_span (engine, &start, &end);
+    assert_near_s (end, at2 + (1000 - 0.5 - 0.15) / 25, 1e-9);
+    /*  Dated before the last change: from the last change. */
+    assert_int_equal (engine_set_speed_at (engine, 1, start), 0);
+    engine_task_span (engine, &start, &end);
+    assert_near_s (end, at2 + (1000 - 0.5 - 0.15) / 100, 1e-9);
+    /*  Dated in the future: from now. */
+    double before = tf_now ();
+    engine_set_speed_at (engine, 0.5, before + 100);
+    double after = tf_now ();
+    engine_task_span (engine, &start, &end);
+    /*  Changed at x in [before, after]: the end x + (999.35 - 100 (x - at2))
+     *  / 50 is the later, the earlier x. */
+    assert_true (end <= before + (999.35 - (before - at2) * 100) / 50 + 1e-9);
+    assert_true (end >= after + (999.35 - (after - at2) * 100) / 50 - 1e-9);
+    engine_destroy (&engine);
+
+    /*  1 unit: done at start + 10 ms at full speed, unless halved first. */
+    engine = new_in_loop (100);
+    engine_start (engine, 2, 1);
+    sleep_s (0.02);
+    engine_task_span (engine, &start, &end);
+    engine_set_speed_at (engine, 0.5, start + 0.015);   /* after its end */
+    engine_task_span (engine, &start, &end);
+    assert_near_s (end, start + 0.01, 1e-9);
+    engine_set_speed_at (engine, 1, start);   /* clamped: no change */
+    engine_destroy (&engine);
+
+    engine = new_in_loop (100);
+    engine_start (engine, 3, 1);
+    sleep_s (0.02);
+    engine_task_span (engine, &start, &end);
+    engine_set_speed_at (engine, 0.5, start + 0.005);   /* before it */
+    engine_task_span (engine, &start, &end);
+    assert_near_s (end, start + 0.005 + 0.5 / 50, 1e-9);
+    assert_true (engine_deadline (engine, tf_now ()) == 0);
+    double read = tf_now ();
+    assert_int_equal (engine_recv (engine, NULL, NULL), 0);
+    assert_true (engine_lag (engine, NULL) >= read - end - 1e-9);
+    assert_true (engine_units (engine) == 1);
+    engine_destroy (&engine);
+}
+
 int
 main (void)
 {
@@ -907,6 +979,7 @@ main (void)
         cmocka_unit_test (test_real_progress_is_fractional),
         cmocka_unit_test (test_in_loop_engine_runs_a_task_as_a_deadline),
         cmocka_unit_test (test_in_loop_engine_integrates_speed_changes),
+        cmocka_unit_test (test_in_loop_engine_back_dated_speed),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 
 #include <cmocka.h>
 
@@ -269,6 +270,38 @@ test_pacing_holds_chunks_to_the_link_rate (void **state)
     xfer_destroy (&x);
 }
 
+/*  A link share (the child's background communicating): from the next
+ *  chunk on, chunks go at share x the link rate; out-of-range shares are
+ *  ignored. 10 bytes at 100 B/s x 1/2: 0.2 s, then back to 0.1 at 1. */
+static void
+test_link_share_slows_the_pacer (void **state)
+{
+    (void) state;
+    core_child_info_t kids[1];
+    xfer_cfg_t cfg = cfg_of (1, 8, kids);
+    cfg.pace = 1;
+    kids[0].link_bps = 100;
+    xfer_t *x = xfer_new (&cfg);
+    core_acts_t acts = {0};
+    char err[TF_ERRLEN];
+    xfer_add_ask (x, 0, 1, err, sizeof err);
+    xfer_set_link_share (x, 0, 0);     /* ignored */
+    xfer_set_link_share (x, 0, 1.5);   /* ignored */
+    xfer_set_link_share (x, 5, 0.5);   /* no such child */
+    xfer_set_link_share (x, 0, 0.5);
+    xfer_start_task (x, 0, &(task_t){.id = 1, .units = 1, .bytes = 30}, T0);
+    assert_true (xfer_next_due (x, T0) == T0 + 0.2);
+    xfer_pump_chunks (x, &acts, T0 + 0.2);
+    assert_int_equal (acts.n, 1);
+    assert_true (fabs (xfer_next_due (x, T0 + 0.2) - (T0 + 0.4)) < 1e-9);
+    xfer_set_link_share (x, 0, 1);
+    assert_true (fabs (xfer_next_due (x, T0 + 0.2) - (T0 + 0.3)) < 1e-9);
+    xfer_pump_chunks (x, &acts, T0 + 0.3);
+    assert_int_equal (acts.n, 2);
+    free (acts.items);
+    xfer_destroy (&x);
+}
+
 /*  Cut-through: of a task still arriving, only the chunks here go. */
 static void
 test_cut_through_sends_only_arrived_chunks (void **state)
@@ -373,6 +406,7 @@ main (void)
         cmocka_unit_test (test_command_input_kept_until_its_result),
         cmocka_unit_test (test_pipelined_transfers_drain_in_order),
         cmocka_unit_test (test_pacing_holds_chunks_to_the_link_rate),
+        cmocka_unit_test (test_link_share_slows_the_pacer),
         cmocka_unit_test (test_cut_through_sends_only_arrived_chunks),
         cmocka_unit_test (test_probes_stream_while_asked),
         cmocka_unit_test (test_given_tasks_come_back_once),

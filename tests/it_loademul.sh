@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Integration: emulated background load (docs/load.md). One node, solo,
+# computes 100 tasks of 10 units at 5 units/s (200 platform seconds),
+# first dedicated, then under a --load file that puts a job stream of
+# U = 0.5 on it (exponential demands of 0.2 s). Processor sharing leaves
+# the node 1 - U of its CPU, so each unit takes about twice as long: the
+# loaded run's compute seconds per unit are between 1.6 and 2.6 times the
+# dedicated run's (generous: the stream's own variation over 200 s is a
+# few percent, and a busy machine makes both runs late). Every task is
+# computed exactly once in both. Then a child's link shared with its
+# communicating contender.
+source "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/solo.json" <<'EOF'
+{
+  "name": "solo",
+  "tasks": {"count": 100, "input_mb": 0.01, "units": 10},
+  "policy": "fcfs",
+  "platform": {"mode": "emulated", "time_scale": 50},
+  "tree": [{"name": "solo", "compute": 5}]
+}
+EOF
+cat >"$WORK/load.json" <<'EOF'
+{"solo": {"jobs": {"utilization": 0.5, "demand": {"dist": "exp", "mean_s": 0.2}},
+          "seed": 11}}
+EOF
+
+"$TREEFARM" run "$WORK/solo.json" --out "$WORK/base" --quiet >/dev/null 2>"$WORK/base.err"
+rc=$?
+expect "dedicated run: exit 0 (got $rc)" test "$rc" = 0
+expect "dedicated run: every task once" tasks_exactly_once "$WORK/base" 100
+
+"$TREEFARM" run "$WORK/solo.json" --load "$WORK/load.json" --out "$WORK/loaded" --quiet \
+    >/dev/null 2>"$WORK/loaded.err"
+rc=$?
+expect "loaded run: exit 0 (got $rc)" test "$rc" = 0
+[ "$rc" = 0 ] || sed 's/^/    /' "$WORK/loaded.err" | head -5
+expect "loaded run: every task once" tasks_exactly_once "$WORK/loaded" 100
+
+# per_unit DIR: compute seconds per unit of solo in DIR/results.json.
+per_unit () {
+    python3 -c '
+import json, sys
+n = [n for n in json.load(open(sys.argv[1]))["nodes"] if n["name"] == "solo"][0]
+print(n["compute_seconds"] / (n["computed"] * 10))' "$1/results.json"
+}
+ratio_ok () {
+    local base loaded
+    base=$(per_unit "$WORK/base") && loaded=$(per_unit "$WORK/loaded") || return 1
+    python3 -c '
+import sys
+b, l = float(sys.argv[1]), float(sys.argv[2])
+r = l / b
+print("    loaded / dedicated compute seconds per unit: %.3f" % r)
+sys.exit(0 if 1.6 <= r <= 2.6 else 1)' "$base" "$loaded"
+}
+expect "U = 0.5 doubles a unit's compute time (ratio in [1.6, 2.6])" ratio_ok
+
+# A link: head (1 unit/s) feeds kid (fast, 1 MB/s link) 1 MB tasks of 1
+# unit, so each computes about half. A contender on kid communicating all
+# the time takes half of kid's link: kid gets 0.5 tasks/s to head's 1, a
+# third of the tasks instead of a half (kid's count under load over its
+# dedicated count: 2/3; checked within [0.5, 0.85]).
+cat >"$WORK/pair.json" <<'EOF'
+{
+  "name": "pair",
+  "tasks": {"count": 60, "input_mb": 1, "units": 1},
+  "policy": "fcfs",
+  "platform": {"mode": "emulated", "time_scale": 20, "payload_scale": 0.01},
+  "tree": [{"name": "head", "compute": 1},
+           {"name": "kid", "parent": "head", "compute": 100, "link_mbps": 1}]
+}
+EOF
+cat >"$WORK/comm.json" <<'EOF'
+{"kid": {"contenders": [{"compute": 0, "comm": 1, "msg_bytes": 800}], "seed": 3}}
+EOF
+"$TREEFARM" run "$WORK/pair.json" --out "$WORK/pair0" --quiet >/dev/null 2>"$WORK/pair0.err"
+rc=$?
+expect "pair, dedicated: exit 0 (got $rc)" test "$rc" = 0
+"$TREEFARM" run "$WORK/pair.json" --load "$WORK/comm.json" --out "$WORK/pair1" --quiet \
+    >/dev/null 2>"$WORK/pair1.err"
+rc=$?
+expect "pair, kid's link shared: exit 0 (got $rc)" test "$rc" = 0
+expect "pair, kid's link shared: every task once" tasks_exactly_once "$WORK/pair1" 60
+
+# kid_computed DIR: the tasks kid computed.
+kid_computed () {
+    python3 -c '
+import json, sys
+print([n for n in json.load(open(sys.argv[1]))["nodes"] if n["name"] == "kid"][0]["computed"])' \
+        "$1/results.json"
+}
+share_ok () {
+    local a b
+    a=$(kid_computed "$WORK/pair0") && b=$(kid_computed "$WORK/pair1") || return 1
+    echo "    kid computed $a dedicated, $b with its link shared"
+    python3 -c '
+import sys
+r = int(sys.argv[2]) / int(sys.argv[1])
+sys.exit(0 if 0.5 <= r <= 0.85 else 1)' "$a" "$b"
+}
+expect "a contender always communicating halves kid's link" share_ok
+
+finish
