@@ -56,6 +56,40 @@ sys.exit(0 if 1.6 <= r <= 2.6 else 1)' "$base" "$loaded"
 }
 expect "U = 0.5 doubles a unit's compute time (ratio in [1.6, 2.6])" ratio_ok
 
+# The other kinds, each doubling a unit's compute time over the run: a
+# contender computing all the time (a second sharer of the CPU); a step
+# to L = 3 halfway through the dedicated run's work (100 platform s at
+# 5 units/s, then 500 units at 5/3: 400 s for 1000 units); a trace
+# holding L = 2. Each run's results.json names its kind and predicts the
+# rate at its end.
+printf 'time_s,load\n0,2\n' >"$WORK/l2.csv"
+kind_run () {   # NAME LOAD-JSON KIND PREDICTED
+    echo "{\"solo\": $2}" >"$WORK/$1.json"
+    "$TREEFARM" run "$WORK/solo.json" --load "$WORK/$1.json" --out "$WORK/$1" --quiet \
+        >/dev/null 2>"$WORK/$1.err"
+    local rc=$?
+    expect "$1: exit 0 (got $rc)" test "$rc" = 0
+    [ "$rc" = 0 ] || sed 's/^/    /' "$WORK/$1.err" | head -5
+    expect "$1: every task once" tasks_exactly_once "$WORK/$1" 100
+    expect "$1: load kind $3, predicted $4 units/s" python3 -c '
+import json, sys
+n = [n for n in json.load(open(sys.argv[1]))["nodes"] if n["name"] == "solo"][0]
+print("    kind %s, predicted %.3f" % (n["load"]["kind"], n["compute_predicted"]))
+sys.exit(0 if n["load"]["kind"] == sys.argv[2]
+         and abs(n["compute_predicted"] - float(sys.argv[3])) < 1e-6 else 1)' \
+        "$WORK/$1/results.json" "$3" "$4"
+    local base loaded
+    base=$(per_unit "$WORK/base"); loaded=$(per_unit "$WORK/$1")
+    expect "$1: a unit's compute time doubles (ratio in [1.6, 2.6])" python3 -c '
+import sys
+r = float(sys.argv[2]) / float(sys.argv[1])
+print("    loaded / dedicated compute seconds per unit: %.3f" % r)
+sys.exit(0 if 1.6 <= r <= 2.6 else 1)' "$base" "$loaded"
+}
+kind_run contender '{"contenders": [{"compute": 1}], "seed": 5}' contenders 2.5
+kind_run step '{"steps": [{"at_s": 100, "load": 3}]}' steps 1.6666666666666667
+kind_run trace '{"trace": "l2.csv"}' trace 2.5
+
 # A link: head (1 unit/s) feeds kid (fast, 1 MB/s link) 1 MB tasks of 1
 # unit, so each computes about half. A contender on kid communicating all
 # the time takes half of kid's link: kid gets 0.5 tasks/s to head's 1, a

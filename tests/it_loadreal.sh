@@ -150,10 +150,11 @@ wait "$ctl"; rc=$?
     for p in "$@"; do watch_pid "$p"; done
     expect "run: no load process outlives the run" none_alive 1 "$@"
     # The node's load in the config, and SIGKILL of the node mid-run.
+    printf 'time_s,load\n0,4\n' >"$WORK/l4.csv"
     python3 - "$WORK/solo.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
-c["tree"][0]["load"] = {"steps": [{"at_s": 0, "load": 4.0}], "seed": 3}
+c["tree"][0]["load"] = {"trace": "l4.csv", "seed": 3}
 c["tasks"]["count"] = 3000
 json.dump(c, open(sys.argv[1], "w"))
 PY
@@ -161,7 +162,8 @@ PY
         >"$WORK/kill.out" 2>"$WORK/kill.err" & ctl=$!
     set -- $(node_burners "$ctl")
     node=${1:-}; shift 2>/dev/null
-    expect "kill: the node's config load is three burners ($*)" test $# = 3
+    expect "kill: the node's config load, a trace of L = 4, is three burners ($*)" \
+        test $# = 3
     for p in "$@"; do watch_pid "$p"; done
     [ -n "$node" ] && kill -9 "$node"
     expect "kill: SIGKILL of the node leaves no load process a second later" \
