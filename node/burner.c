@@ -81,60 +81,15 @@ typedef struct {
 
 /*  --- the schedule (pure) ------------------------------------------------ */
 
-/*  The level of one list of points at t: 1 before the first, then the
- *  last point at or before t (the rule of load_level_at). */
-static double
-points_level (const load_point_t *p, int n, double t)
-{
-    int lo = 0, hi = n;   /* the first point after t is in [lo, hi] */
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (p[mid].at_s <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo == 0 ? 1.0 : p[lo - 1].load;
-}
-
-/*  The time of the first point after t, INFINITY when none. */
-static double
-points_next (const load_point_t *p, int n, double t)
-{
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (p[mid].at_s <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n ? p[lo].at_s : INFINITY;
-}
-
-static double
-level_at (const load_t *load, double t)
-{
-    return points_level (load->steps, load->nsteps, t)
-         * points_level (load->trace, load->ntrace, t);
-}
-
-static double
-next_change (const load_t *load, double t)
-{
-    return fmin (points_next (load->steps, load->nsteps, t),
-                 points_next (load->trace, load->ntrace, t));
-}
-
 int
 burner_slots (const load_t *load)
 {
     /*  The level only changes at a point: its highest is at one of them. */
     double top = 1;
     for (int i = 0; i < load->nsteps; i++)
-        top = fmax (top, level_at (load, load->steps[i].at_s));
+        top = fmax (top, load_level_at (load, load->steps[i].at_s));
     for (int i = 0; i < load->ntrace; i++)
-        top = fmax (top, level_at (load, load->trace[i].at_s));
+        top = fmax (top, load_level_at (load, load->trace[i].at_s));
     double n = ceil (top - 1);
     return n >= BURNER_MAX_SLOTS ? BURNER_MAX_SLOTS : (int) n;
 }
@@ -143,12 +98,12 @@ int
 burner_slot_step (const load_t *load, int slot, double t, double period,
                   double *until)
 {
-    double duty = fmin (fmax (level_at (load, t) - 1 - slot, 0), 1);
+    double duty = fmin (fmax (load_level_at (load, t) - 1 - slot, 0), 1);
     double k = floor (t / period);
     if ((k + 1) * period <= t)   /* t / period rounded down across a boundary */
         k++;
     double start = k * period, end = (k + 1) * period;
-    double change = next_change (load, t);
+    double change = load_next_point (load, t);
     double on_end = start + duty * period;
     if (duty >= 1 || t < on_end) {
         *until = fmin (duty >= 1 ? end : on_end, change);

@@ -720,6 +720,30 @@ load_level_at (const load_t *self, double t)
     return level_of (self->steps, self->nsteps, t) * level_of (self->trace, self->ntrace, t);
 }
 
+/*  The time of n points' first point after t, INFINITY when none. */
+static double
+next_of (const load_point_t *p, int n, double t)
+{
+    int lo = 0, hi = n;   /* the first point after t is in [lo, hi] */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (p[mid].at_s <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n ? p[lo].at_s : INFINITY;
+}
+
+double
+load_next_point (const load_t *self, double t)
+{
+    if (!self)
+        return INFINITY;
+    return fmin (next_of (self->steps, self->nsteps, t),
+                 next_of (self->trace, self->ntrace, t));
+}
+
 void
 load_delay_comm (const load_t *self, double ir_recv, double link_mbps, double *out)
 {

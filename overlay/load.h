@@ -139,6 +139,10 @@ double load_utilization (const load_t *self);
  *  ever), multiplied. */
 double load_level_at (const load_t *self, double t);
 
+/*  The time of the first step or trace row after platform time t, where
+ *  load_level_at may change next; INFINITY when none (or self NULL). */
+double load_next_point (const load_t *self, double t);
+
 /*  Figueira & Berman's delay_comm(i) for i = 1 .. ncontenders into out:
  *  the description's own, else the emulator's (docs/load.md): i
  *  communicating contenders take i / (i + 1) of the node's link of

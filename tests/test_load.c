@@ -532,6 +532,14 @@ test_predictions (void **state)
     assert_near (load_level_at (l, 5.5), 12);
     assert_near (load_level_at (l, 6), 6);
     assert_near (load_level_at (l, 8), 1.5);
+    /*  Where the level may change next: the steps' and the rows' times. */
+    assert_near (load_next_point (l, -1), 0);
+    assert_near (load_next_point (l, 0), 2);
+    assert_near (load_next_point (l, 2), 5);
+    assert_near (load_next_point (l, 5.5), 6);
+    assert_near (load_next_point (l, 6), 7);
+    assert_true (isinf (load_next_point (l, 7)));
+    assert_true (isinf (load_next_point (NULL, 0)));
     assert_near (load_predict (l, 5.5, 0, 0), 0.5 / 12);
     assert_near (load_predict_long_run (l, 0, 0), 0.5 / 1.5);
     config_destroy (&cfg);
