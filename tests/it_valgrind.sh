@@ -15,9 +15,18 @@ VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=de
 sed -e 's/"count": *[0-9]*/"count": 60/' configs/tree3.json >"$WORK/tree3-small.json"
 # With CURVE (docs/security.md): the certificates, the ZAP handlers, the
 # CURVE sockets of the controller and of every node under memcheck too;
-# and with --trace, the nodes' span recorders and the timeline's writer.
+# with --trace, the nodes' span recorders and the timeline's writer; with
+# background load of every kind (docs/load.md), the emulated load's
+# models, a parent pacing its child's shared link, and their tracks.
+printf 'time_s,load\n0,1.5\n2,2\n' >"$WORK/vg-load.csv"
+cat >"$WORK/vg-load.json" <<'EOF'
+{"rackA": {"jobs": {"utilization": 0.5, "demand": {"dist": "h2", "mean_s": 0.1, "cv": 3}}},
+ "rackA-n1": {"contenders": [{"compute": 0.3, "comm": 0.5, "msg_bytes": 800}]},
+ "edge7": {"steps": [{"at_s": 1, "load": 2}], "trace": "vg-load.csv", "seed": 4}}
+EOF
 TREEFARM_NODE_WRAPPER="$VG" $VG "$TREEFARM" run "$WORK/tree3-small.json" --curve \
-    --out "$WORK/vg" --quiet --trace "$WORK/vg.trace.json" >"$WORK/vg.out" 2>"$WORK/vg.err"
+    --load "$WORK/vg-load.json" --out "$WORK/vg" --quiet --trace "$WORK/vg.trace.json" \
+    >"$WORK/vg.out" 2>"$WORK/vg.err"
 rc=$?
 expect "controller and 9 nodes valgrind-clean with CURVE, run complete (exit $rc)" \
     test "$rc" = 0
@@ -28,6 +37,11 @@ import json, sys
 t = json.load(open(sys.argv[1]))["traceEvents"]
 n = sum(1 for e in t if e["ph"] == "X" and e["cat"] == "compute")
 sys.exit(0 if n == 60 else "%d compute spans" % n)' "$WORK/vg.trace.json"
+expect "the loaded nodes' kinds in results.json" python3 -c '
+import json, sys
+k = {n["name"]: n["load"]["kind"] for n in json.load(open(sys.argv[1]))["nodes"]}
+sys.exit(0 if (k["rackA"], k["rackA-n1"], k["edge7"], k["head"])
+         == ("jobs", "contenders", "steps+trace", "none") else str(k))' "$WORK/vg/results.json"
 
 # A node lost mid-run under memcheck: rackB killed with SIGKILL once
 # records arrive; its parent re-queues what its subtree had, its children
