@@ -258,7 +258,9 @@ def bound_of(a, work, loaded):
     if loaded:
         shown += ["--load", "fork-load.json", "--loaded"]
     return {"bound": b["bound"], "model": b["model"], "lab3_compute_tasks_per_s":
-            lab3["compute"], "command": shown}
+            lab3["compute"], "root_limit": b["nodes"][0]["limit"],
+            "through": {n["name"]: n["t"] for n in b["nodes"]},
+            "roles": {n["name"]: n["role"] for n in b["nodes"]}, "command": shown}
 
 
 def fork_part(a, work):
@@ -391,6 +393,21 @@ def real_table(figs, facts):
             % (d["d1"], d["d2"], 100 * m["error"])]
 
 
+def bound_shift(lb, db):
+    """Why the two bounds are close or far: the root's limit and the
+    children whose throughput in the bound moves."""
+    moved = ["%s %.3f (%s) instead of %.3f (%s)" % (
+        name, lb["through"][name], lb["roles"][name], t, db["roles"][name])
+        for name, t in db["through"].items()
+        if name in lb["through"] and db["roles"][name] != "root"
+        and abs(lb["through"][name] - t) > 1e-3]
+    s = ("They differ by %.2f%%; the root's limit is %s."
+         % (100 * abs(db["bound"] - lb["bound"]) / db["bound"], lb["root_limit"] or "none"))
+    if moved:
+        s += " Tasks/s through the children that move, loaded: " + "; ".join(moved) + "."
+    return s
+
+
 def fork_table(res, facts):
     if res is None:
         return ["(a fork7 run failed: see the script's output)"]
@@ -402,7 +419,7 @@ def fork_table(res, facts):
            "Bound (%s-port model): %.4f tasks/s loaded, %.4f dedicated; Lab3's rate in "
            "it %.3f tasks/s loaded, %.3f dedicated." % (
                lb["model"], lb["bound"], db["bound"], lb["lab3_compute_tasks_per_s"],
-               db["lab3_compute_tasks_per_s"]), "",
+               db["lab3_compute_tasks_per_s"]) + " " + bound_shift(lb, db), "",
            "| run | fidelity | throughput | bound (run's) | efficiency | steady | "
            "Lab3 C configured | predicted | measured (± se) | interference factor | "
            "Lab3 realized U | met (≥ %.2f) |" % FORK_TARGET,
