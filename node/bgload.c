@@ -263,13 +263,6 @@ bgload_next (const bgload_t *self, int fg_busy)
     return fmax (self->now, fmin (next_other (self), next_end (self, fg_busy)));
 }
 
-double
-bgload_next_rise (const bgload_t *self, int fg_busy)
-{
-    assert (self);
-    return fmax (self->now, fmin (next_switch (self), next_end (self, fg_busy)));
-}
-
 void
 bgload_advance (bgload_t *self, double t, int fg_busy)
 {
@@ -289,6 +282,49 @@ bgload_advance (bgload_t *self, double t, int fg_busy)
         integrate (self, t - self->now, fg_busy, 1);
         self->now = t;
     }
+}
+
+
+/*  A copy of self, to run ahead: its own jobs, streams and contenders. */
+static bgload_t
+copy_of (const bgload_t *self)
+{
+    bgload_t c = *self;
+    c.cap = self->njobs;
+    c.heap = self->njobs ? xmalloc ((size_t) self->njobs * sizeof *c.heap) : NULL;
+    if (self->njobs)
+        memcpy (c.heap, self->heap, (size_t) self->njobs * sizeof *c.heap);
+    c.streams = xmalloc (((size_t) self->nstreams + 1) * sizeof *c.streams);
+    memcpy (c.streams, self->streams, (size_t) self->nstreams * sizeof *c.streams);
+    c.cont = xmalloc (((size_t) self->ncont + 1) * sizeof *c.cont);
+    memcpy (c.cont, self->cont, (size_t) self->ncont * sizeof *c.cont);
+    return c;
+}
+
+double
+bgload_finish (const bgload_t *self, double work)
+{
+    assert (self);
+    bgload_t c = copy_of (self);
+    double left = work, t = c.now;
+    for (int k = 0; k < BGLOAD_FINISH_MAX_EVENTS; k++, t = c.now) {
+        double f = bgload_factor (&c), at = bgload_next (&c, 1);
+        if (!(left > 0) || (f > 0 && c.now + left / f <= at)) {
+            t = left > 0 ? c.now + left / f : c.now;
+            break;
+        }
+        if (!isfinite (at)) {   /* no factor, nothing ahead: never */
+            t = INFINITY;
+            break;
+        }
+        double before = c.fg;
+        bgload_advance (&c, at, 1);
+        left -= c.fg - before;
+    }
+    free (c.heap);
+    free (c.streams);
+    free (c.cont);
+    return t;
 }
 
 

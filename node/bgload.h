@@ -72,11 +72,18 @@ double bgload_now (const bgload_t *self);
  *  stays fg_busy, >= bgload_now; INFINITY when nothing will ever happen. */
 double bgload_next (const bgload_t *self, int fg_busy);
 
-/*  The same, arrivals left out: the next event that may raise the
- *  foreground's factor (an arrival only lowers it). A runtime that dates
- *  changes back need only wake for these while its task runs: a task's
- *  end is never earlier than the speed in force says but for them. */
-double bgload_next_rise (const bgload_t *self, int fg_busy);
+/*  The most events bgload_finish looks ahead: a millisecond or so of
+ *  CPU. */
+#define BGLOAD_FINISH_MAX_EVENTS 10000
+
+/*  When a foreground computing from bgload_now on, all along, will have
+ *  got `work` platform seconds of a whole CPU (the integral of its
+ *  factor): the end of a task, what a runtime may sleep until without
+ *  waking for the events before it. The model itself does not move (a
+ *  copy runs ahead: the same draws the model will make). Past
+ *  BGLOAD_FINISH_MAX_EVENTS events it returns the time it reached, an
+ *  earlier one, to be asked again from there. */
+double bgload_finish (const bgload_t *self, double work);
 
 /*  Run the model from bgload_now to platform time t (earlier: nothing)
  *  with the foreground computing all along if fg_busy, each event at its

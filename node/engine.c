@@ -268,6 +268,19 @@ engine_task_span (const engine_t *self, double *start, double *end)
     return 1;
 }
 
+double
+engine_task_left (const engine_t *self, double now)
+{
+    assert (self);
+    const in_loop_t *l = &self->loop;
+    if (self->actor || !self->busy)
+        return -1;
+    if (l->ended >= 0)
+        return 0;
+    double done = l->progress + fmax (0, now - l->last) * l->full * self->factor;
+    return fmax (0, l->task_units - done);
+}
+
 int
 engine_set_speed (engine_t *self, double factor)
 {

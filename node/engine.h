@@ -100,6 +100,11 @@ double engine_units (const engine_t *self);
  *  whole time slices. */
 double engine_lag (const engine_t *self, double *max);
 
+/*  An engine in the loop: the running task's units still to compute at
+ *  now, at the speed in force since its last change; -1 when idle (or
+ *  an engine with a thread). */
+double engine_task_left (const engine_t *self, double now);
+
 /*  Set the emulated engine's speed factor in [0, 1] (values outside are
  *  clamped): from the moment the actor reads it, progress accrues at
  *  rate * time_scale * factor units per second, including inside the

@@ -13,10 +13,10 @@
  *  (engine_set_speed_at). The speed is the interference factor
  *  (node/emulate.h, held in the clock) times the model's factor.
  *
- *  The loop need not wake for the background but while the task runs,
- *  and then only for events that may raise its speed (bgload_next_rise):
- *  one that lowers it only makes the engine's deadline come early, and
- *  the model is brought up to date then.
+ *  The loop need not wake for the background's events at all: while a
+ *  task runs, a copy of the model runs ahead to the task's end
+ *  (bgload_finish), and the engine is set to end it then
+ *  (loademul_deadline); each follow puts back the true speeds, dated.
  */
 #include <math.h>
 
@@ -61,6 +61,7 @@ loademul_start (node_t *self, double now, char *err, size_t errlen)
                                   why, sizeof why);
     if (!self->load.emul)
         return tf_error (err, errlen, "node \"%s\": load: %s", me->name, why);
+    self->load.ahead.end = -1;
     engine_set_speed (self->parts.engine,
                       self->clock.interference * bgload_factor (self->load.emul));
     return 0;
@@ -117,6 +118,32 @@ loademul_factor (node_t *self, double now)
     return bgload_factor (self->load.emul);
 }
 
+/*  The running task's end, wall time: the model run ahead of now with
+ *  the task computing (bgload_finish: the draws the model will make), at
+ *  the interference in force. Kept while the task and the interference
+ *  are the same: the model's future does not change. */
+static double
+task_end (node_t *self, double now, double start)
+{
+    if (self->load.ahead.end >= 0 && self->load.ahead.start == start
+        && self->load.ahead.interference == self->clock.interference)
+        return self->load.ahead.end;
+    double left = engine_task_left (self->parts.engine, now);
+    double rate = self->me->compute_rate * self->clock.interference;   /* per
+                                                       platform s of a CPU */
+    double t = rate > 0 ? bgload_finish (self->load.emul, left / rate) : INFINITY;
+    self->load.ahead.start = start;
+    self->load.ahead.interference = self->clock.interference;
+    self->load.ahead.end = isfinite (t) ? wall_at (self, t) : INFINITY;
+    return self->load.ahead.end;
+}
+
+/*  The engine is told to end its task when the model says, at the mean
+ *  speed that takes it there: the loop then sleeps until the task's end
+ *  without waking for the background's events before it. The next
+ *  follow puts back the speeds they set, each from its own moment
+ *  (engine_set_speed_at), so the task's progress stays their exact
+ *  integral. */
 double
 loademul_deadline (node_t *self, double now)
 {
@@ -124,11 +151,16 @@ loademul_deadline (node_t *self, double now)
     if (!self->load.emul || !engine_task_span (self->parts.engine, &start, &end)
         || end <= now)
         return -1;
-    double t = bgload_next_rise (self->load.emul, start <= now);
-    if (!isfinite (t))
+    follow (self, now);
+    double t = task_end (self, now, start);
+    double left = engine_task_left (self->parts.engine, now);
+    double full = self->me->compute_rate * self->cfg->platform.time_scale;
+    if (!isfinite (t) || left <= 0 || t <= now) {   /* the engine's own says */
+        self->load.ahead.end = -1;
         return -1;
-    double due = wall_at (self, t) - now;
-    return due > 0 ? due : 0;
+    }
+    engine_set_speed_at (self->parts.engine, left / (full * (t - now)), now);
+    return t - now;
 }
 
 double

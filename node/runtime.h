@@ -164,6 +164,12 @@ typedef struct {
     struct bgload **links;   /* loademul.c, per child: its load's contenders,
                                 to pace its link (NULL: none communicate) */
     struct burner *real;     /* loadreal.c: the load processes (node/burner.h) */
+    struct {                 /* loademul.c: the running task's end, as the
+                                model runs ahead (bgload_finish) */
+        double start;        /* the task it is of (its start), */
+        double interference; /* at this interference factor */
+        double end;          /* wall time; -1: none */
+    } ahead;
 } node_load_t;
 
 typedef struct {

@@ -96,22 +96,26 @@ test_same_seed_same_sequence (void **state)
     assert_true (same4 < 5);
 }
 
-/*  The next event that may raise the factor passes over arrivals. */
+/*  The model run ahead: where a foreground computing all along will
+ *  have got the work is where the model itself gets it, event by event
+ *  (over many arrivals and ends), and running ahead moves nothing. */
 static void
-test_next_rise (void **state)
+test_finish_ahead (void **state)
 {
     (void) state;
     load_stream_t s = stream (0.5, DIST_EXP, 1);
     load_t load = {.streams = &s, .nstreams = 1, .seed = 2};
     bgload_t *b = model (&load, "n");
-    double first = bgload_next (b, 1);
-    assert_true (first > 0 && isfinite (first));
-    assert_true (isinf (bgload_next_rise (b, 1)));   /* only an arrival ahead */
-    bgload_advance (b, first, 1);
-    assert_int_equal (bgload_jobs (b), 1);
-    double rise = bgload_next_rise (b, 1);
-    assert_true (isfinite (rise) && rise > first && rise >= bgload_next (b, 1));
-    assert_true (bgload_next_rise (b, 0) < rise);   /* alone, it ends sooner */
+    bgload_advance (b, 3, 1);
+    double at = bgload_now (b), fg = bgload_fg_integral (b), jobs = bgload_jobs (b);
+    double t = bgload_finish (b, 10);
+    assert_true (t > at + 10);   /* a share: longer than the work */
+    assert_true (bgload_now (b) == at && bgload_fg_integral (b) == fg
+                 && bgload_jobs (b) == jobs);
+    bgload_advance (b, t, 1);
+    assert_true (fabs (bgload_fg_integral (b) - fg - 10) < 1e-9);
+    assert_true (t < at + 10 / 0.3);   /* about 1 / (1 - U) as long */
+    assert_true (bgload_finish (b, 0) == t);
     bgload_destroy (&b);
 }
 
@@ -348,7 +352,7 @@ main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_same_seed_same_sequence),
-        cmocka_unit_test (test_next_rise),
+        cmocka_unit_test (test_finish_ahead),
         cmocka_unit_test (test_ps_foreground_busy),
         cmocka_unit_test (test_ps_foreground_idle),
         cmocka_unit_test (test_job_limit),
