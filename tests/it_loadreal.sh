@@ -8,9 +8,10 @@
 #    (the jobs, its grandchildren, included) alive a second later.
 # 2. burner_stop kills and reaps them all.
 # 3. A real run with a --load file (L = 4: three burners) completes and
-#    leaves no load process; SIGKILL of its node leaves none. Part 3 needs
-#    the load reader (overlay/load.c): until a config can carry a load it
-#    is skipped, saying so.
+#    leaves no load process; SIGKILL of a node whose config's load is a
+#    trace (L = 4 again) leaves none.
+# 4. A run under a job stream and a contender completes; results.json
+#    names both kinds and their realized share.
 # Processes are told apart from later ones with the same PID by their
 # start time (/proc/PID/stat field 22).
 source "$(dirname "$0")/lib.sh"
@@ -170,5 +171,37 @@ PY
         none_alive 1 "$@"
     kill "$ctl" 2>/dev/null; wait "$ctl"
 }
+
+# --- 4. a job stream and contenders through a run -------------------------
+# The other two kinds through the code users run: the node starts a job
+# generator and a contender, the run completes with every task once, and
+# results.json names both kinds and a realized background share a load of
+# U = 0.5 plus a contender computing half the time cannot fall short of
+# on one CPU (counted by the load's own processes: a busy machine only
+# slows the node's tasks, not what the load burns).
+cat >"$WORK/mixed.json" <<'JSON'
+{"solo": {"jobs": {"utilization": 0.5, "demand": {"dist": "exp", "mean_s": 0.05}},
+          "contenders": [{"compute": 0.5, "comm": 0.3, "msg_bytes": 800}], "seed": 9}}
+JSON
+python3 - "$WORK/solo.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+del c["tree"][0]["load"]
+c["tasks"]["count"] = 300
+json.dump(c, open(sys.argv[1], "w"))
+PY
+$PIN "$TREEFARM" run "$WORK/solo.json" --load "$WORK/mixed.json" --out "$WORK/mixed" \
+    --quiet >"$WORK/mixed.out" 2>"$WORK/mixed.err"
+rc=$?
+expect "jobs+contenders: exit 0 (got $rc)" test "$rc" = 0
+[ "$rc" = 0 ] || sed 's/^/    /' "$WORK/mixed.err" | head -5
+expect "jobs+contenders: every task once" tasks_exactly_once "$WORK/mixed" 300
+expect "jobs+contenders: kind and realized share in results.json" python3 -c '
+import json, sys
+n = json.load(open(sys.argv[1]))["nodes"][0]
+u = n["load"]["utilization"]
+print("    kind %s, realized share %.3f" % (n["load"]["kind"], u))
+sys.exit(0 if n["load"]["kind"] == "jobs+contenders" and 0.3 <= u <= 1.0 else 1)' \
+    "$WORK/mixed/results.json"
 
 finish
