@@ -14,7 +14,12 @@
 #include <unistd.h>
 
 #include "controller/cli.h"
+#include "overlay/load.h"
 #include "overlay/util.h"
+
+/*  The largest experiment, as JSON, a CONFIG carries: its body's limit
+ *  less 1 MiB for the run object and the nodes' keys. */
+#define SESSION_MAX_SHIPPED (PROTO_MAX_BODY - (1u << 20))
 
 
 /*  The node binary: --node-bin, $TREEFARM_NODE, the treefarm-node next to
@@ -74,6 +79,26 @@ session_curve_flags (const char *command, int on, int off, session_curve_t *out)
     return -1;
 }
 
+/*  Every node gets the experiment in its CONFIG, traces inline: it must
+ *  fit in one message, with room for the run object and the keys.
+ *  Returns 0, or -1 with a message. */
+static int
+check_shippable (const config_t *cfg, const char *path, char *err, size_t errlen)
+{
+    char *text = config_to_json (cfg);
+    size_t len = strlen (text);
+    free (text);
+    if (len <= SESSION_MAX_SHIPPED)
+        return 0;
+    long rows = 0;
+    for (int i = 0; i < cfg->nnodes; i++)
+        rows += cfg->nodes[i].load ? cfg->nodes[i].load->ntrace : 0;
+    return tf_error (err, errlen, "%s: the experiment is %zu bytes as each node receives it "
+                     "(%ld load trace rows inline), over the %u bytes one CONFIG may "
+                     "carry: use fewer or shorter traces", path, len, rows,
+                     (unsigned) SESSION_MAX_SHIPPED);
+}
+
 config_t *
 session_load_config (const char *path, const char *load_path)
 {
@@ -82,6 +107,8 @@ session_load_config (const char *path, const char *load_path)
     if (cfg && load_path && config_apply_load_file (cfg, load_path, err, sizeof err))
         config_destroy (&cfg);
     if (cfg && config_check_emulation (cfg, err, sizeof err) != 0)
+        config_destroy (&cfg);
+    if (cfg && check_shippable (cfg, path, err, sizeof err) != 0)
         config_destroy (&cfg);
     if (cfg && config_kernel_shaped (cfg)
         && (cfg->platform.time_scale != 1 || cfg->platform.payload_scale != 1)) {

@@ -55,6 +55,28 @@ expect "config load: names tree entry and key" grep -qF \
     'inconfig.json: tree[1] (node "Lab3"): load.jobs.utilization: must be at most 0.95, got 0.97' "$WORK/e"
 expect "config load: nothing started" test ! -e "$WORK/run-inconfig"
 
+# Every node receives the experiment, traces inline, in one CONFIG: a
+# run whose traces would not fit is refused before anything starts (ten
+# nodes, each replaying 100,000 rows).
+python3 - "$WORK" <<'PY'
+import json, sys
+w = sys.argv[1]
+rows = ["%.6f,%.7f" % (10000 + i * 0.013, 1 + (i % 997) / 332.0) for i in range(100000)]
+open(w + "/big.csv", "w").write("time_s,load\n" + "\n".join(rows) + "\n")
+tree = [{"name": "n0", "compute": 1}] + [
+    {"name": "n%d" % i, "parent": "n0", "compute": 1, "link_mbps": 1} for i in range(1, 10)]
+json.dump({"name": "wide", "tasks": {"count": 10, "input_mb": 0, "units": 1}, "tree": tree},
+          open(w + "/wide.json", "w"))
+json.dump({"n%d" % i: {"trace": "big.csv"} for i in range(10)}, open(w + "/wideload.json", "w"))
+PY
+"$TREEFARM" run "$WORK/wide.json" --load "$WORK/wideload.json" --out "$WORK/run-wide" \
+    >"$WORK/o" 2>"$WORK/e"
+rc=$?
+expect "traces too large to ship: exit 2 (got $rc)" test "$rc" = 2
+expect "traces too large to ship: says so" grep -q \
+    'wide.json: the experiment is [0-9]* bytes as each node receives it (1000000 load trace rows inline), over the [0-9]* bytes one CONFIG may carry' "$WORK/e"
+expect "traces too large to ship: nothing started" test ! -e "$WORK/run-wide"
+
 # bound --loaded: the root at U = 0.5, Lab3 at L = 2 from 10 s on.
 printf '{"Lab0": {"jobs": {"utilization": 0.5, %s}}, "Lab3": {"steps": [{"at_s": 10, "load": 2}]}}\n' \
     "$exp_demand" >"$WORK/good.json"
