@@ -287,7 +287,8 @@ void
 timeline_add_node (timeline_t *self, timeline_node_t *node)
 {
     emit_tracks (self, node);
-    qsort (node->spans, node->nspans, sizeof *node->spans, by_track);
+    if (node->nspans > 1)   /* qsort of NULL, even of none, is undefined */
+        qsort (node->spans, node->nspans, sizeof *node->spans, by_track);
     /*  A compute track without a span is idle throughout. */
     for (uint32_t k = 0; k < node->slots; k++) {
         int used = 0;
