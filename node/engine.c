@@ -193,7 +193,7 @@ engine_deadline (const engine_t *self, double now)
     if (l->ended >= 0)
         return 0;
     double speed = l->full * self->factor;
-    double left = l->task_units - l->progress - (now - l->last) * speed;
+    double left = engine_task_left (self, now);
     double due = l->reported + l->every - now;
     if (speed > 0 && left / speed < due)
         due = left / speed;
@@ -277,7 +277,7 @@ engine_task_left (const engine_t *self, double now)
         return -1;
     if (l->ended >= 0)
         return 0;
-    double done = l->progress + fmax (0, now - l->last) * l->full * self->factor;
+    double done = l->progress + (now - l->last) * l->full * self->factor;
     return fmax (0, l->task_units - done);
 }
 

@@ -101,7 +101,8 @@ double engine_units (const engine_t *self);
 double engine_lag (const engine_t *self, double *max);
 
 /*  An engine in the loop: the running task's units still to compute at
- *  now, at the speed in force since its last change; -1 when idle (or
+ *  now (before or after its last integration: the speed in force since
+ *  its last change is constant), 0 once they are done; -1 when idle (or
  *  an engine with a thread). */
 double engine_task_left (const engine_t *self, double now);
 

@@ -118,17 +118,16 @@ loademul_factor (node_t *self, double now)
     return bgload_factor (self->load.emul);
 }
 
-/*  The running task's end, wall time: the model run ahead of now with
- *  the task computing (bgload_finish: the draws the model will make), at
+/*  The running task's end, wall time, with `left` units still to do: the
+ *  model run ahead of now with the task computing (bgload_finish: the draws the model will make), at
  *  the interference in force. Kept while the task and the interference
  *  are the same: the model's future does not change. */
 static double
-task_end (node_t *self, double now, double start)
+task_end (node_t *self, double start, double left)
 {
     if (self->load.ahead.end >= 0 && self->load.ahead.start == start
         && self->load.ahead.interference == self->clock.interference)
         return self->load.ahead.end;
-    double left = engine_task_left (self->parts.engine, now);
     double rate = self->me->compute_rate * self->clock.interference;   /* per
                                                        platform s of a CPU */
     double t = rate > 0 ? bgload_finish (self->load.emul, left / rate) : INFINITY;
@@ -151,9 +150,9 @@ loademul_deadline (node_t *self, double now)
     if (!self->load.emul || !engine_task_span (self->parts.engine, &start, &end)
         || end <= now)
         return -1;
-    follow (self, now);
-    double t = task_end (self, now, start);
+    follow (self, now);   /* the model at now: where running ahead starts */
     double left = engine_task_left (self->parts.engine, now);
+    double t = task_end (self, start, left);
     double full = self->me->compute_rate * self->cfg->platform.time_scale;
     if (!isfinite (t) || left <= 0 || t <= now) {   /* the engine's own says */
         self->load.ahead.end = -1;

@@ -222,8 +222,11 @@ int loadgen_start (node_t *self, double now, char *err, size_t errlen);
  *  mode: 1 (the kernel shares the CPU). */
 double loadgen_factor (node_t *self, double now);
 
-/*  Seconds from now until loadgen_factor changes, 0 when due; -1 when it
- *  never will (no load, or real mode). */
+/*  Emulated, while a task computes: seconds from now until it ends as
+ *  the background model has it (run ahead, node/loademul.c), having set
+ *  the engine to end it then; the loop need not wake before for the
+ *  background. -1 when the engine's own deadline rules (no load, real
+ *  mode, idle). */
 double loadgen_deadline (node_t *self, double now);
 
 /*  The background's share of the node's CPU, integrated from START to
