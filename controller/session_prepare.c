@@ -79,15 +79,14 @@ session_curve_flags (const char *command, int on, int off, session_curve_t *out)
     return -1;
 }
 
-/*  Every node gets the experiment in its CONFIG, traces inline: it must
- *  fit in one message, with room for the run object and the keys.
- *  Returns 0, or -1 with a message. */
+/*  Every node gets the experiment in its CONFIG, traces inline: text
+ *  (config_to_json) must fit in one message, with room for the run
+ *  object and the keys. Returns 0, or -1 with a message. */
 static int
-check_shippable (const config_t *cfg, const char *path, char *err, size_t errlen)
+check_shippable (const config_t *cfg, const char *path, const char *text, char *err,
+                 size_t errlen)
 {
-    char *text = config_to_json (cfg);
     size_t len = strlen (text);
-    free (text);
     if (len <= SESSION_MAX_SHIPPED)
         return 0;
     long rows = 0;
@@ -107,8 +106,6 @@ session_load_config (const char *path, const char *load_path)
     if (cfg && load_path && config_apply_load_file (cfg, load_path, err, sizeof err))
         config_destroy (&cfg);
     if (cfg && config_check_emulation (cfg, err, sizeof err) != 0)
-        config_destroy (&cfg);
-    if (cfg && check_shippable (cfg, path, err, sizeof err) != 0)
         config_destroy (&cfg);
     if (cfg && config_kernel_shaped (cfg)
         && (cfg->platform.time_scale != 1 || cfg->platform.payload_scale != 1)) {
@@ -192,6 +189,25 @@ make_certs (session_t *self, char *err, size_t errlen)
     return 0;
 }
 
+/*  The experiment as the CONFIG object every node receives, or NULL
+ *  after saying why. */
+static json_t *
+config_object_of (const config_t *cfg, const char *path)
+{
+    char err[TF_ERRLEN];
+    char *text = config_to_json (cfg);
+    json_t *object = NULL;
+    if (check_shippable (cfg, path, text, err, sizeof err) != 0)
+        session_log (NULL, "%s", err);
+    else if (!json_is_object (object = json_loads (text, 0, NULL))) {
+        session_log (NULL, "%s: cannot represent the experiment as JSON", path);
+        json_decref (object);
+        object = NULL;
+    }
+    free (text);
+    return object;
+}
+
 session_t *
 session_new (const session_opts_t *opt, config_t **cfg_p)
 {
@@ -201,14 +217,8 @@ session_new (const session_opts_t *opt, config_t **cfg_p)
     self->link.refusals = ratelog_init (RATELOG_BURST, RATELOG_WINDOW);
     self->cfg = *cfg_p;
     *cfg_p = NULL;
-    char *text = config_to_json (self->cfg);
-    self->config_object = json_loads (text, 0, NULL);
-    free (text);
-    if (!json_is_object (self->config_object)) {
-        session_log (NULL, "%s: cannot represent the experiment as JSON",
-                     opt->config_path);
+    if (!(self->config_object = config_object_of (self->cfg, opt->config_path)))
         goto out_fail;
-    }
     deploy_opts_t dopts = {.ssh_config = opt->ssh_config,
                            .push_binary = opt->push_binary};
     self->setup.deploy = deploy_new (&dopts);
