@@ -1,4 +1,4 @@
-/*  load — a node's background load: the writer, a copy, and what a
+/*  load — a node's background load: the writer, and what a
  *  description says over time: its kinds, its levels, the rate it
  *  predicts. The reader is load_read.c. See load.h and docs/load.md.
  *
@@ -105,35 +105,6 @@ load_destroy (load_t **self_p)
     free (self->trace_path);
     free (self);
     *self_p = NULL;
-}
-
-/*  A copy of n items of size bytes each, or NULL for none. */
-static void *
-dup_items (const void *items, int n, size_t size)
-{
-    if (!items || n <= 0)
-        return NULL;
-    void *copy = xmalloc ((size_t) n * size);
-    memcpy (copy, items, (size_t) n * size);
-    return copy;
-}
-
-load_t *
-load_copy (const load_t *self)
-{
-    if (!self)
-        return NULL;
-    load_t *copy = xmalloc (sizeof *copy);
-    *copy = *self;
-    copy->streams = dup_items (self->streams, self->nstreams, sizeof *self->streams);
-    copy->contenders = dup_items (self->contenders, self->ncontenders,
-                                  sizeof *self->contenders);
-    copy->delay_comm = dup_items (self->delay_comm, self->ncontenders,
-                                  sizeof *self->delay_comm);
-    copy->steps = dup_items (self->steps, self->nsteps, sizeof *self->steps);
-    copy->trace = dup_items (self->trace, self->ntrace, sizeof *self->trace);
-    copy->trace_path = self->trace_path ? xstrdup (self->trace_path) : NULL;
-    return copy;
 }
 
 const char *

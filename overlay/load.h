@@ -124,9 +124,6 @@ json_t *load_to_json (const load_t *self);
 /*  Destroy and null the pointer. Safe on NULL. */
 void load_destroy (load_t **self_p);
 
-/*  A deep copy. */
-load_t *load_copy (const load_t *self);
-
 /*  The kinds present, "+"-joined in the order jobs, contenders, steps,
  *  trace ("jobs+steps"), or "none". Borrowed, valid while self lives. */
 const char *load_kind_str (const load_t *self);
