@@ -61,5 +61,9 @@ loadreal_busy_integral (node_t *self, double now)
 void
 loadreal_stop (node_t *self)
 {
+    if (self->load.real && burner_dropped (self->load.real))
+        node_log (self, "background load: %llu job arrivals dropped (%d jobs alive, or a "
+                  "fork failed)",
+                  (unsigned long long) burner_dropped (self->load.real), BURNER_MAX_JOBS);
     burner_stop (&self->load.real);
 }
