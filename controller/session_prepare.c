@@ -196,15 +196,18 @@ config_object_of (const config_t *cfg, const char *path)
 {
     char err[TF_ERRLEN];
     char *text = config_to_json (cfg);
-    json_t *object = NULL;
-    if (check_shippable (cfg, path, text, err, sizeof err) != 0)
+    if (check_shippable (cfg, path, text, err, sizeof err) != 0) {
         session_log (NULL, "%s", err);
-    else if (!json_is_object (object = json_loads (text, 0, NULL))) {
+        free (text);
+        return NULL;
+    }
+    json_t *object = json_loads (text, 0, NULL);
+    free (text);
+    if (!json_is_object (object)) {
         session_log (NULL, "%s: cannot represent the experiment as JSON", path);
         json_decref (object);
-        object = NULL;
+        return NULL;
     }
-    free (text);
     return object;
 }
 
