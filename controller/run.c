@@ -272,6 +272,9 @@ usage_options (FILE *out)
              "  --load FILE        background load on nodes: a JSON object, node name\n"
              "                     -> load, replacing the config's (docs/config.md,\n"
              "                     \"load\"; docs/load.md)\n"
+             "  --adapt            estimate the rates live, declare their changes and\n"
+             "                     re-plan with them (platform \"adapt\": true;\n"
+             "                     docs/adapt.md)\n"
              "  --out DIR          results directory, created if needed\n"
              "                     (default: results/NAME-YYYYmmdd-HHMMSS)\n"
              "  --trace FILE       write every node's timeline to FILE, Chrome trace-\n"
@@ -304,7 +307,7 @@ usage (FILE *out)
              "                           [--retries N] [--resume]\n"
              "                           [--ssh-config FILE] [--push-binary]\n"
              "                           [--curve | --no-curve] [--trace FILE]\n"
-             "                           [--load FILE]\n"
+             "                           [--load FILE] [--adapt]\n"
              "\n"
              "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
              "node, each where its host says (local, ssh://[user@]host[:port],\n"
@@ -333,7 +336,7 @@ int
 run_main (int argc, char **argv)
 {
     const char *policy = NULL, *path = NULL, *trace = NULL, *load = NULL;
-    int quiet = 0, curve_on = 0, curve_off = 0;
+    int quiet = 0, curve_on = 0, curve_off = 0, adapt = 0;
     session_opts_t opt = {.command = "run"};
     bag_opts_t bo = {.retries = NAN};
     const cli_option_t options[] = {
@@ -353,6 +356,7 @@ run_main (int argc, char **argv)
         {"no-curve", CLI_FLAG, &curve_off, NULL},
         {"trace", CLI_STRING, &trace, NULL},
         {"load", CLI_STRING, &load, NULL},
+        {"adapt", CLI_FLAG, &adapt, NULL},
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
@@ -367,6 +371,8 @@ run_main (int argc, char **argv)
     bo.out_dir = opt.out_dir;
     bo.trace = trace != NULL;
     config_t *cfg = run_load_experiment (path, policy, load);
+    if (cfg && adapt)
+        cfg->platform.adapt = 1;
     code = cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
                : CLI_EXIT_USAGE;
     return code;

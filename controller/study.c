@@ -333,6 +333,7 @@ typedef struct {
     study_params_t params;
     const char *config_path;
     const char *load_path;   /* --load FILE, or NULL */
+    int adapt;               /* --adapt */
     json_t *config;          /* the experiment, canonical JSON */
     char *name;              /* the experiment's name */
     char *dir;               /* DIR */
@@ -619,7 +620,7 @@ usage (FILE *out)
              "usage: treefarm bench CONFIG [--policies LIST] [--send LIST]\n"
              "                       [--compute LIST] [--tasks N] [--repeat R]\n"
              "                       [--time-scale S] [--out DIR] [--node-bin PATH]\n"
-             "                       [--timeout SECONDS] [--load FILE]\n"
+             "                       [--timeout SECONDS] [--load FILE] [--adapt]\n"
              "\n"
              "Run every (send size, compute size, policy) cell of a grid on the tree of\n"
              "CONFIG, each R times, one run after another, and compare the policies:\n"
@@ -645,6 +646,7 @@ usage (FILE *out)
              "  --timeout SECONDS  fail a run after SECONDS of wall time\n"
              "  --load FILE        background load on nodes for every run: a JSON\n"
              "                     object, node name -> load (docs/config.md, \"load\")\n"
+             "  --adapt            every run adapts to its live rates (docs/adapt.md)\n"
              "  -h, --help         show this help\n"
              "\n"
              "At most %d runs (cells x repeats). DIR gets study.json,\n"
@@ -713,6 +715,8 @@ bench_prepare (bench_t *b, const char *const text[3], double tasks, double repea
     config_t *cfg = run_load_experiment (b->config_path, NULL, b->load_path);
     if (!cfg)
         return -1;
+    if (b->adapt)
+        cfg->platform.adapt = 1;
     int rc = parse_params (b, cfg, text, tasks, repeat, scale, err, sizeof err);
     if (rc == 0) {
         char *canon = config_to_json (cfg);
@@ -753,6 +757,7 @@ study_main (int argc, char **argv)
         {"node-bin", CLI_STRING, &b.opt.node_bin, NULL},
         {"timeout", CLI_POSITIVE, &b.opt.timeout, "a positive number of seconds"},
         {"load", CLI_STRING, &b.load_path, NULL},
+        {"adapt", CLI_FLAG, &b.adapt, NULL},
     };
     int code = cli_parse ("bench", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);

@@ -265,6 +265,12 @@ typedef struct {
                                 when it was sent) to its ack: the runtime's
                                 round trip, which time scaling multiplies
                                 in platform terms */
+    uint64_t link_bytes;     /* of the complete transfers, those the link
+                                alone paced (no chunk of theirs waited on
+                                the send limit's pacer): their bytes, */
+    double link_seconds;     /* and their seconds from start to last chunk
+                                delivered: the link's own rate is their
+                                ratio (node/live.h) */
 } core_child_stats_t;
 
 typedef struct {
@@ -339,6 +345,26 @@ double core_send_rate (core_t *self, int child, double now);
  *  online estimate, "ir": "measured"): policies see it from the next
  *  decision on. Ignored for a bad slot or a non-finite or negative value. */
 void core_set_child_ir (core_t *self, int child, double ir_send);
+
+/*  What the core believes of a child's rates, for its policy (the
+ *  adaptation's live estimates, docs/adapt.md): each field NaN leaves
+ *  the belief as it is. Pacing (link_bps) is the link's own and does not
+ *  change. */
+typedef struct {
+    double compute_rate;     /* units/s */
+    double link_mbps, link_idle_mbps;
+    double ir_send, ir_recv;
+} core_rates_t;
+
+/*  Replace what the core believes of child's rates from the next decision
+ *  on. A value that is negative or infinite is ignored (its field kept),
+ *  as is a bad slot. */
+void core_set_child_rates (core_t *self, int child, const core_rates_t *rates);
+
+/*  Replace the node's own compute rate (units/s, > 0 and finite, else
+ *  ignored) in what its policy sees (policy_parent_t.compute_rate): the
+ *  never-use rule and the priorities that weigh the parent's loss. */
+void core_set_compute_rate (core_t *self, double units_per_s);
 
 /*  Paced, carry child's transfers at share x its link rate from the next
  *  chunk on: what its background's communicating contenders leave it

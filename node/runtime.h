@@ -16,6 +16,9 @@
  *  - clock.c: what is due on the clock, and how long the loop may sleep;
  *  - loadgen.c: background load, through loademul.c (emulated) or
  *    loadreal.c (real processes);
+ *  - adapt.c: an adapting run's live estimates and the changes it
+ *    declares (node/live.h); replan.c: what a change re-plans (the
+ *    core's beliefs, the subtree bound, SUBTREE to the parent);
  *  - node.c: the event loop, the wait and teardown.
  */
 #ifndef TF_RUNTIME_H
@@ -40,6 +43,7 @@
 #include "overlay/curve.h"
 #include "overlay/proto.h"
 #include "overlay/proto_run.h"
+#include "overlay/proto_stats.h"
 #include "overlay/ratelog.h"
 #include "overlay/trace.h"
 
@@ -172,6 +176,19 @@ typedef struct {
     } ahead;
 } node_load_t;
 
+/*  adapt.c: an adapting run's live estimates (docs/adapt.md), NULL
+ *  live when the run does not adapt. */
+typedef struct {
+    struct live *live;       /* the estimates and their drifts */
+    struct live_change *log; /* the changes declared, for STATS: n of */
+    int n;                   /* them, at most LIVE_MAX_CHANGES, */
+    uint64_t dropped;        /* and how many more */
+    double at, units, busy;  /* the last sample: platform time since
+                                START, cumulative units and busy
+                                platform seconds */
+    double *observed;        /* its bytes observed (emul_observed) */
+} node_adapt_t;
+
 typedef struct {
     const node_opts_t *opts;
     config_t *cfg;           /* handshake.c; read-only after CONFIG */
@@ -185,6 +202,7 @@ typedef struct {
     node_measure_t meas;
     node_clock_t clock;
     node_load_t load;
+    node_adapt_t adapt;
 } node_t;
 
 /*  --- node.c ------------------------------------------------------------ */
@@ -271,6 +289,45 @@ void loademul_links_stop (node_t *self);
 int loadreal_start (node_t *self, double now, char *err, size_t errlen);
 double loadreal_busy_integral (node_t *self, double now);
 void loadreal_stop (node_t *self);
+
+/*  --- adapt.c: live estimates, declared changes (docs/adapt.md) ----------
+ *
+ *  Each is a no-op in a run that does not adapt (platform.adapt 0). */
+
+/*  Ready the estimates at START (references: the configured rates). */
+void adapt_start (node_t *self);
+
+/*  A sample was taken at now (report.c, take_sample): feed the compute
+ *  and link estimates, then declare and re-plan what changed. */
+void adapt_sample (node_t *self, double now);
+
+/*  The online fit was solved (report.c): feed the IR estimates, then
+ *  declare and re-plan what changed. */
+void adapt_fit (node_t *self, const observe_estimates_t *est);
+
+/*  The changes declared so far, for STATS: copied into *out (its items
+ *  allocated, the caller's proto_stats_clear frees them). */
+void adapt_fill_changes (const node_t *self, proto_changes_t *out);
+
+/*  Free the estimates. */
+void adapt_close (node_t *self);
+
+/*  --- replan.c: re-planning on a change, for free (docs/adapt.md) -------- */
+
+/*  Make the subtree bound follow the live estimates (subtree_adapt):
+ *  called at START of an adapting run, before any SUBTREE. */
+void replan_start (node_t *self);
+
+/*  A change this node declared (adapt.c): the core's beliefs (its own
+ *  compute rate; a child's link or IR_s), the subtree bound, and when
+ *  the bound or what the parent must know changed, SUBTREE again.
+ *  Returns 0, or -1 if SUBTREE could not be sent. */
+int replan_apply (node_t *self, const struct live_change *change);
+
+/*  Child slot's SUBTREE carried its live compute rate and IR_r (m, a
+ *  decoded SUBTREE of an adapting run): what the core believes of it.
+ *  The bounds themselves go through subtree_child as before. */
+void replan_child_rates (node_t *self, int slot, const proto_msg_t *m);
 
 /*  --- handshake.c --------------------------------------------------------- */
 

@@ -34,9 +34,24 @@ void subtree_destroy (subtree_t **self_p);
 int subtree_child (subtree_t *self, int slot, const double *bounds, char *err,
                    size_t errlen);
 
-/*  If every child has reported and our bound is not known yet, compute it
- *  and return 1 (the caller sends it up); else return 0. */
+/*  If every child has reported and our bound is not known yet (adapting:
+ *  or its inputs changed since), compute it and return 1 when it is new
+ *  (the caller sends it up); else return 0. */
 int subtree_step (subtree_t *self);
+
+/*  An adapting run (docs/adapt.md): the bound follows the live
+ *  estimates. From this call on, a child's later SUBTREE replaces its
+ *  earlier one instead of being refused, each setter below replaces a
+ *  parameter of the step (NaN: leave it), and subtree_step computes the
+ *  bound again after any of them, returning 1 when it changed. The
+ *  bound then starts from the configured rates of a dedicated platform
+ *  (the live estimates start there), not the loaded prediction. */
+void subtree_adapt (subtree_t *self);
+/*  Our own compute rate (units/s) and IR_r. */
+void subtree_set_self (subtree_t *self, double compute, double ir_recv);
+/*  Child slot's link (MB/s while both compute; its idle rate scales
+ *  alike) and IR_s. A bad slot is ignored. */
+void subtree_set_child (subtree_t *self, int slot, double link_mbps, double ir_send);
 
 /*  Our subtree's bound per model (BOUND_MODEL_COUNT values, tasks/s), or
  *  NULL until subtree_step has computed it. */

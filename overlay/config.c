@@ -38,7 +38,7 @@ static const char *const task_keys[] = {
 };
 static const char *const platform_keys[] = {
     "mode", "time_scale", "payload_scale", "chunk_kib", "window", "buffer",
-    "matrix_n", "sample_ms", "ir", "heartbeat_ms", "heartbeat_misses", NULL
+    "matrix_n", "sample_ms", "ir", "heartbeat_ms", "heartbeat_misses", "adapt", NULL
 };
 static const char *const node_keys[] = {
     "name", "parent", "host", "compute", "link_mbps", "link_idle_mbps",
@@ -147,18 +147,20 @@ set_platform_defaults (config_t *self)
     self->platform.matrix_n = 1024;
     self->platform.sample_ms = 100;
     self->platform.ir_measured = 0;
+    self->platform.adapt = 0;
     self->platform.heartbeat_ms = 0;
     self->platform.misses = CONFIG_DEFAULT_MISSES;
 }
 
-/*  The platform's two words: mode and ir. */
+/*  The platform's words: mode, ir and adapt. */
 static int
 get_platform_words (config_t *self, jsonw_t *s)
 {
     const char *mode = NULL, *ir = NULL;
     char q[JSONW_QUOTE_LEN];
     if (jsonw_get_string (s, "mode", 0, 1, SIZE_MAX, &mode) < 0
-        || jsonw_get_string (s, "ir", 0, 1, SIZE_MAX, &ir) < 0)
+        || jsonw_get_string (s, "ir", 0, 1, SIZE_MAX, &ir) < 0
+        || jsonw_get_bool (s, "adapt", 0, &self->platform.adapt) < 0)
         return -1;
     if (ir && streq (ir, "measured"))
         self->platform.ir_measured = 1;
@@ -746,6 +748,8 @@ config_to_json (const config_t *self)
         "ir", self->platform.ir_measured ? "measured" : "configured",
         "heartbeat_misses", (int) self->platform.misses,
         "tree", tree);
+    if (json && self->platform.adapt)
+        json_object_set_new (json_object_get (json, "platform"), "adapt", json_true ());
     if (json && self->platform.heartbeat_ms > 0)
         json_object_set_new (json_object_get (json, "platform"), "heartbeat_ms",
                              json_integer (self->platform.heartbeat_ms));

@@ -180,6 +180,9 @@ typedef struct {
         int ir_measured;          /* "ir": "measured": IA policies order
                                      children by the online estimates of
                                      IR_s; default "configured" */
+        int adapt;                /* "adapt": true: rates estimated live,
+                                     changes declared, re-planned
+                                     (docs/adapt.md); default false */
         uint32_t heartbeat_ms;    /* wall ms between heartbeats; 0: the
                                      default (config_heartbeat_s) */
         uint32_t misses;          /* "heartbeat_misses": silent beats

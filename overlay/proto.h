@@ -99,7 +99,8 @@ typedef enum {
                                             payload frame                 */
     PROTO_ACK,          /* child -> parent {task, index}                  */
     PROTO_DONE,         /* child -> parent {done: [[task, node], ...]}    */
-    PROTO_SUBTREE,      /* child -> parent {bounds: {model: tasks/s}}     */
+    PROTO_SUBTREE,      /* child -> parent {bounds: {model: tasks/s}(,
+                                        compute, ir_recv)}                */
     PROTO_MEASURE,      /* ctl -> node  {phase, seconds, warmup,
                                          streams: [child, ...]}           */
     PROTO_MEASURED,     /* node -> ctl  {phase, seconds, units_per_s,
@@ -182,6 +183,9 @@ typedef struct {
     proto_done_t *done;      /* DONE, RECORDED: ndone entries */
     uint32_t ndone;
     double bounds[BOUND_MODEL_COUNT];   /* SUBTREE: tasks/s per model */
+    double live_compute, live_ir_recv;  /* SUBTREE of an adapting run: the
+                                child's live compute rate (units/s) and
+                                IR_r, NaN when absent (docs/adapt.md) */
     uint32_t phase;          /* MEASURE, MEASURED */
     double seconds, warmup;  /* MEASURE: phase and warm-up, wall seconds;
                                 MEASURED: platform seconds measured */
@@ -236,6 +240,9 @@ zmsg_t *proto_done (proto_command_t command, const proto_done_t *done, uint32_t 
                     json_t **info_p);
 /*  SUBTREE: the subtree's bound in every model (BOUND_MODEL_COUNT values). */
 zmsg_t *proto_subtree (const double *bounds);
+/*  SUBTREE of an adapting run, sent again whenever it changes: the bounds
+ *  and the child's live compute rate and IR_r (each NaN: left out). */
+zmsg_t *proto_subtree_live (const double *bounds, double compute, double ir_recv);
 /*  MEASURE: phase, its length and warm-up (wall seconds), and the n
  *  children to stream probes to. */
 zmsg_t *proto_measure (uint32_t phase, double seconds, double warmup,

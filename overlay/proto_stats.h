@@ -57,6 +57,27 @@ typedef struct {
                                               "": unknown */
 } proto_rate_stats_t;
 
+/*  One change a node declared in a live estimate (docs/adapt.md). */
+#define PROTO_CHANGE_WHAT_MAX 16
+#define PROTO_CHANGE_NODE_MAX 64
+typedef struct {
+    char node[PROTO_CHANGE_NODE_MAX];   /* whose rate: the node, or for a
+                                           link or IR_s, the child */
+    char what[PROTO_CHANGE_WHAT_MAX];   /* "compute", "link", "ir_send",
+                                           "ir_recv" */
+    double from, to;         /* units/s, MB/s, or the IR */
+    double at_s;             /* platform seconds since START */
+} proto_change_t;
+
+/*  The changes a node declared since START, at most PROTO_MAX_CHANGES
+ *  (node/live.h LIVE_MAX_CHANGES), and how many more it did not keep. */
+#define PROTO_MAX_CHANGES 256
+typedef struct {
+    proto_change_t *items;   /* n entries, owned */
+    int n;
+    uint64_t dropped;
+} proto_changes_t;
+
 typedef struct {
     /*  The counters (proto_counters names them). */
     uint64_t computed, forwarded, received, requested;
@@ -85,6 +106,8 @@ typedef struct {
     json_t *fit;             /* the online estimates; a reference, or NULL */
     proto_rate_stats_t rate; /* the effective rate and the load; a decoded
                                 message's unknowns are NaN and "" */
+    proto_changes_t changes; /* an adapting run's declared changes, all of
+                                them in every STATS and REPORT */
     proto_child_stats_t *children;   /* REPORT: nchildren entries, owned */
     int nchildren;
     char *samples_csv;       /* REPORT: the sampler's CSV, owned, or NULL */
