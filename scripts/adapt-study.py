@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""adapt-study — the adaptation's experiments, run and tabulated.
+
+    python3 scripts/adapt-study.py [--quick] [--out DIR] [--no-write]
+                                   [--build DIR]
+
+Runs the experiments of docs/adapt.md ("Experiments") and regenerates
+their tables: the region between `<!-- adapt-study: begin -->` and
+`<!-- adapt-study: end -->` in docs/adapt.md, and every raw figure with
+the command behind it in docs/adapt/study.json.
+
+  table7      configs/fork7.json (1000 tasks, Z = 2 MB, w = 5, ia-multi)
+              in three scenarios: a step load of 2.0 at 30% of the run
+              on the child the policy ranks first, of 4.0 there, and of
+              2.0 on the root; the strategies: adaptive (--adapt) and
+              static (no adaptation). The step's time is 30% of the
+              static run's makespan without load.
+  reconverge  in each adaptive run: the platform seconds from the step
+              until the tree's throughput over the next WINDOW_S seconds
+              is back to 90% of the new bound (`treefarm bound --load
+              --loaded` with the step from time 0), from the nodes'
+              samples.
+
+Options:
+  --quick      a smoke version (300 tasks, one scenario); prints the
+               tables, writes nothing under docs/
+  --out DIR    keep the raw runs in DIR (default: a temporary directory,
+               removed at the end)
+  --no-write   print the tables but leave docs/ alone
+  --build DIR  the build directory (default: build, or $BUILD)
+
+Progress goes to stderr, the tables to stdout. Exit 0 when every run
+ran (a goal not met is a figure, not an error), 1 when a run failed,
+2 on bad usage.
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+DOC = os.path.join(ROOT, "docs", "adapt.md")
+RAW = os.path.join(ROOT, "docs", "adapt", "study.json")
+BEGIN, END = "<!-- adapt-study: begin -->", "<!-- adapt-study: end -->"
+COMMAND = "python3 scripts/adapt-study.py"
+CONFIG = "configs/fork7.json"
+POLICY = "ia-multi"
+AT_FRACTION = 0.30
+# Re-convergence: the throughput over this many platform seconds after a
+# moment, against this fraction of the new bound; the goal in seconds.
+WINDOW_S, BACK_TO, RECONVERGE_GOAL_S = 10.0, 0.90, 30.0
+STRATEGIES = (("adaptive", ["--adapt"]), ("static", []))
+
+
+def log(msg):
+    print("adapt-study: " + msg, file=sys.stderr, flush=True)
+
+
+def run_cmd(argv):
+    """Run argv from ROOT. Returns (exit status, stdout text); stderr is
+    shown when it fails."""
+    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:
+        log("%s exited %d:\n%s" % (" ".join(argv), p.returncode, p.stderr[-2000:]))
+    return p.returncode, p.stdout
+
+
+def write_json(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")
+
+
+def first_ranked(config):
+    """The child IA:Multi serves first on the config's root: the lowest
+    IR_s, the faster link on a tie (policies/policy.h policy_ia_order)."""
+    kids = [n for n in config["tree"] if n.get("parent") == config["tree"][0]["name"]]
+    return min(kids, key=lambda n: (n.get("ir_send", 0), -n.get("link_mbps", 0)))["name"]
+
+
+def scenarios(config):
+    child = first_ranked(config)
+    root = config["tree"][0]["name"]
+    return [("%s x2.0" % child, child, 2.0), ("%s x4.0" % child, child, 4.0),
+            ("%s (root) x2.0" % root, root, 2.0)]
+
+
+def run(a, work, config_path, label, extra):
+    out = os.path.join(work, label)
+    argv = [os.path.join(a.build, "bin", "treefarm"), "run", config_path, "--policy",
+            POLICY, "--out", out, "--quiet"] + extra
+    rc, _ = run_cmd(argv)
+    if rc != 0:
+        return None, argv
+    return out, argv
+
+
+def new_bound(a, work, config_path, node, level):
+    lf = os.path.join(work, "bound-%s-%g.json" % (node, level))
+    write_json(lf, {node: {"steps": [{"at_s": 0, "load": level}]}})
+    rc, out = run_cmd([os.path.join(a.build, "bin", "treefarm"), "bound", config_path,
+                       "--json", "--load", lf, "--loaded"])
+    return json.loads(out)["bound"] if rc == 0 else None
+
+
+def throughput_series(out, units):
+    """The tree's tasks/s in 1-second platform bins, from every node's
+    samples (units/s over [t0, t1))."""
+    bins = {}
+    sdir = os.path.join(out, "samples")
+    for name in os.listdir(sdir):
+        with open(os.path.join(sdir, name)) as f:
+            for row in csv.DictReader(f):
+                t0, t1, r = float(row["t0"]), float(row["t1"]), float(row["units_per_s"])
+                t = t0
+                while t < t1:
+                    b = int(t)
+                    end = min(t1, b + 1.0)
+                    bins[b] = bins.get(b, 0.0) + r * (end - t) / units
+                    t = end
+    n = max(bins) + 1 if bins else 0
+    return [bins.get(i, 0.0) for i in range(n)]
+
+
+def reconverge(series, at, bound, makespan):
+    """Seconds from `at` until the mean over the next WINDOW_S seconds is
+    at least BACK_TO x bound, within the run's first 95%; None if never."""
+    w = int(WINDOW_S)
+    last = int(0.95 * makespan) - w
+    for d in range(0, max(0, last - int(at)) + 1):
+        s = int(at) + d
+        if sum(series[s:s + w]) / w >= BACK_TO * bound:
+            return float(d)
+    return None
+
+
+def figures(out, argv):
+    r = json.load(open(os.path.join(out, "results.json")))
+    return {"command": ["treefarm"] + argv[1:], "status": r["status"],
+            "tasks": r["tasks"], "makespan_s": r["makespan_s"],
+            "efficiency": r["efficiency"], "fidelity": r["fidelity"]["min"],
+            "changes": r.get("changes", [])}
+
+
+def scenario_runs(a, work, config_path, config, at, sc):
+    label, node, level = sc
+    lf = os.path.join(work, "load-%s-%g.json" % (node, level))
+    write_json(lf, {node: {"steps": [{"at_s": round(at, 1), "load": level}]}})
+    cell = {"scenario": label, "node": node, "load": level, "at_s": round(at, 1),
+            "new_bound": new_bound(a, work, config_path, node, level), "runs": {}}
+    for name, extra in STRATEGIES:
+        tag = "%s-%s-%g" % (name, node, level)
+        log("%s: %s" % (label, name))
+        out, argv = run(a, work, config_path, tag, ["--load", lf] + extra)
+        if not out:
+            return None
+        fig = figures(out, argv)
+        if name == "adaptive" and cell["new_bound"]:
+            series = throughput_series(out, config["tasks"]["units"])
+            fig["reconverge_s"] = reconverge(series, at, cell["new_bound"],
+                                             fig["makespan_s"])
+        cell["runs"][name] = fig
+    return cell
+
+
+def study(a, work):
+    config = json.load(open(os.path.join(ROOT, CONFIG)))
+    config_path = CONFIG
+    if a.quick:
+        config["tasks"]["count"] = 300
+        config_path = os.path.join(work, "fork7-quick.json")
+        write_json(config_path, config)
+    log("the static run without load, for the step's time")
+    out, argv = run(a, work, config_path, "baseline", [])
+    if not out:
+        return None
+    base = figures(out, argv)
+    at = AT_FRACTION * base["makespan_s"]
+    cells = []
+    for sc in scenarios(config)[:1 if a.quick else None]:
+        cell = scenario_runs(a, work, config_path, config, at, sc)
+        if cell is None:
+            return None
+        cells.append(cell)
+    return {"config": CONFIG, "policy": POLICY, "tasks": config["tasks"],
+            "baseline": base, "cells": cells}
+
+
+def fmt(x, spec="%.1f"):
+    return spec % x if x is not None else "—"
+
+
+def tables(res):
+    lines = ["", "### Table 7 analogue: makespan by strategy (emulated)", "",
+             "fork7, %d tasks, Z = %g MB, w = %g, %s; the step at %.1f s (30%% of "
+             "the unloaded static run's %.1f s)." % (
+                 res["tasks"]["count"], res["tasks"]["input_mb"], res["tasks"]["units"],
+                 res["policy"], res["cells"][0]["at_s"] if res["cells"] else 0,
+                 res["baseline"]["makespan_s"]), "",
+             "| scenario | adaptive, s | static, s | adaptive / static | changes declared |",
+             "|---|---|---|---|---|"]
+    for c in res["cells"]:
+        ad, st = c["runs"]["adaptive"], c["runs"]["static"]
+        lines.append("| %s | %.1f | %.1f | %.3f | %d |" % (
+            c["scenario"], ad["makespan_s"], st["makespan_s"],
+            ad["makespan_s"] / st["makespan_s"], len(ad["changes"])))
+    lines += ["", "### Re-convergence after the step (emulated, adaptive runs)", "",
+              "Platform seconds from the step until the tree's throughput over the "
+              "next %g s is back to %d%% of the new bound; goal %g s." % (
+                  WINDOW_S, int(100 * BACK_TO), RECONVERGE_GOAL_S), "",
+              "| scenario | new bound, tasks/s | re-convergence, s | goal met |",
+              "|---|---|---|---|"]
+    for c in res["cells"]:
+        d = c["runs"]["adaptive"].get("reconverge_s")
+        lines.append("| %s | %s | %s | %s |" % (
+            c["scenario"], fmt(c["new_bound"], "%.3f"), fmt(d),
+            "yes" if d is not None and d <= RECONVERGE_GOAL_S else "**no**"))
+    return "\n".join(lines) + "\n"
+
+
+def rewrite_doc(text):
+    doc = open(DOC).read()
+    b, e = doc.find(BEGIN), doc.find(END)
+    if b < 0 or e < b:
+        sys.exit("adapt-study: %s has no %s ... %s region" % (DOC, BEGIN, END))
+    tmp = DOC + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(doc[:b + len(BEGIN)] + "\n" + text + doc[e:])
+    os.replace(tmp, DOC)
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0].split(" — ")[1],
+        epilog=__doc__[__doc__.index("Runs the"):],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="a short smoke version")
+    ap.add_argument("--out", metavar="DIR", help="keep the raw runs in DIR")
+    ap.add_argument("--no-write", action="store_true", help="leave docs/ alone")
+    ap.add_argument("--build", metavar="DIR", default=os.environ.get("BUILD", "build"),
+                    help="the build directory (default: build, or $BUILD)")
+    a = ap.parse_args()
+    a.build = os.path.abspath(os.path.join(ROOT, a.build))
+    if not os.access(os.path.join(a.build, "bin", "treefarm"), os.X_OK):
+        print("adapt-study: %s/bin/treefarm missing: run make" % a.build, file=sys.stderr)
+        return 2
+    work = os.path.abspath(a.out) if a.out else tempfile.mkdtemp(prefix="treefarm-adapt.")
+    os.makedirs(work, exist_ok=True)
+    try:
+        res = study(a, work)
+    finally:
+        if not a.out:
+            shutil.rmtree(work, ignore_errors=True)
+    if res is None:
+        return 1
+    text = tables(res)
+    print(text)
+    if not (a.quick or a.no_write):
+        rewrite_doc(text)
+        os.makedirs(os.path.dirname(RAW), exist_ok=True)
+        write_json(RAW, dict(res, command=COMMAND,
+                             machine={"nproc": os.cpu_count(),
+                                      "loadavg": open("/proc/loadavg").read().split()[:3]}))
+        log("wrote %s and the region of %s" % (os.path.relpath(RAW, ROOT),
+                                              os.path.relpath(DOC, ROOT)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
