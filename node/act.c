@@ -205,8 +205,8 @@ send_result (node_t *self, const core_action_t *a, const core_event_t *ev)
     return zmsg_send (&msg, self->link.parent);
 }
 
-/*  The parent's event as its wire message (node/inbound.h): REQUEST, ACK
- *  and DONE wait in the outbox for the end of the loop turn. */
+/*  The parent's event as its wire message (node/inbound.h): REQUEST, ACK,
+ *  DONE and RETURN wait in the outbox for the end of the loop turn. */
 static int
 act_up (node_t *self, const core_action_t *a, const core_event_t *ev)
 {
@@ -217,12 +217,13 @@ act_up (node_t *self, const core_action_t *a, const core_event_t *ev)
 }
 
 /*  Child slot's event as its wire message: a chunk, whose bytes are a
- *  shared frame or the caller's (chunk_frame), or a result's ack. */
+ *  shared frame or the caller's (chunk_frame), a result's ack, or a
+ *  RECLAIM. */
 static int
 act_down (node_t *self, const core_action_t *a, int slot, const core_event_t *ev)
 {
     zmsg_t *msg;
-    if (ev->type == CORE_EV_RESULT_ACK) {
+    if (ev->type != CORE_EV_CHUNK) {   /* RESULT_ACK, RECLAIM */
         msg = inbound_encode (ev, NULL);
         return act_send_to_child (self, slot, &msg);
     }

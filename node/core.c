@@ -26,13 +26,13 @@
 
 static const char *const event_names[CORE_EV_COUNT] = {
     "START", "REQUEST", "CHUNK", "ACK", "DONE", "COMPUTED", "TICK", "STREAM",
-    "RESULT", "RESULT_ACK", "LOST",
+    "RESULT", "RESULT_ACK", "LOST", "TAKE_BACK", "RECLAIM", "RETURNED",
 };
 
 static const char *const action_names[CORE_ACT_COUNT] = {
     "REQUEST", "SEND_CHUNK", "ACK", "COMPUTE", "REPORT", "RELEASE", "FINISHED",
     "RECORDED", "SEND_RESULT", "ACK_RESULT", "RELEASE_RESULT", "RETRY",
-    "DROP_RESULT",
+    "DROP_RESULT", "RECLAIM", "RETURN",
 };
 
 const char *
@@ -178,6 +178,7 @@ core_destroy (core_t **self_p)
     free (self->shape.size);
     free (self->compute.running);
     free (self->batch.items);
+    free (self->back.items);
     free (self->acts.items);
     free (self);
     *self_p = NULL;

@@ -167,6 +167,14 @@ typedef enum {
     CORE_EV_RESULT_ACK,      /* the parent acknowledged a result chunk */
     CORE_EV_LOST,            /* contact with child is lost (the runtime's
                                 heartbeats, or a send that failed) */
+    CORE_EV_TAKE_BACK,       /* adaptation, at a parent: have child keep at
+                                most n tasks held, and take the rest back
+                                (docs/adapt.md, "Reclaim") */
+    CORE_EV_RECLAIM,         /* from the parent: hold at most n tasks and
+                                ask for no more from now on; count of our
+                                unserved asks the parent dropped */
+    CORE_EV_RETURNED,        /* child gives back done[0..ndone) (tasks it
+                                held and had not started) */
     CORE_EV_COUNT
 } core_event_type_t;
 
@@ -186,20 +194,22 @@ typedef struct {
     double now;              /* seconds, monotonic, any origin */
     int child;               /* REQUEST, ACK, DONE, RESULT: the child's slot */
     uint64_t task;           /* CHUNK, ACK, COMPUTED, RESULT, RESULT_ACK */
-    uint32_t n;              /* REQUEST: tasks asked for */
+    uint32_t n;              /* REQUEST: tasks asked for; TAKE_BACK,
+                                RECLAIM: tasks the child may hold */
     double units;            /* CHUNK: compute units of the task */
     uint64_t bytes;          /* CHUNK: the task's total payload bytes;
                                 RESULT, COMPUTED: the result stream's
                                 (COMPUTED: 0 for a synthetic task) */
     uint32_t index;          /* CHUNK, ACK, RESULT, RESULT_ACK: chunk number */
-    uint32_t count;          /* CHUNK, RESULT: chunks in the stream */
+    uint32_t count;          /* CHUNK, RESULT: chunks in the stream;
+                                RECLAIM: asks the parent dropped */
     uint64_t len;            /* CHUNK, RESULT: bytes in this chunk */
     core_kind_t kind;        /* CHUNK */
     const uint32_t *avoid;   /* CHUNK: navoid nodes it failed on, borrowed */
     uint32_t navoid;
     uint32_t node;           /* RESULT: the node that computed the task */
     int failed;              /* RESULT, COMPUTED: the command failed */
-    const core_done_t *done; /* DONE: ndone entries, borrowed */
+    const core_done_t *done; /* DONE, RETURNED: ndone entries, borrowed */
     uint32_t ndone;
 } core_event_t;
 
@@ -224,6 +234,9 @@ typedef enum {
     CORE_ACT_DROP_RESULT,    /* the result stream of task that was arriving
                                 from a lost child will not be finished:
                                 discard what came of it */
+    CORE_ACT_RECLAIM,        /* tell child to hold at most n tasks; count:
+                                its unserved asks dropped here */
+    CORE_ACT_RETURN,         /* give done[0..ndone) back to the parent */
     CORE_ACT_COUNT
 } core_action_type_t;
 
@@ -233,11 +246,13 @@ typedef struct {
     core_action_type_t type;
     int child;               /* SEND_CHUNK, ACK_RESULT */
     uint64_t task;           /* all but REQUEST, REPORT, RECORDED, FINISHED */
-    uint32_t n;              /* REQUEST; RETRY: attempts so far */
+    uint32_t n;              /* REQUEST; RETRY: attempts so far; RECLAIM:
+                                tasks the child may hold */
     double units;            /* SEND_CHUNK, COMPUTE */
     uint64_t bytes;          /* SEND_CHUNK: total payload bytes of task;
                                 SEND_RESULT: of its result stream */
-    uint32_t index, count;   /* SEND_CHUNK, ACK, SEND_RESULT, ACK_RESULT */
+    uint32_t index, count;   /* SEND_CHUNK, ACK, SEND_RESULT, ACK_RESULT;
+                                RECLAIM: count, the asks dropped */
     uint64_t offset, len;    /* SEND_CHUNK, SEND_RESULT: the byte range */
     core_kind_t kind;        /* SEND_CHUNK, COMPUTE */
     uint32_t avoid[CORE_MAX_AVOID];   /* SEND_CHUNK: the nodes the task
@@ -247,8 +262,8 @@ typedef struct {
     uint32_t node;           /* SEND_RESULT: who computed it; RETRY: where
                                 it failed */
     int failed;              /* SEND_RESULT */
-    const core_done_t *done; /* REPORT, RECORDED: borrowed, valid until
-                                the next core_handle call */
+    const core_done_t *done; /* REPORT, RECORDED, RETURN: borrowed, valid
+                                until the next core_handle call */
     uint32_t ndone;
 } core_action_t;
 
@@ -294,6 +309,8 @@ typedef struct {
     uint64_t children_lost;  /* children lost (CORE_EV_LOST) */
     uint64_t requeued;       /* tasks queued again because the child
                                 they were given to was lost */
+    uint64_t reclaimed;      /* tasks children gave back (RETURNED) */
+    uint64_t returned;       /* tasks given back to the parent */
     uint32_t held;           /* tasks held now, not computing */
     int computing;           /* local tasks running */
 } core_stats_t;

@@ -206,6 +206,12 @@ core_apply (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         return on_lost (self, ev, err, errlen);
     case CORE_EV_STREAM:
         return on_stream (self, ev, err, errlen);
+    case CORE_EV_TAKE_BACK:
+        return core_on_take_back (self, ev, err, errlen);
+    case CORE_EV_RECLAIM:
+        return core_on_reclaim (self, ev, err, errlen);
+    case CORE_EV_RETURNED:
+        return core_on_returned (self, ev, err, errlen);
     default:
         return tf_error (err, errlen, "unknown event %d", (int) ev->type);
     }

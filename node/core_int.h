@@ -3,7 +3,9 @@
  *  - core.c: creation, the event entry point, what the runtime reads;
  *  - core_plan.c: which task may go where, completions and their batches,
  *    the fixed point after every event (dispatch);
- *  - core_events.c: each event checked, then applied.
+ *  - core_events.c: each event checked, then applied;
+ *  - core_reclaim.c: the adaptation's reclaim (TAKE_BACK, RECLAIM,
+ *    RETURNED).
  */
 #ifndef TF_CORE_INT_H
 #define TF_CORE_INT_H
@@ -48,6 +50,11 @@ struct core {
     batch_t batch;
     core_acts_t acts;        /* the last event's actions */
     core_stats_t stats;      /* what the parts above do not count */
+    struct {                 /* core_reclaim.c: the tasks a RETURN gives
+                                back (valid until the next event) */
+        core_done_t *items;
+        uint32_t cap;
+    } back;
     int started;
     int meters_marked;
     int finished;            /* root: FINISHED emitted */
@@ -67,6 +74,13 @@ void core_complete (core_t *self, core_done_t d, const task_t *had, double now);
 
 /*  core_plan.c: bring the node to its next fixed point at now. */
 void core_dispatch (core_t *self, double now);
+
+/*  core_reclaim.c: the three events of a reclaim (docs/adapt.md,
+ *  "Reclaim"), each checked, then applied; 0, or -1 with a message in err
+ *  and the state unchanged. */
+int core_on_take_back (core_t *self, const core_event_t *ev, char *err, size_t errlen);
+int core_on_reclaim (core_t *self, const core_event_t *ev, char *err, size_t errlen);
+int core_on_returned (core_t *self, const core_event_t *ev, char *err, size_t errlen);
 
 /*  core_events.c: check an event and change the state by it. Returns 0,
  *  or -1 with a message in err and the state unchanged. */

@@ -43,6 +43,10 @@ inbound_encode (const core_event_t *ev, zframe_t **payload_p)
                             ev->kind, ev->avoid, ev->navoid, payload_p);
     case CORE_EV_RESULT_ACK:
         return proto_result_ack (ev->task, ev->index);
+    case CORE_EV_RECLAIM:
+        return proto_reclaim (ev->n, ev->count);
+    case CORE_EV_RETURNED:
+        return inbound_encode_done (PROTO_RETURN, ev->done, ev->ndone, NULL);
     default:
         return NULL;
     }
@@ -64,6 +68,11 @@ inbound_from_parent (const proto_msg_t *m, double now, core_event_t *ev, char *w
                              .index = m->index};
         return 0;
     }
+    if (m->command == PROTO_RECLAIM) {
+        *ev = (core_event_t){.type = CORE_EV_RECLAIM, .now = now, .n = m->n,
+                             .count = m->count};
+        return 0;
+    }
     if (m->command != PROTO_CHUNK)
         return refuse (m, why, whylen);
     *ev = (core_event_t){.type = CORE_EV_CHUNK, .now = now, .task = m->task,
@@ -74,7 +83,7 @@ inbound_from_parent (const proto_msg_t *m, double now, core_event_t *ev, char *w
     return 0;
 }
 
-/*  DONE: each completion's task and node. */
+/*  DONE, RETURN: each entry's task and node. */
 static core_done_t *
 done_list (const proto_msg_t *m)
 {
@@ -101,7 +110,8 @@ inbound_from_child (const proto_msg_t *m, int slot, double now, core_event_t *ev
         ev->index = m->index;
         return INBOUND_EVENT;
     case PROTO_DONE:
-        ev->type = CORE_EV_DONE;
+    case PROTO_RETURN:
+        ev->type = m->command == PROTO_DONE ? CORE_EV_DONE : CORE_EV_RETURNED;
         ev->ndone = m->ndone;
         ev->done = *done = done_list (m);
         return INBOUND_EVENT;

@@ -180,6 +180,15 @@ recv_take_chunk (recv_t *self, const core_event_t *ev, task_t *task)
     return (held ? RECV_HELD : 0) | (last ? RECV_LAST : 0);
 }
 
+int
+recv_drop_pending (recv_t *self, uint32_t n)
+{
+    if (n > self->pending)
+        return -1;
+    self->pending -= n;
+    return 0;
+}
+
 uint32_t
 recv_pending (const recv_t *self)
 {

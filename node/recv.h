@@ -63,6 +63,11 @@ uint32_t recv_pending (const recv_t *self);
 /*  n more tasks are asked of the parent. */
 void recv_add_pending (recv_t *self, uint32_t n);
 
+/*  The parent dropped n of our unserved asks (a RECLAIM): no longer
+ *  pending. Returns 0, or -1 (nothing changed) when fewer than n are
+ *  pending. */
+int recv_drop_pending (recv_t *self, uint32_t n);
+
 /*  1 if task is arriving now (held in part), else 0. */
 int recv_arriving (const recv_t *self, uint64_t task);
 

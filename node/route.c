@@ -33,7 +33,8 @@ route_up (const core_action_t *a, int slot, route_t *out)
         ev->index = a->index;
         break;
     case CORE_ACT_REPORT:
-        ev->type = CORE_EV_DONE;
+    case CORE_ACT_RETURN:
+        ev->type = a->type == CORE_ACT_REPORT ? CORE_EV_DONE : CORE_EV_RETURNED;
         ev->done = a->done;
         ev->ndone = a->ndone;
         break;
@@ -54,6 +55,8 @@ route_down (const core_action_t *a, route_t *out)
     if (a->type == CORE_ACT_ACK_RESULT)
         out->ev = (core_event_t){.type = CORE_EV_RESULT_ACK, .task = a->task,
                                  .index = a->index};
+    else if (a->type == CORE_ACT_RECLAIM)
+        out->ev = (core_event_t){.type = CORE_EV_RECLAIM, .n = a->n, .count = a->count};
     else   /* CORE_ACT_SEND_CHUNK */
         out->ev = (core_event_t){.type = CORE_EV_CHUNK, .task = a->task,
                                  .units = a->units, .bytes = a->bytes,
@@ -72,10 +75,12 @@ route_action (const core_action_t *a, int slot, route_t *out)
     case CORE_ACT_ACK:
     case CORE_ACT_REPORT:
     case CORE_ACT_SEND_RESULT:
+    case CORE_ACT_RETURN:
         route_up (a, slot, out);
         return 0;
     case CORE_ACT_SEND_CHUNK:
     case CORE_ACT_ACK_RESULT:
+    case CORE_ACT_RECLAIM:
         route_down (a, out);
         return 0;
     case CORE_ACT_COMPUTE:

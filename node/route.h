@@ -22,9 +22,9 @@ typedef enum {
                                 RELEASE, RELEASE_RESULT, DROP_RESULT,
                                 RETRY */
     ROUTE_PARENT,            /* an event for the parent's core: REQUEST,
-                                ACK, DONE, RESULT */
+                                ACK, DONE, RESULT, RETURNED */
     ROUTE_CHILD,             /* an event for the core of child slot
-                                `child`: CHUNK, RESULT_ACK */
+                                `child`: CHUNK, RESULT_ACK, RECLAIM */
     ROUTE_WORKER,            /* the node's own engine or command worker
                                 starts the task (the action's units and
                                 kind); the event is the COMPUTED it

@@ -600,11 +600,25 @@ xfer_take_given (xfer_t *self, int c, const core_done_t *done, uint32_t ndone,
             uint64_t bad = done[i].task;
             while (i-- > 0)
                 given_add (ch, &self->taken[i]);
-            return tf_error (err, errlen, "completion of task %llu, which was never "
-                             "given to that child (or came back already)",
-                             (unsigned long long) bad);
+            return tf_error (err, errlen, "task %llu was never given to that child "
+                             "(or came back already)", (unsigned long long) bad);
         }
     return 0;
+}
+
+const task_t *
+xfer_taken (const xfer_t *self)
+{
+    return self->taken;
+}
+
+uint32_t
+xfer_drop_asks (xfer_t *self, int c)
+{
+    asks_t *a = &self->children[c].asks;
+    uint32_t dropped = a->wanted;
+    a->n = a->head = a->wanted = 0;
+    return dropped;
 }
 
 int

@@ -114,11 +114,20 @@ void xfer_pump_chunks (xfer_t *self, core_acts_t *acts, double now);
 int xfer_ack_chunk (xfer_t *self, int c, uint64_t task, uint32_t index, double now,
                     core_acts_t *acts, char *err, size_t errlen);
 
-/*  Take the ndone completions from child c (checked) off the tasks given
- *  to its subtree: all of them, or, when one was not given (or came back
- *  already), none, -1 with a message in err. */
+/*  Take the ndone completions (or tasks given back) from child c
+ *  (checked) off the tasks given to its subtree: all of them, or, when one
+ *  was not given (or came back already), none, -1 with a message in err. */
 int xfer_take_given (xfer_t *self, int c, const core_done_t *done, uint32_t ndone,
                      char *err, size_t errlen);
+
+/*  The tasks the last successful xfer_take_given took, in the order of
+ *  its completions (as handed out: their avoid lists), borrowed until the
+ *  next call to it. */
+const task_t *xfer_taken (const xfer_t *self);
+
+/*  Drop child c's unserved asks (a RECLAIM tells it). Returns how many
+ *  tasks they asked for. */
+uint32_t xfer_drop_asks (xfer_t *self, int c);
 
 /*  1 if task is given to child c's subtree and not back, else 0. */
 int xfer_was_given (const xfer_t *self, int c, uint64_t task);

@@ -23,7 +23,8 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_RECORDED] = "RECORDED", [PROTO_RESULT] = "RESULT",
     [PROTO_RESULT_ACK] = "RESULT_ACK", [PROTO_PING] = "PING",
     [PROTO_BEAT] = "BEAT",         [PROTO_LOST] = "LOST",
-    [PROTO_BATCH] = "BATCH",
+    [PROTO_BATCH] = "BATCH",       [PROTO_RECLAIM] = "RECLAIM",
+    [PROTO_RETURN] = "RETURN",
 };
 
 const char *
@@ -308,6 +309,18 @@ decode_request (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
     return 0;
 }
 
+/*  RECLAIM: n > 0 (the core bounds it further) and the asks dropped. */
+static int
+decode_reclaim (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    uint64_t dropped;
+    if (decode_request (m, cmd, err, errlen)
+        || get_uint (m->body, "dropped", UINT32_MAX, &dropped, cmd, err, errlen))
+        return -1;
+    m->count = (uint32_t) dropped;
+    return 0;
+}
+
 static int
 decode_ack (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
@@ -436,7 +449,7 @@ decode_entry (json_t *e, int long_ok, proto_done_t *out)
     return 0;
 }
 
-/*  DONE and RECORDED: [[task, node], ...], at most PROTO_MAX_DONE;
+/*  DONE, RETURN and RECORDED: [[task, node], ...], at most PROTO_MAX_DONE;
  *  RECORDED's entries may be long, with an info array beside them. */
 static int
 decode_done (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
@@ -519,6 +532,8 @@ static const struct {
     [PROTO_BEAT] = {{NULL}, decode_nothing},
     [PROTO_LOST] = {{"peer", "why"}, decode_lost},
     [PROTO_BATCH] = {{"n"}, decode_batch},
+    [PROTO_RECLAIM] = {{"n", "dropped"}, decode_reclaim},
+    [PROTO_RETURN] = {{"done"}, decode_done},
 };
 
 /*  Check and extract the fields of the message's command. */
@@ -553,10 +568,10 @@ check_frames (zframe_t *head, zframe_t *body, size_t frames, char *err, size_t e
         return tf_error (err, errlen, "%s: %zu frames, expected %s", cmd, frames,
                          command == PROTO_REPORT ? "2 or 3" : want == 3 ? "3" : "2"), 0;
     /*  The child <-> parent commands: REQUEST to SUBTREE, RESULT,
-     *  RESULT_ACK and BATCH. */
+     *  RESULT_ACK, BATCH, RECLAIM and RETURN. */
     int peer = (command >= PROTO_REQUEST && command <= PROTO_SUBTREE)
             || command == PROTO_RESULT || command == PROTO_RESULT_ACK
-            || command == PROTO_BATCH;
+            || command >= PROTO_BATCH;
     size_t most = peer ? PROTO_MAX_PEER_BODY : PROTO_MAX_BODY;
     if (zframe_size (body) > most)
         return tf_error (err, errlen, "%s: body of %zu bytes exceeds %zu", cmd,
@@ -736,6 +751,13 @@ zmsg_t *
 proto_fail (const char *error)
 {
     return encode_packed (PROTO_FAIL, json_pack ("{s:s}", "error", error));
+}
+
+zmsg_t *
+proto_reclaim (uint32_t n, uint32_t dropped)
+{
+    return encode_packed (PROTO_RECLAIM, json_pack ("{s:I, s:I}", "n", (json_int_t) n,
+                                                    "dropped", (json_int_t) dropped));
 }
 
 zmsg_t *

@@ -125,8 +125,13 @@ typedef enum {
                                         parent or a child (peer's name) */
     PROTO_BATCH,        /* child -> parent {n} + n messages, each its
                                         header and body frames: the
-                                        REQUESTs, ACKs and DONEs of one
-                                        loop turn in one message          */
+                                        REQUESTs, ACKs, DONEs and RETURNs
+                                        of one loop turn in one message   */
+    PROTO_RECLAIM,      /* parent -> child {n, dropped}  hold at most n
+                                        tasks; `dropped` of your unserved
+                                        asks are dropped (docs/adapt.md) */
+    PROTO_RETURN,       /* child -> parent {done: [[task, node], ...]}
+                                        held tasks given back             */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -169,12 +174,13 @@ typedef struct {
                                 (CURVE off) */
     json_t *info;            /* RECORDED: an array of ndone objects or
                                 nulls (details of commands), or NULL */
-    uint32_t n;              /* REQUEST */
+    uint32_t n;              /* REQUEST; RECLAIM: tasks to hold at most */
     uint64_t task;           /* CHUNK, ACK, RESULT, RESULT_ACK */
     double units;            /* CHUNK */
     uint64_t bytes;          /* CHUNK: total bytes of the task; RESULT: of
                                 the result stream */
-    uint32_t index, count;   /* CHUNK, ACK, RESULT, RESULT_ACK */
+    uint32_t index, count;   /* CHUNK, ACK, RESULT, RESULT_ACK; RECLAIM:
+                                count, the asks dropped */
     uint32_t kind;           /* CHUNK: 0 synthetic, 1 command */
     uint32_t avoid[PROTO_MAX_AVOID];   /* CHUNK: nodes to avoid */
     uint32_t navoid;
@@ -228,12 +234,15 @@ zmsg_t *proto_chunk (uint64_t task, double units, uint64_t bytes, uint32_t index
                      uint32_t count, uint32_t kind, const uint32_t *avoid,
                      uint32_t navoid, zframe_t **payload_p);
 zmsg_t *proto_ack (uint64_t task, uint32_t index);
+/*  RECLAIM: hold at most n tasks; dropped of the child's asks were
+ *  dropped. (RETURN is proto_done's, with command PROTO_RETURN.) */
+zmsg_t *proto_reclaim (uint32_t n, uint32_t dropped);
 zmsg_t *proto_result (uint64_t task, uint32_t node, int failed, uint64_t bytes,
                       uint32_t index, uint32_t count, zframe_t **payload_p);
 zmsg_t *proto_result_ack (uint64_t task, uint32_t index);
 zmsg_t *proto_fail (const char *error);
 zmsg_t *proto_lost (const char *peer, const char *why);
-/*  DONE (child -> parent) or RECORDED (root -> controller): n <=
+/*  DONE or RETURN (child -> parent) or RECORDED (root -> controller): n <=
  *  PROTO_MAX_DONE completions. RECORDED may carry info, an array of n
  *  objects or nulls, taken (the caller's pointer nulled); NULL for none. */
 zmsg_t *proto_done (proto_command_t command, const proto_done_t *done, uint32_t n,

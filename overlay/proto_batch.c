@@ -26,7 +26,8 @@ batchable (zframe_t *frame)
 {
     const byte *h = zframe_data (frame);
     return zframe_size (frame) == 2 && h[0] == PROTO_VERSION
-        && (h[1] == PROTO_REQUEST || h[1] == PROTO_ACK || h[1] == PROTO_DONE);
+        && (h[1] == PROTO_REQUEST || h[1] == PROTO_ACK || h[1] == PROTO_DONE
+            || h[1] == PROTO_RETURN);
 }
 
 /*  The BATCH's own header and body, popped: its count of parts, checked

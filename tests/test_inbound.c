@@ -79,8 +79,10 @@ test_a_parent_is_refused_what_it_never_sends (void **state)
     zframe_t *f = bytes (10);
     zmsg_t *msgs[] = {proto_request (2), proto_ack (1, 0), proto_done (PROTO_DONE, &d, 1, NULL),
                       proto_result (1, 2, 0, 10, 0, 1, &f), proto_subtree (b),
-                      proto_empty (PROTO_BEAT), proto_empty (PROTO_STOP)};
-    const char *names[] = {"REQUEST", "ACK", "DONE", "RESULT", "SUBTREE", "BEAT", "STOP"};
+                      proto_empty (PROTO_BEAT), proto_empty (PROTO_STOP),
+                      proto_done (PROTO_RETURN, &d, 1, NULL)};
+    const char *names[] = {"REQUEST", "ACK", "DONE", "RESULT", "SUBTREE", "BEAT", "STOP",
+                           "RETURN"};
     for (size_t i = 0; i < sizeof msgs / sizeof *msgs; i++) {
         proto_msg_t m;
         core_event_t ev;
@@ -176,8 +178,8 @@ test_a_child_is_refused_what_it_never_sends (void **state)
     zframe_t *f = bytes (10);
     zmsg_t *msgs[] = {proto_chunk (1, 1, 10, 0, 1, 0, NULL, 0, &f), proto_result_ack (1, 0),
                       proto_empty (PROTO_BEAT), proto_empty (PROTO_STOP),
-                      proto_empty (PROTO_FINISHED)};
-    const char *names[] = {"CHUNK", "RESULT_ACK", "BEAT", "STOP", "FINISHED"};
+                      proto_empty (PROTO_FINISHED), proto_reclaim (1, 0)};
+    const char *names[] = {"CHUNK", "RESULT_ACK", "BEAT", "STOP", "FINISHED", "RECLAIM"};
     for (size_t i = 0; i < sizeof msgs / sizeof *msgs; i++) {
         proto_msg_t m;
         core_event_t ev;
@@ -258,6 +260,8 @@ test_routed_events_survive_the_wire (void **state)
         {.type = CORE_ACT_SEND_CHUNK, .child = 0, .task = 6, .units = 2, .bytes = 100,
          .index = 0, .count = 1, .len = 100},
         {.type = CORE_ACT_ACK_RESULT, .child = 2, .task = 11, .index = 1},
+        {.type = CORE_ACT_RECLAIM, .child = 1, .n = 2, .count = 5},
+        {.type = CORE_ACT_RETURN, .done = done, .ndone = 2},
     };
     for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
         core_done_t *got;
@@ -272,7 +276,7 @@ test_local_events_have_no_message (void **state)
 {
     (void) state;
     core_event_type_t local[] = {CORE_EV_START, CORE_EV_COMPUTED, CORE_EV_TICK,
-                                 CORE_EV_STREAM, CORE_EV_LOST};
+                                 CORE_EV_STREAM, CORE_EV_LOST, CORE_EV_TAKE_BACK};
     for (size_t i = 0; i < sizeof local / sizeof *local; i++) {
         core_event_t ev = {.type = local[i]};
         assert_null (inbound_encode (&ev, NULL));

@@ -465,6 +465,42 @@ test_malformed_fields_are_refused (void **state)
     refused (raw (PROTO_VERSION, PROTO_LOST, "{\"peer\":\"a\"}", NULL), "\"why\"");
     refused (raw (PROTO_VERSION, PROTO_LOST, "{\"peer\":1,\"why\":\"x\"}", NULL), "\"peer\"");
     refused (raw (PROTO_VERSION, PROTO_BEAT, "{\"now\":1}", NULL), "unexpected field");
+    refused (raw (PROTO_VERSION, PROTO_RECLAIM, "{\"n\":1}", NULL), "\"dropped\"");
+    refused (raw (PROTO_VERSION, PROTO_RECLAIM, "{\"n\":0,\"dropped\":0}", NULL),
+             "positive");
+    refused (raw (PROTO_VERSION, PROTO_RECLAIM, "{\"n\":1,\"dropped\":-1}", NULL),
+             "\"dropped\"");
+    refused (raw (PROTO_VERSION, PROTO_RETURN, "{\"done\":[[1]]}", NULL), "entry 0");
+}
+
+/*  RECLAIM and RETURN, the reclaim's exchange (docs/adapt.md). */
+static void
+test_reclaim_messages_round_trip (void **state)
+{
+    (void) state;
+    proto_msg_t m;
+    decode_ok (proto_reclaim (2, 7), &m);
+    assert_int_equal (m.command, PROTO_RECLAIM);
+    assert_int_equal (m.n, 2);
+    assert_int_equal (m.count, 7);
+    proto_msg_clear (&m);
+    proto_done_t back[2] = {{.task = 40, .node = 3}, {.task = 41, .node = 3}};
+    decode_ok (proto_done (PROTO_RETURN, back, 2, NULL), &m);
+    assert_int_equal (m.command, PROTO_RETURN);
+    assert_int_equal (m.ndone, 2);
+    assert_int_equal (m.done[1].task, 41);
+    assert_int_equal (m.done[1].node, 3);
+    proto_msg_clear (&m);
+    /*  A RETURN rides in a child's BATCH like a DONE. */
+    zmsg_t *msgs[2] = {proto_request (1), proto_done (PROTO_RETURN, back, 2, NULL)};
+    zmsg_t *batch = proto_batch (msgs, 2), *parts[PROTO_MAX_BATCH];
+    char err[TF_ERRLEN] = "";
+    assert_int_equal (proto_unbatch (&batch, parts, err, sizeof err), 2);
+    decode_ok (parts[0], &m);
+    proto_msg_clear (&m);
+    decode_ok (parts[1], &m);
+    assert_int_equal (m.command, PROTO_RETURN);
+    proto_msg_clear (&m);
 }
 
 static void
@@ -950,6 +986,7 @@ main (void)
         cmocka_unit_test (test_large_bodies_round_trip),
         cmocka_unit_test (test_malformed_framing_is_refused),
         cmocka_unit_test (test_malformed_fields_are_refused),
+        cmocka_unit_test (test_reclaim_messages_round_trip),
         cmocka_unit_test (test_malformed_chunks_are_refused),
         cmocka_unit_test (test_malformed_completions_bounds_and_phases_are_refused),
         cmocka_unit_test (test_sizes_beyond_the_limits_are_refused),
