@@ -132,6 +132,24 @@ warn_fidelity (session_t *s)
                  RESULTS_FIDELITY_MIN, cfg->platform.time_scale);
 }
 
+int
+run_adapt_options (config_t *cfg, int adapt, const char *reclaim, const char *command)
+{
+    if (adapt)
+        cfg->platform.adapt = 1;
+    if (!reclaim)
+        return 0;
+    int mode = reclaim_mode_parse (reclaim);
+    if (mode < 0)
+        return cli_usage_error (command, CLI_EXIT_USAGE, "--reclaim: unknown mode \"%s\" "
+                                "(gated, always, never)", reclaim), -1;
+    if (!cfg->platform.adapt)
+        return cli_usage_error (command, CLI_EXIT_USAGE, "--reclaim needs --adapt (or "
+                                "\"adapt\": true in the platform)"), -1;
+    cfg->platform.reclaim = (reclaim_mode_t) mode;
+    return 0;
+}
+
 config_t *
 run_load_experiment (const char *path, const char *policy, const char *load_path)
 {
@@ -275,6 +293,9 @@ usage_options (FILE *out)
              "  --adapt            estimate the rates live, declare their changes and\n"
              "                     re-plan with them (platform \"adapt\": true;\n"
              "                     docs/adapt.md)\n"
+             "  --reclaim MODE     with --adapt, when a parent takes back what a slowed\n"
+             "                     child holds: gated (when it pays, the default),\n"
+             "                     always, never (platform \"reclaim\")\n"
              "  --out DIR          results directory, created if needed\n"
              "                     (default: results/NAME-YYYYmmdd-HHMMSS)\n"
              "  --trace FILE       write every node's timeline to FILE, Chrome trace-\n"
@@ -307,7 +328,7 @@ usage (FILE *out)
              "                           [--retries N] [--resume]\n"
              "                           [--ssh-config FILE] [--push-binary]\n"
              "                           [--curve | --no-curve] [--trace FILE]\n"
-             "                           [--load FILE] [--adapt]\n"
+             "                           [--load FILE] [--adapt [--reclaim MODE]]\n"
              "\n"
              "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
              "node, each where its host says (local, ssh://[user@]host[:port],\n"
@@ -336,6 +357,7 @@ int
 run_main (int argc, char **argv)
 {
     const char *policy = NULL, *path = NULL, *trace = NULL, *load = NULL;
+    const char *reclaim = NULL;
     int quiet = 0, curve_on = 0, curve_off = 0, adapt = 0;
     session_opts_t opt = {.command = "run"};
     bag_opts_t bo = {.retries = NAN};
@@ -357,6 +379,7 @@ run_main (int argc, char **argv)
         {"trace", CLI_STRING, &trace, NULL},
         {"load", CLI_STRING, &load, NULL},
         {"adapt", CLI_FLAG, &adapt, NULL},
+        {"reclaim", CLI_STRING, &reclaim, NULL},
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
@@ -371,8 +394,8 @@ run_main (int argc, char **argv)
     bo.out_dir = opt.out_dir;
     bo.trace = trace != NULL;
     config_t *cfg = run_load_experiment (path, policy, load);
-    if (cfg && adapt)
-        cfg->platform.adapt = 1;
+    if (cfg && run_adapt_options (cfg, adapt, reclaim, "run") != 0)
+        config_destroy (&cfg);
     code = cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
                : CLI_EXIT_USAGE;
     return code;

@@ -37,6 +37,11 @@ typedef enum {
  *  spelled as the registry does (IA:Single, ia_single, ...: "ia-single"),
  *  checked against the registry. Returns a config the caller destroys,
  *  or NULL after printing why (a usage error). */
+/*  --adapt and --reclaim MODE (NULL: not given) of command onto cfg.
+ *  Returns 0, or -1 after a usage error (an unknown mode, --reclaim in
+ *  a run that does not adapt). */
+int run_adapt_options (config_t *cfg, int adapt, const char *reclaim, const char *command);
+
 config_t *run_load_experiment (const char *path, const char *policy,
                                const char *load_path);
 

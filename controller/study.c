@@ -334,6 +334,7 @@ typedef struct {
     const char *config_path;
     const char *load_path;   /* --load FILE, or NULL */
     int adapt;               /* --adapt */
+    const char *reclaim;     /* --reclaim MODE, or NULL */
     json_t *config;          /* the experiment, canonical JSON */
     char *name;              /* the experiment's name */
     char *dir;               /* DIR */
@@ -620,7 +621,8 @@ usage (FILE *out)
              "usage: treefarm bench CONFIG [--policies LIST] [--send LIST]\n"
              "                       [--compute LIST] [--tasks N] [--repeat R]\n"
              "                       [--time-scale S] [--out DIR] [--node-bin PATH]\n"
-             "                       [--timeout SECONDS] [--load FILE] [--adapt]\n"
+             "                       [--timeout SECONDS] [--load FILE]\n"
+             "                       [--adapt [--reclaim MODE]]\n"
              "\n"
              "Run every (send size, compute size, policy) cell of a grid on the tree of\n"
              "CONFIG, each R times, one run after another, and compare the policies:\n"
@@ -647,6 +649,7 @@ usage (FILE *out)
              "  --load FILE        background load on nodes for every run: a JSON\n"
              "                     object, node name -> load (docs/config.md, \"load\")\n"
              "  --adapt            every run adapts to its live rates (docs/adapt.md)\n"
+             "  --reclaim MODE     with --adapt: gated (default), always or never\n"
              "  -h, --help         show this help\n"
              "\n"
              "At most %d runs (cells x repeats). DIR gets study.json,\n"
@@ -715,8 +718,10 @@ bench_prepare (bench_t *b, const char *const text[3], double tasks, double repea
     config_t *cfg = run_load_experiment (b->config_path, NULL, b->load_path);
     if (!cfg)
         return -1;
-    if (b->adapt)
-        cfg->platform.adapt = 1;
+    if (run_adapt_options (cfg, b->adapt, b->reclaim, "bench") != 0) {
+        config_destroy (&cfg);
+        return -1;
+    }
     int rc = parse_params (b, cfg, text, tasks, repeat, scale, err, sizeof err);
     if (rc == 0) {
         char *canon = config_to_json (cfg);
@@ -758,6 +763,7 @@ study_main (int argc, char **argv)
         {"timeout", CLI_POSITIVE, &b.opt.timeout, "a positive number of seconds"},
         {"load", CLI_STRING, &b.load_path, NULL},
         {"adapt", CLI_FLAG, &b.adapt, NULL},
+        {"reclaim", CLI_STRING, &b.reclaim, NULL},
     };
     int code = cli_parse ("bench", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);

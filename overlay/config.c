@@ -38,7 +38,7 @@ static const char *const task_keys[] = {
 };
 static const char *const platform_keys[] = {
     "mode", "time_scale", "payload_scale", "chunk_kib", "window", "buffer",
-    "matrix_n", "sample_ms", "ir", "heartbeat_ms", "heartbeat_misses", "adapt", NULL
+    "matrix_n", "sample_ms", "ir", "heartbeat_ms", "heartbeat_misses", "adapt", "reclaim", NULL
 };
 static const char *const node_keys[] = {
     "name", "parent", "host", "compute", "link_mbps", "link_idle_mbps",
@@ -48,6 +48,25 @@ static const char *const node_keys[] = {
 static const char *const link_keys[] = {
     "link_mbps", "link_idle_mbps", "ir_send", "ir_recv", "delay_ms", NULL
 };
+
+static const char *const reclaim_names[RECLAIM_MODE_COUNT] = {
+    [RECLAIM_GATED] = "gated", [RECLAIM_ALWAYS] = "always", [RECLAIM_NEVER] = "never",
+};
+
+const char *
+reclaim_mode_str (reclaim_mode_t mode)
+{
+    return mode >= 0 && mode < RECLAIM_MODE_COUNT ? reclaim_names[mode] : "?";
+}
+
+int
+reclaim_mode_parse (const char *name)
+{
+    for (int m = 0; name && m < RECLAIM_MODE_COUNT; m++)
+        if (streq (name, reclaim_names[m]))
+            return m;
+    return -1;
+}
 
 const char *
 platform_mode_str (platform_mode_t mode)
@@ -148,20 +167,28 @@ set_platform_defaults (config_t *self)
     self->platform.sample_ms = 100;
     self->platform.ir_measured = 0;
     self->platform.adapt = 0;
+    self->platform.reclaim = RECLAIM_GATED;
     self->platform.heartbeat_ms = 0;
     self->platform.misses = CONFIG_DEFAULT_MISSES;
 }
 
-/*  The platform's words: mode, ir and adapt. */
+/*  The platform's words: mode, ir, adapt and reclaim. */
 static int
 get_platform_words (config_t *self, jsonw_t *s)
 {
-    const char *mode = NULL, *ir = NULL;
+    const char *mode = NULL, *ir = NULL, *reclaim = NULL;
     char q[JSONW_QUOTE_LEN];
     if (jsonw_get_string (s, "mode", 0, 1, SIZE_MAX, &mode) < 0
         || jsonw_get_string (s, "ir", 0, 1, SIZE_MAX, &ir) < 0
-        || jsonw_get_bool (s, "adapt", 0, &self->platform.adapt) < 0)
+        || jsonw_get_bool (s, "adapt", 0, &self->platform.adapt) < 0
+        || jsonw_get_string (s, "reclaim", 0, 1, SIZE_MAX, &reclaim) < 0)
         return -1;
+    if (reclaim && reclaim_mode_parse (reclaim) < 0)
+        return jsonw_fail (s->doc, "platform.reclaim",
+                           "unknown value %s (expected \"gated\", \"always\" or "
+                           "\"never\")", tf_quote (q, sizeof q, reclaim));
+    if (reclaim)
+        self->platform.reclaim = reclaim_mode_parse (reclaim);
     if (ir && streq (ir, "measured"))
         self->platform.ir_measured = 1;
     else if (ir && !streq (ir, "configured"))
@@ -750,6 +777,9 @@ config_to_json (const config_t *self)
         "tree", tree);
     if (json && self->platform.adapt)
         json_object_set_new (json_object_get (json, "platform"), "adapt", json_true ());
+    if (json && self->platform.reclaim != RECLAIM_GATED)
+        json_object_set_new (json_object_get (json, "platform"), "reclaim",
+                             json_string (reclaim_mode_str (self->platform.reclaim)));
     if (json && self->platform.heartbeat_ms > 0)
         json_object_set_new (json_object_get (json, "platform"), "heartbeat_ms",
                              json_integer (self->platform.heartbeat_ms));

@@ -112,6 +112,21 @@ typedef enum {
 
 const char *platform_mode_str (platform_mode_t mode);
 
+/*  When an adapting parent takes back the tasks a slowed child holds
+ *  (docs/adapt.md, "Reclaim"). */
+typedef enum {
+    RECLAIM_GATED = 0,       /* when the gate says it pays (node/gate.h) */
+    RECLAIM_ALWAYS,          /* on every slowdown declared */
+    RECLAIM_NEVER,
+    RECLAIM_MODE_COUNT
+} reclaim_mode_t;
+
+/*  "gated", "always", "never"; "?" for a bad value. */
+const char *reclaim_mode_str (reclaim_mode_t mode);
+
+/*  The mode of that name, or -1. */
+int reclaim_mode_parse (const char *name);
+
 typedef struct {
     char *name;              /* unique, [A-Za-z0-9_.-]+, at most 63 chars */
     char *parent_name;       /* NULL for the root */
@@ -183,6 +198,9 @@ typedef struct {
         int adapt;                /* "adapt": true: rates estimated live,
                                      changes declared, re-planned
                                      (docs/adapt.md); default false */
+        reclaim_mode_t reclaim;   /* "reclaim": when an adapting parent
+                                     takes tasks back from a child that
+                                     slowed; default "gated" */
         uint32_t heartbeat_ms;    /* wall ms between heartbeats; 0: the
                                      default (config_heartbeat_s) */
         uint32_t misses;          /* "heartbeat_misses": silent beats

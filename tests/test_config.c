@@ -71,6 +71,8 @@ assert_configs_equal (const config_t *a, const config_t *b)
     assert_int_equal (a->platform.matrix_n, b->platform.matrix_n);
     assert_int_equal (a->platform.sample_ms, b->platform.sample_ms);
     assert_int_equal (a->platform.ir_measured, b->platform.ir_measured);
+    assert_int_equal (a->platform.adapt, b->platform.adapt);
+    assert_int_equal (a->platform.reclaim, b->platform.reclaim);
     assert_int_equal (a->nnodes, b->nnodes);
     assert_int_equal (a->root, b->root);
     for (int i = 0; i < a->nnodes; i++) {
@@ -120,6 +122,8 @@ test_fork7_values (void **state)
     assert_int_equal (config->platform.matrix_n, 1024);
     assert_int_equal (config->platform.sample_ms, 100);
     assert_int_equal (config->platform.ir_measured, 0);
+    assert_int_equal (config->platform.adapt, 0);
+    assert_int_equal (config->platform.reclaim, RECLAIM_GATED);
     check_fork7_tree (config);
     /* 2 MB x 2^20 x 0.01 = 20971.52 bytes, rounded. */
     assert_true (config_task_bytes (config) == 20972);
@@ -248,6 +252,8 @@ test_every_key (void **state)
     assert_int_equal (config->platform.matrix_n, 512);
     assert_int_equal (config->platform.sample_ms, 50);
     assert_int_equal (config->platform.ir_measured, 1);
+    assert_int_equal (config->platform.adapt, 1);
+    assert_int_equal (config->platform.reclaim, RECLAIM_ALWAYS);
     assert_int_equal (config->platform.heartbeat_ms, 300);
     assert_int_equal (config->platform.misses, 7);
     assert_true (config_heartbeat_s (config) == 0.3);
