@@ -38,6 +38,11 @@
  *    catches up by at most one chunk; an idle link banks nothing, so a
  *    transfer never starts with a burst. core_next_deadline says when a
  *    held chunk may go.
+ *  - Reclaim (an adapting run, docs/adapt.md): TAKE_BACK at a parent drops
+ *    a child's unserved asks and tells it (RECLAIM) to hold at most n
+ *    tasks; the child forgets the dropped asks, asks only up to n from
+ *    then on, and gives back (RETURN) its newest whole held tasks beyond
+ *    n, which the parent queues again. A task is in one place at a time.
  *  - Completions (task id, computing node) travel up in batches of at most
  *    `batch_max`, or after `batch_delay` seconds; the root records each
  *    task once (one bit per task), counts duplicates, and streams each
