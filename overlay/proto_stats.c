@@ -38,6 +38,22 @@ proto_counter (const proto_stats_t *s, int i)
     return *(const uint64_t *) ((const char *) s + proto_counters[i].offset);
 }
 
+const char *
+proto_change_unit (const char *what)
+{
+    return strcmp (what, "compute") == 0 ? "units/s" : strcmp (what, "link") == 0 ? "MB/s" : "";
+}
+
+void
+proto_change_text (const proto_change_t *c, char *buf, size_t len)
+{
+    const char *unit = proto_change_unit (c->what);
+    if (*unit)
+        snprintf (buf, len, "%s %.1f -> %.1f %s", c->what, c->from, c->to, unit);
+    else
+        snprintf (buf, len, "%s %.4g -> %.4g", c->what, c->from, c->to);
+}
+
 /* ------------------------------------------------------------------------
  *  Encoding.
  */

@@ -116,12 +116,32 @@ test_bad_changes_are_refused (void **state)
     json_decref (o);
 }
 
+/*  How a change reads: rates to 0.1 with their unit, IRs to 4
+ *  significant digits without one. */
+static void
+test_change_text (void **state)
+{
+    (void) state;
+    char buf[128];
+    proto_change_t c = {.node = "Lab3", .what = "compute", .from = 23.86, .to = 5.97};
+    proto_change_text (&c, buf, sizeof buf);
+    assert_string_equal (buf, "compute 23.9 -> 6.0 units/s");
+    c = (proto_change_t){.node = "SB0", .what = "link", .from = 7.73, .to = 3.84};
+    proto_change_text (&c, buf, sizeof buf);
+    assert_string_equal (buf, "link 7.7 -> 3.8 MB/s");
+    c = (proto_change_t){.node = "SB0", .what = "ir_send", .from = 0.0342, .to = 0.061094};
+    proto_change_text (&c, buf, sizeof buf);
+    assert_string_equal (buf, "ir_send 0.0342 -> 0.06109");
+    assert_string_equal (proto_change_unit ("ir_recv"), "");
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_changes_round_trip),
         cmocka_unit_test (test_bad_changes_are_refused),
+        cmocka_unit_test (test_change_text),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
