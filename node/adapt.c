@@ -85,6 +85,8 @@ adapt_sample (node_t *self, double now)
     int n = self->me->nchildren;
     const double *obs = self->rep.observed;   /* just taken (take_sample) */
     double t = platform_now (self, now), busy = report_busy_seconds (self, now) * ts;
+    if (!(t > a->at))
+        return;              /* no time passed: the next sample has it all */
     double *send = a->observed + n + 1;
     for (int i = 0; i < n; i++)
         send[i] = (obs[1 + i] - a->observed[1 + i]) * mb_per_byte;
