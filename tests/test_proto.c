@@ -156,6 +156,16 @@ test_peer_messages_round_trip (void **state)
     decode_ok (proto_subtree (bounds), &m);
     for (int k = 0; k < BOUND_MODEL_COUNT; k++)
         assert_true (m.bounds[k] == bounds[k]);
+    assert_true (isnan (m.live_compute) && isnan (m.live_ir_recv));
+    proto_msg_clear (&m);
+    /*  An adapting run's SUBTREE carries the live compute and IR_r; each
+     *  may be left out. */
+    decode_ok (proto_subtree_live (bounds, 11.5, 0.25), &m);
+    assert_true (m.bounds[1] == bounds[1]);
+    assert_true (m.live_compute == 11.5 && m.live_ir_recv == 0.25);
+    proto_msg_clear (&m);
+    decode_ok (proto_subtree_live (bounds, NAN, 0), &m);
+    assert_true (isnan (m.live_compute) && m.live_ir_recv == 0);
     proto_msg_clear (&m);
     /*  A SUBTREE without every model is refused. */
     json_t *body = json_pack ("{s:{s:f, s:f}}", "bounds", "multi", 6.5, "bwc", 7.25);
@@ -517,6 +527,18 @@ test_malformed_completions_bounds_and_phases_are_refused (void **state)
     refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{\"bounds\":{\"multi\":\"x\"}}", NULL), "finite");
     refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{\"bounds\":[]}", NULL), "object");
     refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{}", NULL), "object");
+#define SUBTREE_OK "\"bounds\":{\"multi\":1,\"single\":1,\"bwc\":1}"
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{" SUBTREE_OK ",\"compute\":-1}", NULL),
+             "compute");
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{" SUBTREE_OK ",\"compute\":\"x\"}", NULL),
+             "compute");
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{" SUBTREE_OK ",\"ir_recv\":-0.5}", NULL),
+             "ir_recv");
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{" SUBTREE_OK ",\"ir_recv\":null}", NULL),
+             "ir_recv");
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{" SUBTREE_OK ",\"compute\":1e999}", NULL),
+             "SUBTREE");
+#undef SUBTREE_OK
     refused (raw (PROTO_VERSION, PROTO_MEASURE,
                   "{\"phase\":1,\"seconds\":1,\"warmup\":2,\"streams\":[]}", NULL),
              "warmup < seconds");
