@@ -155,6 +155,7 @@ begin (node_t *self)
     }
     else {
         report_begin_trace (self);
+        replan_start (self);   /* before our first SUBTREE */
         char err[TF_ERRLEN];
         if (loadgen_start (self, tf_now (), err, sizeof err) != 0)
             return node_fail (self, err);

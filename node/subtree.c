@@ -147,6 +147,8 @@ subtree_step (subtree_t *self)
 void
 subtree_adapt (subtree_t *self)
 {
+    if (self->adapt)
+        return;
     self->adapt = 1;
     self->dirty = 1;
 }
