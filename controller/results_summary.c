@@ -35,10 +35,14 @@ print_bound (const results_t *self, double span, FILE *out)
         fprintf (out, "  steady %.1f%%", 100.0 * efficiency);
     if (self->cmds.measured_bound)
         fprintf (out, "  [from the commands' measured times and sizes]");
-    else if (root->has_bound && !results_bounds_agree (root->bound[model], bound))
+    else if (root->has_bound
+             && !results_bounds_agree (root->bound[model], self->planned[model]))
         fprintf (out, "  [the tree computed %.6f: DIFFERS]", root->bound[model]);
     else if (!root->has_bound)
         fprintf (out, "  [the tree reported no bound]");
+    if (root->has_live_bound && cfg->platform.adapt)
+        fprintf (out, "\n  live bound %.3f tasks/s (the platform as the tree saw it last)",
+                 root->live_bound[model]);
 }
 
 /*  The commands that failed after their last attempt, a few named. */
