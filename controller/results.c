@@ -83,6 +83,15 @@ results_policy_model (const config_t *cfg)
     return policy && policy->multiport ? BOUND_MULTI : BOUND_SINGLE;
 }
 
+double
+results_live_bound (const results_t *self)
+{
+    const results_stats_t *root = &self->nodes[self->cfg->root].stats;
+    if (!self->cfg->platform.adapt || !root->has_live_bound)
+        return NAN;
+    return root->live_bound[results_policy_model (self->cfg)];
+}
+
 /*  Do the tree's own bound and the offline one agree? Both come from the
  *  same step on the same parameters, so they must, to rounding. */
 int

@@ -913,6 +913,7 @@ test_an_adapting_run_s_live_bound (void **state)
     assert_float_equal (json_number_value (json_object_get (b, "tasks_per_s")), 4.0, 1e-12);
     assert_true (json_is_true (json_object_get (b, "agree")));
     assert_float_equal (json_number_value (json_object_get (b, "live")), 3.25, 1e-12);
+    assert_float_equal (results_live_bound (r), 3.25, 1e-12);   /* the progress line's */
     json_decref (j);
     results_destroy (&r);
     config_destroy (&cfg);
@@ -923,6 +924,7 @@ test_an_adapting_run_s_live_bound (void **state)
     b = json_object_get (j, "bound");
     assert_true (json_is_false (json_object_get (b, "agree")));
     assert_null (json_object_get (b, "live"));
+    assert_true (isnan (results_live_bound (r)));
     json_decref (j);
     results_destroy (&r);
     config_destroy (&cfg);
