@@ -117,6 +117,7 @@ results_destroy (results_t **self_p)
     for (int i = 0; i < self->cfg->nnodes; i++) {
         children_free (self->nodes[i].children, self->nodes[i].nchildren);
         json_decref (self->nodes[i].stats.fit);
+        free (self->nodes[i].stats.changes.items);
         free (self->nodes[i].samples_csv);
         free (self->nodes[i].trace_csv);
         free (self->nodes[i].lost_why);
@@ -142,15 +143,23 @@ check_node (const results_t *self, int node, char *err, size_t errlen)
     return 0;
 }
 
-/*  Keep the scalars of stats and a reference to its fit; nothing that
- *  the message owns. */
+/*  Keep the scalars of stats, a reference to its fit and a copy of its
+ *  changes; nothing that the message owns. */
 static void
 keep_stats (node_results_t *n, const proto_stats_t *stats)
 {
     json_t *fit = stats->fit ? json_incref (stats->fit) : NULL;
     json_decref (n->stats.fit);
+    free (n->stats.changes.items);
+    proto_changes_t changes = {.n = stats->changes.n, .dropped = stats->changes.dropped};
+    if (changes.n > 0) {
+        changes.items = xcalloc ((size_t) changes.n, sizeof *changes.items);
+        memcpy (changes.items, stats->changes.items,
+                (size_t) changes.n * sizeof *changes.items);
+    }
     n->stats = *stats;
     n->stats.fit = fit;
+    n->stats.changes = changes;
     n->stats.children = NULL;
     n->stats.nchildren = 0;
     n->stats.samples_csv = NULL;
@@ -195,6 +204,18 @@ results_update_report (results_t *self, int node, proto_stats_t *stats, char *er
     stats->children = NULL;
     stats->nchildren = 0;
     return 0;
+}
+
+int
+results_new_changes (results_t *self, int node, const proto_change_t **first)
+{
+    node_results_t *n = &self->nodes[node];
+    int fresh = n->stats.changes.n - n->announced;
+    if (fresh <= 0)
+        return 0;
+    *first = n->stats.changes.items + n->announced;
+    n->announced = n->stats.changes.n;
+    return fresh;
 }
 
 const results_stats_t *

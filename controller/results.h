@@ -72,6 +72,12 @@ int results_update_stats (results_t *self, int node, const proto_stats_t *stats,
 int results_update_report (results_t *self, int node, proto_stats_t *stats, char *err,
                            size_t errlen);
 
+/*  Node's changes (every STATS carries all it declared) that no call
+ *  gave before: returns how many, *first pointing at them (borrowed
+ *  until the node's next STATS or REPORT); they are then announced. The
+ *  controller prints each once this way. */
+int results_new_changes (results_t *self, int node, const proto_change_t **first);
+
 /*  The latest counters of node, and whether a REPORT arrived from it. */
 const results_stats_t *results_node_stats (const results_t *self, int node);
 int results_node_reported (const results_t *self, int node);

@@ -27,6 +27,8 @@ typedef struct {
     char *trace_csv;         /* its timeline, from its REPORT (--trace) */
     char *lost_why;          /* why it was lost, NULL while it was not */
     double lost_at;          /* wall seconds after START */
+    int announced;           /* of its changes (stats.changes, its own
+                                copy), those results_new_changes gave */
 } node_results_t;
 
 /*  tasks.csv and the records behind it. */

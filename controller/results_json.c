@@ -206,6 +206,60 @@ outcome_to_json (const results_t *self, json_t *object)
     json_object_set_new (object, "fidelity", fidelity_to_json (self));
 }
 
+/*  One change of node by's, and when. */
+typedef struct {
+    const proto_change_t *c;
+    int by;
+} change_ref_t;
+
+/*  By time, then by the declaring node's place in the tree: the same
+ *  order every time. */
+static int
+by_time (const void *a, const void *b)
+{
+    const change_ref_t *x = a, *y = b;
+    if (x->c->at_s != y->c->at_s)
+        return x->c->at_s < y->c->at_s ? -1 : 1;
+    return (x->by > y->by) - (x->by < y->by);
+}
+
+/*  Every node's declared changes, by time: "changes": [{node, what,
+ *  from, to, at_s, by}] (node: whose rate; by: who declared it), with
+ *  "changes_dropped" when a node kept fewer than it declared. Present
+ *  (maybe []) when the run adapts, absent when it does not. */
+static void
+changes_to_json (const results_t *self, json_t *object)
+{
+    const config_t *cfg = self->cfg;
+    if (!cfg->platform.adapt)
+        return;
+    size_t total = 0;
+    uint64_t dropped = 0;
+    for (int i = 0; i < cfg->nnodes; i++) {
+        total += (size_t) self->nodes[i].stats.changes.n;
+        dropped += self->nodes[i].stats.changes.dropped;
+    }
+    change_ref_t *refs = xcalloc (total + 1, sizeof *refs);
+    size_t k = 0;
+    for (int i = 0; i < cfg->nnodes; i++)
+        for (int j = 0; j < self->nodes[i].stats.changes.n; j++)
+            refs[k++] = (change_ref_t){&self->nodes[i].stats.changes.items[j], i};
+    if (total > 1)
+        qsort (refs, total, sizeof *refs, by_time);
+    json_t *a = json_array ();
+    for (size_t i = 0; i < total; i++) {
+        const proto_change_t *c = refs[i].c;
+        json_array_append_new (a, json_pack ("{s:s, s:s, s:f, s:f, s:f, s:s}", "node", c->node,
+                                             "what", c->what, "from", c->from, "to", c->to,
+                                             "at_s", c->at_s, "by",
+                                             cfg->nodes[refs[i].by].name));
+    }
+    free (refs);
+    json_object_set_new (object, "changes", a);
+    if (dropped)
+        json_object_set_new (object, "changes_dropped", json_integer ((json_int_t) dropped));
+}
+
 json_t *
 results_to_json (const results_t *self)
 {
@@ -228,6 +282,7 @@ results_to_json (const results_t *self)
     json_object_set_new (object, "records_refused",
                          json_integer ((json_int_t) self->tasks.refused));
     json_object_set_new (object, "lost", lost_to_json (self));
+    changes_to_json (self, object);
     json_t *nodes = json_array ();
     for (int i = 0; i < cfg->nnodes; i++)
         json_array_append_new (nodes, node_to_json (self, i));

@@ -179,16 +179,36 @@ on_bound (session_t *self, peer_t *peer, const proto_msg_t *m)
     start_all (self);
 }
 
+/*  Say each change node declared the first time a message brings it:
+ *  "Lab3: compute 23.9 -> 6.0 units/s at 36.1 s", and who measured it
+ *  when that is another node (a link, an IR_s: the parent). */
+static void
+announce_changes (session_t *self, int node)
+{
+    const proto_change_t *c;
+    int n = results_new_changes (self->results, node, &c);
+    const char *by = self->cfg->nodes[node].name;
+    for (int i = 0; i < n; i++) {
+        char text[128];
+        proto_change_text (&c[i], text, sizeof text);
+        int other = strcmp (c[i].node, by) != 0;
+        session_log (self, "%s: %s at %.1f s%s%s%s", c[i].node, text, c[i].at_s,
+                     other ? " (measured by " : "", other ? by : "", other ? ")" : "");
+    }
+}
+
 /*  A node's STATS: its latest figures. */
 static void
 on_stats (session_t *self, peer_t *peer, const proto_msg_t *m)
 {
     char err[TF_ERRLEN];
     proto_stats_t stats;
+    int node = (int) (peer - self->peers);
     if (proto_stats_decode (m->object, NULL, 0, 0, &stats, err, sizeof err)
-        || results_update_stats (self->results, (int) (peer - self->peers), &stats, err,
-                                 sizeof err))
+        || results_update_stats (self->results, node, &stats, err, sizeof err))
         refuse (self, peer, "STATS: %s", err);
+    else
+        announce_changes (self, node);
     proto_stats_clear (&stats);
 }
 
@@ -207,6 +227,8 @@ on_report (session_t *self, peer_t *peer, const proto_msg_t *m)
                             sizeof err)
         || results_update_report (self->results, node, &stats, err, sizeof err))
         refuse (self, peer, "REPORT: %s", err);
+    else
+        announce_changes (self, node);
     proto_stats_clear (&stats);
     session_send_peer (self, peer, proto_empty (PROTO_BYE), 1);
 }

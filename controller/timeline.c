@@ -302,6 +302,18 @@ timeline_add_node (timeline_t *self, timeline_node_t *node)
     emit_background (self, node);
 }
 
+void
+timeline_add_change (timeline_t *self, int index, const proto_change_t *c, const char *by)
+{
+    char name[128];
+    proto_change_text (c, name, sizeof name);
+    double ts = round (c->at_s * US_PER_S * TIMELINE_NS_PER_US) / TIMELINE_NS_PER_US;
+    emit (self, json_pack ("{s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:{s:s, s:s, s:f, s:f, s:s}}",
+                           "ph", "i", "s", "p", "name", name, "cat", "change", "pid",
+                           index + 1, "tid", 0, "ts", ts, "args", "node", c->node, "what",
+                           c->what, "from", c->from, "to", c->to, "by", by));
+}
+
 int
 timeline_close (timeline_t **self_p, json_t *other, char *err, size_t errlen)
 {
@@ -428,6 +440,14 @@ timeline_write_run (const char *path, const config_t *cfg, const results_t *resu
         return -1;
     for (int i = 0; i < cfg->nnodes; i++)
         add_node (t, cfg, results, i, warn, warnlen);
+    /*  Each change on the process of the node whose rate it is. */
+    for (int i = 0; i < cfg->nnodes; i++) {
+        const proto_changes_t *ch = &results_node_stats (results, i)->changes;
+        for (int j = 0; j < ch->n; j++) {
+            int of = config_find_node (cfg, ch->items[j].node);
+            timeline_add_change (t, of >= 0 ? of : i, &ch->items[j], cfg->nodes[i].name);
+        }
+    }
     json_t *other = other_data (cfg, results);
     int rc = timeline_close (&t, other, err, errlen);
     json_decref (other);

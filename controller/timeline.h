@@ -15,7 +15,9 @@
  *  each sample interval, from its samples (node/sampler.h). Times (ts,
  *  dur) are microseconds of platform time since the
  *  node's START: wall seconds × time_scale, as results.json's makespan;
- *  otherData says so. docs/trace.md has the details.
+ *  otherData says so. An adapting run's declared changes are instant
+ *  events ("i", cat "change") on the process of the node whose rate
+ *  changed. docs/trace.md has the details.
  *
  *  Events are written one at a time (each built and dumped by jansson),
  *  so a big trace is never held in memory as JSON; the file goes to a
@@ -88,6 +90,13 @@ timeline_t *timeline_open (const char *path, double scale, char *err, size_t err
 /*  Write node's process and tracks, its spans, its idle gaps and its
  *  background track. */
 void timeline_add_node (timeline_t *self, timeline_node_t *node);
+
+/*  A change a node declared (by: its name) as an instant event ("i",
+ *  process-wide) on the process of config index `index`, at the
+ *  change's platform time, named as the log line says it ("compute 23.9
+ *  -> 6.0 units/s"), args {node, what, from, to, by}. */
+void timeline_add_change (timeline_t *self, int index, const proto_change_t *c,
+                          const char *by);
 
 /*  Finish the file with otherData (a reference is taken; NULL: none),
  *  close it and rename it into place; destroy the writer and null the

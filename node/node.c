@@ -155,10 +155,11 @@ begin (node_t *self)
     }
     else {
         report_begin_trace (self);
-        replan_start (self);   /* before our first SUBTREE */
         char err[TF_ERRLEN];
         if (loadgen_start (self, tf_now (), err, sizeof err) != 0)
             return node_fail (self, err);
+        adapt_start (self);
+        replan_start (self);
         core_event_t start = {.type = CORE_EV_START, .now = tf_now ()};
         rc = act_feed (self, &start, "the controller");
     }
@@ -231,6 +232,7 @@ node_run (const node_opts_t *opts)
     beat_close (self);
     measure_close (self);
     clock_close (self);
+    adapt_close (self);
     report_close (self);
     config_destroy (&self->cfg);
     return status;

@@ -83,9 +83,8 @@ process_cpu_us (void)
          + (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
-/*  Wall seconds the engine computed up to now. */
-static double
-busy_seconds (const node_t *self, double now)
+double
+report_busy_seconds (const node_t *self, double now)
 {
     const node_rate_t *r = &self->rep.rate;
     return r->busy + (r->since >= 0 ? now - r->since : 0);
@@ -98,7 +97,7 @@ rate_sample (node_t *self, double now)
 {
     double ts = self->cfg->platform.time_scale;
     ratewin_feed (self->rep.rate.win, now * ts, self->rep.units,
-                  busy_seconds (self, now) * ts);
+                  report_busy_seconds (self, now) * ts);
     return ratewin_rate (self->rep.rate.win, NULL);
 }
 
@@ -120,6 +119,7 @@ take_sample (node_t *self, double now)
                     engine_busy (self->parts.engine),
                     self->rep.observed);
     self->rep.observe_cpu += fmin (tf_now () - t0, NODE_SAMPLE_MAX);
+    adapt_sample (self, now);
 }
 
 static json_t *
@@ -173,6 +173,7 @@ current_fit (node_t *self, int final)
     double t0 = thread_cpu ();
     const observe_estimates_t *est = observe_estimates (self->rep.observe);
     apply_estimates (self, est);
+    adapt_fit (self, est);
     json_decref (self->rep.fit);
     self->rep.fit = fit_json (self, est);
     self->rep.fit_n = est->n;
@@ -304,6 +305,7 @@ report_stats (node_t *self, proto_command_t command)
     s.fit = json_incref (current_fit (self, command == PROTO_REPORT));
     fill_lag (self, &s);
     fill_rate (self, &s.rate);
+    adapt_fill_changes (self, &s.changes);
     report_texts_t texts = {0};
     if (command == PROTO_REPORT)
         fill_report (self, &s, &texts);

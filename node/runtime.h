@@ -462,6 +462,9 @@ void report_units (node_t *self, double now, double units);
 /*  The engine's units and when they were read. */
 double report_engine_units (const node_t *self, double *at);
 
+/*  Wall seconds the engine computed from START up to now. */
+double report_busy_seconds (const node_t *self, double now);
+
 /*  A task ran `seconds` on worker lane: its span ends, its time counts. */
 void report_computed (node_t *self, double seconds, uint32_t lane, uint64_t task);
 

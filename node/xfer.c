@@ -30,6 +30,8 @@ typedef struct {
     double started_at;       /* when it began */
     double delivered;        /* when the last chunk sent reaches the child:
                                 its pacers' finish, or its send time */
+    int total_held;          /* a chunk of it waited on the send limit's
+                                pacer: its time is not the link's */
 } transfer_t;
 
 /*  One REQUEST's unserved tasks; each task has its own arrival number. */
@@ -490,6 +492,10 @@ send_chunk (xfer_t *self, core_acts_t *acts, int c, double now)
     meter_add (ch->sent, now, (double) a->len);
     int link = self->cfg.pace && link_rate (ch) > 0;
     int total = self->cfg.pace && self->cfg.send_limit_bps > 0;
+    if (total && (!link || pacer_due (self->total_free, a->len, self->cfg.send_limit_bps)
+                               > pacer_due (ch->link_free, a->len, link_rate (ch))
+                                     + CORE_TIME_EPS))
+        ch->cur.total_held = 1;
     if (link)
         ch->link_free = pacer_advance (ch->link_free, now, a->len, link_rate (ch));
     if (total)
@@ -529,6 +535,13 @@ transfer_done (xfer_t *self, child_t *ch, const transfer_t *t, double now,
     if (now > t->delivered)
         ch->stats.ack_wait_seconds += now - t->delivered;
     ch->stats.tasks_sent++;
+    /*  The link's own rate: paced, until its pacer delivered the last
+     *  chunk (the ack after is the runtime's round trip); unpaced (real
+     *  mode, where sending only queues), until the last ack. */
+    if (!t->total_held) {
+        ch->stats.link_bytes += t->task.bytes;
+        ch->stats.link_seconds += (self->cfg.pace ? t->delivered : now) - t->started_at;
+    }
     /*  A command's input bundle stays until its result is back: if the
      *  child is lost first, the task goes out again from here. */
     if (t->task.kind != CORE_KIND_COMMAND || !self->cfg.keep_commands)

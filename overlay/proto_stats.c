@@ -38,6 +38,22 @@ proto_counter (const proto_stats_t *s, int i)
     return *(const uint64_t *) ((const char *) s + proto_counters[i].offset);
 }
 
+const char *
+proto_change_unit (const char *what)
+{
+    return strcmp (what, "compute") == 0 ? "units/s" : strcmp (what, "link") == 0 ? "MB/s" : "";
+}
+
+void
+proto_change_text (const proto_change_t *c, char *buf, size_t len)
+{
+    const char *unit = proto_change_unit (c->what);
+    if (*unit)
+        snprintf (buf, len, "%s %.1f -> %.1f %s", c->what, c->from, c->to, unit);
+    else
+        snprintf (buf, len, "%s %.4g -> %.4g", c->what, c->from, c->to);
+}
+
 /* ------------------------------------------------------------------------
  *  Encoding.
  */
@@ -155,6 +171,25 @@ bound_json (const double *bound)
     return b;
 }
 
+/*  "changes": [{node, what, from, to, at_s}], and "changes_dropped",
+ *  each only when there is one. */
+static void
+changes_to_json (json_t *o, const proto_changes_t *c)
+{
+    if (c->n > 0) {
+        json_t *a = json_array ();
+        for (int i = 0; i < c->n; i++) {
+            const proto_change_t *x = &c->items[i];
+            json_array_append_new (a, json_pack ("{s:s, s:s, s:f, s:f, s:f}", "node",
+                                                 x->node, "what", x->what, "from", x->from,
+                                                 "to", x->to, "at_s", x->at_s));
+        }
+        json_object_set_new (o, "changes", a);
+    }
+    if (c->dropped)
+        json_object_set_new (o, "changes_dropped", json_integer ((json_int_t) c->dropped));
+}
+
 zmsg_t *
 proto_stats_encode (proto_command_t command, proto_stats_t *s)
 {
@@ -182,6 +217,7 @@ proto_stats_encode (proto_command_t command, proto_stats_t *s)
     if (s->fit)
         json_object_set (o, "fit", s->fit);
     rate_to_json (o, &s->rate);
+    changes_to_json (o, &s->changes);
     if (command == PROTO_REPORT) {
         json_object_set_new (o, "children", children_json (s));
         int traced = s->write_trace || s->trace_csv;
@@ -306,6 +342,68 @@ get_rate (const json_t *stats, proto_rate_stats_t *r, char *err, size_t errlen)
     return 0;
 }
 
+/*  What a change may be of (node/live.h's live_what_str). */
+static int
+valid_what (const char *what)
+{
+    static const char *const words[] = {"compute", "link", "ir_send", "ir_recv"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strcmp (what, words[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/*  One entry of "changes": exactly {node, what, from, to, at_s}, the
+ *  name 1 .. PROTO_CHANGE_NODE_MAX - 1 characters, what one of the four
+ *  words, the numbers finite, at_s >= 0. */
+static int
+get_change (const json_t *entry, size_t i, proto_change_t *c, char *err, size_t errlen)
+{
+    const char *node, *what;
+    json_error_t jerr;
+    if (json_unpack_ex ((json_t *) entry, &jerr, JSON_STRICT, "{s:s, s:s, s:F, s:F, s:F}",
+                        "node", &node, "what", &what, "from", &c->from, "to", &c->to,
+                        "at_s", &c->at_s) != 0)
+        return tf_error (err, errlen, "stats: changes[%zu]: %s", i, jerr.text);
+    size_t n = strlen (node);
+    if (n == 0 || n >= PROTO_CHANGE_NODE_MAX)
+        return tf_error (err, errlen, "stats: changes[%zu]: \"node\" must be 1 to %d "
+                         "characters", i, PROTO_CHANGE_NODE_MAX - 1);
+    if (!valid_what (what))
+        return tf_error (err, errlen, "stats: changes[%zu]: \"what\" must be compute, "
+                         "link, ir_send or ir_recv", i);
+    if (!isfinite (c->from) || !isfinite (c->to) || !isfinite (c->at_s) || c->at_s < 0)
+        return tf_error (err, errlen, "stats: changes[%zu]: \"from\" and \"to\" must "
+                         "be finite, \"at_s\" finite and >= 0", i);
+    memcpy (c->node, node, n + 1);
+    snprintf (c->what, sizeof c->what, "%s", what);
+    return 0;
+}
+
+/*  "changes" (at most PROTO_MAX_CHANGES, checked before anything is
+ *  allocated) and "changes_dropped", both optional. */
+static int
+get_changes (const json_t *stats, proto_changes_t *out, char *err, size_t errlen)
+{
+    if (get_count (stats, "changes_dropped", &out->dropped, "stats: ", err, errlen))
+        return -1;
+    json_t *array = json_object_get (stats, "changes");
+    if (!array)
+        return 0;
+    if (!json_is_array (array) || json_array_size (array) > PROTO_MAX_CHANGES)
+        return tf_error (err, errlen, "stats: \"changes\" must be an array of at most "
+                         "%d entries", PROTO_MAX_CHANGES);
+    out->items = xcalloc (json_array_size (array) + 1, sizeof *out->items);
+    size_t i;
+    json_t *entry;
+    json_array_foreach (array, i, entry) {
+        if (get_change (entry, i, &out->items[i], err, errlen))
+            return -1;
+        out->n = (int) i + 1;
+    }
+    return 0;
+}
+
 /*  The scalars: counters, times, the node's state, bound, lag, fit. */
 static int
 get_scalars (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
@@ -325,7 +423,8 @@ get_scalars (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
         || get_bound (stats, "bound", out->bound, &out->has_bound, err, errlen)
         || get_bound (stats, "live_bound", out->live_bound, &out->has_live_bound, err,
                       errlen)
-        || get_rate (stats, &out->rate, err, errlen))
+        || get_rate (stats, &out->rate, err, errlen)
+        || get_changes (stats, &out->changes, err, errlen))
         return -1;
     out->held = held > UINT32_MAX ? UINT32_MAX : (uint32_t) held;
     out->computing = (int) computing;
@@ -441,6 +540,7 @@ proto_stats_clear (proto_stats_t *s)
     for (int i = 0; i < s->nchildren; i++)
         free (s->children[i].name);
     free (s->children);
+    free (s->changes.items);
     free (s->samples_csv);
     free (s->trace_csv);
     memset (s, 0, sizeof *s);

@@ -78,6 +78,15 @@ typedef struct {
     uint64_t dropped;
 } proto_changes_t;
 
+/*  The unit a change's figures are in: "units/s" (compute), "MB/s"
+ *  (link), "" (an IR, or an unknown what). */
+const char *proto_change_unit (const char *what);
+
+/*  A change as people read it, into buf (len bytes): "compute 23.9 ->
+ *  6.0 units/s", rates to 0.1, IRs to 4 significant digits ("ir_send
+ *  0.0342 -> 0.06109"). */
+void proto_change_text (const proto_change_t *c, char *buf, size_t len);
+
 typedef struct {
     /*  The counters (proto_counters names them). */
     uint64_t computed, forwarded, received, requested;

@@ -313,10 +313,39 @@ test_paths_are_checked_before_a_run (void **state)
     assert_int_equal (timeline_check_path ("", err, sizeof err), -1);
 }
 
+/*  A declared change is one instant event, process-wide, on the process
+ *  of the index given, at its platform time (not scaled again), named as
+ *  the log line says it. */
+static void
+test_change_is_an_instant_event (void **state)
+{
+    fixture_t *f = *state;
+    char err[TF_ERRLEN];
+    timeline_t *t = timeline_open (f->path, 20.0, err, sizeof err);
+    proto_change_t c = {.node = "Lab3", .what = "compute", .from = 23.86, .to = 5.97,
+                        .at_s = 41.25};
+    timeline_add_change (t, 1, &c, "Lab3");
+    assert_int_equal (timeline_close (&t, NULL, err, sizeof err), 0);
+    json_t *events = load_events (f->path);
+    assert_int_equal (json_array_size (events), 1);
+    json_t *e = json_array_get (events, 0);
+    assert_string_equal (json_string_value (json_object_get (e, "ph")), "i");
+    assert_string_equal (json_string_value (json_object_get (e, "s")), "p");
+    assert_string_equal (json_string_value (json_object_get (e, "name")),
+                         "compute 23.9 -> 6.0 units/s");
+    assert_int_equal (json_integer_value (json_object_get (e, "pid")), 2);
+    assert_true (json_number_value (json_object_get (e, "ts")) == 41.25e6);
+    json_t *args = json_object_get (e, "args");
+    assert_string_equal (json_string_value (json_object_get (args, "by")), "Lab3");
+    assert_true (json_number_value (json_object_get (args, "to")) == 5.97);
+    json_decref (events);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown (test_change_is_an_instant_event, setup, teardown),
         cmocka_unit_test_setup_teardown (test_spans_tracks_and_idle_gaps, setup, teardown),
         cmocka_unit_test_setup_teardown (
             test_slots_have_a_track_each_and_the_root_receives_nothing, setup, teardown),

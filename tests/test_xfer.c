@@ -302,6 +302,59 @@ test_link_share_slows_the_pacer (void **state)
     xfer_destroy (&x);
 }
 
+/*  Send task id of 20 bytes to child 0 from T0, pumping and acking each
+ *  chunk when due, the acks a whole second later. */
+static void
+send_paced (xfer_t *x, uint64_t id, double *now)
+{
+    core_acts_t acts = {0};
+    char err[TF_ERRLEN];
+    xfer_add_ask (x, 0, 1, err, sizeof err);
+    xfer_start_task (x, 0, &(task_t){.id = id, .units = 1, .bytes = 20}, *now);
+    while (acts.n < 2) {
+        double due = xfer_next_due (x, *now);
+        assert_true (due >= *now);
+        *now = due;
+        xfer_pump_chunks (x, &acts, *now);
+    }
+    *now += 1;
+    for (uint32_t i = 0; i < 2; i++)
+        assert_int_equal (xfer_ack_chunk (x, 0, id, i, *now, &acts, err, sizeof err), 0);
+    free (acts.items);
+}
+
+/*  The link's own stats: a transfer the link alone paced (100 B/s, no
+ *  send limit) counts its bytes and its 0.2 s to the last delivery, not
+ *  the ack's second; under a send limit slower than the link (50 B/s)
+ *  a transfer waits on the total's pacer and is left out. */
+static void
+test_link_stats_only_of_link_paced_transfers (void **state)
+{
+    (void) state;
+    core_child_info_t kids[1];
+    xfer_cfg_t cfg = cfg_of (1, 8, kids);
+    cfg.pace = 1;
+    kids[0].link_bps = 100;
+    xfer_t *x = xfer_new (&cfg);
+    double now = T0;
+    send_paced (x, 1, &now);
+    core_child_stats_t s = xfer_child_stats (x, 0);
+    assert_int_equal (s.tasks_sent, 1);
+    assert_int_equal (s.link_bytes, 20);
+    assert_true (fabs (s.link_seconds - 0.2) < 1e-9);
+    xfer_destroy (&x);
+
+    cfg.send_limit_bps = 50;
+    x = xfer_new (&cfg);
+    now = T0;
+    send_paced (x, 2, &now);
+    s = xfer_child_stats (x, 0);
+    assert_int_equal (s.tasks_sent, 1);
+    assert_int_equal (s.link_bytes, 0);
+    assert_true (s.link_seconds == 0);
+    xfer_destroy (&x);
+}
+
 /*  Cut-through: of a task still arriving, only the chunks here go. */
 static void
 test_cut_through_sends_only_arrived_chunks (void **state)
@@ -407,6 +460,7 @@ main (void)
         cmocka_unit_test (test_pipelined_transfers_drain_in_order),
         cmocka_unit_test (test_pacing_holds_chunks_to_the_link_rate),
         cmocka_unit_test (test_link_share_slows_the_pacer),
+        cmocka_unit_test (test_link_stats_only_of_link_paced_transfers),
         cmocka_unit_test (test_cut_through_sends_only_arrived_chunks),
         cmocka_unit_test (test_probes_stream_while_asked),
         cmocka_unit_test (test_given_tasks_come_back_once),
