@@ -67,12 +67,13 @@ expect "with --adapt the root's lower compute rate lets the children work" \
 expect "nodes.csv: c1 or c2 computed tasks" python3 -c '
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-sys.exit(0 if sum(int(r["computed"]) for r in rows if r["node"] in ("c1", "c2")) > 0
+sys.exit(0 if sum(int(r["computed"]) for r in rows if r["name"] in ("c1", "c2")) > 0
          else 1)' "$WORK/adapt/nodes.csv"
 
 # The change behind it: the root's compute rate, declared and logged.
 expect "the root declared a change in its compute rate" \
     grep -q "root: compute [0-9.]* -> [0-9.]* units/s at" "$WORK/adapt.err"
+grep "root: compute" "$WORK/adapt.err" | head -2 | sed 's/^/    /'
 # The first bound (the dedicated platform's) still agrees with the
 # controller's; the live one is below it.
 expect "results.json: bound agrees, the live bound below the first" python3 -c '
