@@ -40,9 +40,6 @@ print_bound (const results_t *self, double span, FILE *out)
         fprintf (out, "  [the tree computed %.6f: DIFFERS]", root->bound[model]);
     else if (!root->has_bound)
         fprintf (out, "  [the tree reported no bound]");
-    if (root->has_live_bound && cfg->platform.adapt)
-        fprintf (out, "\n  live bound %.3f tasks/s (the platform as the tree saw it last)",
-                 root->live_bound[model]);
 }
 
 /*  The commands that failed after their last attempt, a few named. */
@@ -132,6 +129,9 @@ print_header (const results_t *self, FILE *out)
     if (cfg->platform.time_scale != 1)
         fprintf (out, "  [time scale %g]", cfg->platform.time_scale);
     fputc ('\n', out);
+    if (isfinite (results_live_bound (self)))
+        fprintf (out, "  live bound %.3f tasks/s (the platform as the tree saw it last)\n",
+                 results_live_bound (self));
     print_fidelity (self, out);
 }
 

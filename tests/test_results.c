@@ -915,6 +915,14 @@ test_an_adapting_run_s_live_bound (void **state)
     assert_float_equal (json_number_value (json_object_get (b, "live")), 3.25, 1e-12);
     assert_float_equal (results_live_bound (r), 3.25, 1e-12);   /* the progress line's */
     json_decref (j);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream (&text, &size);
+    results_print_summary (r, out);
+    fclose (out);
+    if (!strstr (text, "live bound 3.250 tasks/s") || strstr (text, "DIFFERS"))
+        fail_msg ("the summary:\n%s", text);
+    free (text);
     results_destroy (&r);
     config_destroy (&cfg);
 
