@@ -35,6 +35,7 @@ struct progress {
     int started;
     double last_draw;        /* when the line was last drawn */
     int shown;               /* a live line is on screen */
+    double bound;            /* the live bound, platform tasks/s; 0: none */
     sample_t samples[NSAMPLES];  /* ring, oldest at head */
     int head, nsamples;
 };
@@ -91,6 +92,12 @@ add_sample (progress_t *self, uint64_t done, double now)
     int tail = (self->head + self->nsamples) % NSAMPLES;
     self->samples[tail] = (sample_t) {now, done};
     self->nsamples++;
+}
+
+void
+progress_set_bound (progress_t *self, double tasks_per_s)
+{
+    self->bound = tasks_per_s > 0 && isfinite (tasks_per_s) ? tasks_per_s : 0;
 }
 
 void
@@ -161,17 +168,27 @@ progress_format (const progress_t *self, uint64_t done, double now, char *buf,
 {
     double percent = self->total ? 100.0 * (double) done / (double) self->total : 100;
     double rate = self->started ? wall_rate (self, done, now) : -1;
-    char rate_text[32] = "-", eta_text[32] = "-";
+    char rate_text[32] = "-", eta_text[32] = "-", bound_text[64] = "";
     if (rate >= 0)
         format_rate (rate / self->time_scale, rate_text, sizeof rate_text);
+    if (self->bound > 0) {
+        char b[32];
+        format_rate (self->bound, b, sizeof b);
+        if (rate >= 0)
+            snprintf (bound_text, sizeof bound_text, "  %.0f%% of bound %s",
+                      100 * rate / self->time_scale / self->bound, b);
+        else
+            snprintf (bound_text, sizeof bound_text, "  - of bound %s", b);
+    }
     if (done >= self->total)
         snprintf (eta_text, sizeof eta_text, "done");
     else if (rate > 0)
         format_duration ((double) (self->total - done) / rate, eta_text,
                          sizeof eta_text);
-    snprintf (buf, len, "[%s] %llu/%llu tasks  %.1f%%  %s %stasks/s  ETA %s",
+    snprintf (buf, len, "[%s] %llu/%llu tasks  %.1f%%  %s %stasks/s%s  ETA %s",
               self->label, (unsigned long long) done, (unsigned long long) self->total,
-              percent, rate_text, self->time_scale != 1 ? "platform " : "", eta_text);
+              percent, rate_text, self->time_scale != 1 ? "platform " : "", bound_text,
+              eta_text);
     return buf;
 }
 

@@ -9,7 +9,11 @@
  *  over the last few seconds; it is reported in platform time (wall rate
  *  divided by the time scale, so it matches the run's throughput in the
  *  results) and labelled "platform tasks/s" when the time scale is not 1.
- *  The ETA is in wall seconds: what the user waits.
+ *  The ETA is in wall seconds: what the user waits. When the run adapts,
+ *  the line also gives the live efficiency, the rate against the bound of
+ *  the platform as the tree now sees it (docs/adapt.md):
+ *
+ *    [fork7/fcfs] 412/1000 tasks  41.2%  38.1 tasks/s  92% of bound 41.3  ETA 15s
  *
  *  The caller passes the clock in (tf_now), so the module is tested
  *  without waiting.
@@ -52,6 +56,10 @@ progress_mode_t progress_mode (const progress_t *self);
 
 /*  The run started at now: the rate and the ETA are measured from here. */
 void progress_start (progress_t *self, double now);
+
+/*  The live bound, platform tasks/s, the rate is shown against from now
+ *  on; NaN, infinite or <= 0 shows none. */
+void progress_set_bound (progress_t *self, double tasks_per_s);
 
 /*  done tasks are complete at now. Redraws when the mode's interval has
  *  passed since the last draw; cheap to call more often. */

@@ -42,11 +42,17 @@ results_new (const config_t *cfg)
     /*  A run is judged against the platform as it is: a node with
      *  background load at its predicted rate (docs/load.md). */
     bound_app_t app = bound_app_of (cfg);
-    app.loaded = 1;
-    for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
-        bound_tree_t *tree = bound_tree_new (cfg, m, &app, NULL, 0);
-        self->offline[m] = tree ? tree->bound : NAN;
-        bound_tree_destroy (&tree);
+    for (int loaded = 1; loaded >= 0; loaded--) {
+        app.loaded = loaded;
+        for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
+            bound_tree_t *tree = bound_tree_new (cfg, m, &app, NULL, 0);
+            double that = tree ? tree->bound : NAN;
+            bound_tree_destroy (&tree);
+            if (loaded)
+                self->offline[m] = self->planned[m] = that;
+            else if (cfg->platform.adapt)
+                self->planned[m] = that;
+        }
     }
     self->window = results_window_make (config_bag_size (cfg), results_window_k (cfg));
     return self;
@@ -75,6 +81,15 @@ results_policy_model (const config_t *cfg)
 {
     const policy_t *policy = policy_find (cfg->policy);
     return policy && policy->multiport ? BOUND_MULTI : BOUND_SINGLE;
+}
+
+double
+results_live_bound (const results_t *self)
+{
+    const results_stats_t *root = &self->nodes[self->cfg->root].stats;
+    if (!self->cfg->platform.adapt || !root->has_live_bound)
+        return NAN;
+    return root->live_bound[results_policy_model (self->cfg)];
 }
 
 /*  Do the tree's own bound and the offline one agree? Both come from the

@@ -82,6 +82,11 @@ int results_new_changes (results_t *self, int node, const proto_change_t **first
 const results_stats_t *results_node_stats (const results_t *self, int node);
 int results_node_reported (const results_t *self, int node);
 
+/*  An adapting run's live bound (tasks/s, the policy's port model): the
+ *  bound of the platform as the tree sees it now, from the root's latest
+ *  STATS; NaN when the run does not adapt or no STATS carried it yet. */
+double results_live_bound (const results_t *self);
+
 /*  The timeline text node's REPORT carried (overlay/trace.h; its end and
  *  dropped count are in its stats), or NULL. Borrowed. */
 const char *results_node_trace (const results_t *self, int node);

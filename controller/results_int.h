@@ -62,6 +62,10 @@ struct results {
     uint64_t malformed;
     int curve;               /* the run's sockets were CURVE */
     double offline[BOUND_MODEL_COUNT];   /* the bound computed here */
+    double planned[BOUND_MODEL_COUNT];   /* the offline bound the tree's
+                                first one is checked against: offline[],
+                                or adapting, the dedicated platform's (the
+                                tree starts from the configured rates) */
     uint64_t resumed;        /* tasks done by an earlier run (--resume) */
     int nlost;               /* nodes lost during the run */
     results_window_t window; /* the steady state, this run's records */

@@ -129,8 +129,13 @@ bound_to_json (const results_t *self)
                                                     : json_null ());
     json_object_set_new (o, "agree", root->has_bound && !self->cmds.measured_bound
                                          ? json_boolean (results_bounds_agree (root->bound[model],
-                                                                       self->offline[model]))
+                                                                       self->planned[model]))
                                          : json_null ());
+    /*  Adapting: the bound of the platform as the tree saw it last. */
+    if (cfg->platform.adapt)
+        json_object_set_new (o, "live", root->has_live_bound
+                                            ? json_real (root->live_bound[model])
+                                            : json_null ());
     return o;
 }
 

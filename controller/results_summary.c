@@ -35,7 +35,8 @@ print_bound (const results_t *self, double span, FILE *out)
         fprintf (out, "  steady %.1f%%", 100.0 * efficiency);
     if (self->cmds.measured_bound)
         fprintf (out, "  [from the commands' measured times and sizes]");
-    else if (root->has_bound && !results_bounds_agree (root->bound[model], bound))
+    else if (root->has_bound
+             && !results_bounds_agree (root->bound[model], self->planned[model]))
         fprintf (out, "  [the tree computed %.6f: DIFFERS]", root->bound[model]);
     else if (!root->has_bound)
         fprintf (out, "  [the tree reported no bound]");
@@ -128,6 +129,9 @@ print_header (const results_t *self, FILE *out)
     if (cfg->platform.time_scale != 1)
         fprintf (out, "  [time scale %g]", cfg->platform.time_scale);
     fputc ('\n', out);
+    if (isfinite (results_live_bound (self)))
+        fprintf (out, "  live bound %.3f tasks/s (the platform as the tree saw it last)\n",
+                 results_live_bound (self));
     print_fidelity (self, out);
 }
 

@@ -90,6 +90,8 @@ run_tick (session_t *s, void *arg, double now)
         progress_start (run->progress, session_started_at (s));
         run->progress_started = 1;
     }
+    /*  Adapting: the live efficiency, against the platform as it now is. */
+    progress_set_bound (run->progress, results_live_bound (session_results (s)));
     progress_update (run->progress, results_completed (session_results (s)), now);
     if (now - run->t_tasks_flush < TASKS_FLUSH_S)
         return;

@@ -45,14 +45,33 @@ to_parent (node_t *self, zmsg_t **msg_p)
 }
 
 int
-act_subtree_bound (node_t *self)
+act_subtree_send (node_t *self, int force)
 {
-    if (!subtree_step (self->parts.subtree) || !self->link.parent)
+    subtree_t *st = self->parts.subtree;
+    int changed = subtree_step (st);
+    const double *bounds = subtree_bounds (st);
+    /*  Until every child reported there is nothing to send: the first
+     *  SUBTREE will carry what changed meanwhile. */
+    if (!(changed || force) || !bounds || !self->link.parent)
         return 0;
     if (act_flush_parent (self) != 0)   /* in order after what is waiting */
         return -1;
-    zmsg_t *msg = proto_subtree (subtree_bounds (self->parts.subtree));
+    zmsg_t *msg;
+    if (self->cfg->platform.adapt) {
+        /*  The parent's policy and its step see our live values. */
+        double compute, ir_recv;
+        subtree_self (st, &compute, &ir_recv);
+        msg = proto_subtree_live (bounds, compute, ir_recv);
+    }
+    else
+        msg = proto_subtree (bounds);
     return zmsg_send (&msg, self->link.parent);
+}
+
+int
+act_subtree_bound (node_t *self)
+{
+    return act_subtree_send (self, 0);
 }
 
 /*  The bytes of one chunk: the root makes them, others forward what they

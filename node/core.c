@@ -286,6 +286,21 @@ core_set_child_ir (core_t *self, int child, double ir_send)
 }
 
 void
+core_set_child_rates (core_t *self, int child, const core_rates_t *rates)
+{
+    xfer_set_child_rates (self->xfer, child, rates);
+}
+
+void
+core_set_compute_rate (core_t *self, double units_per_s)
+{
+    if (!(units_per_s > 0) || !isfinite (units_per_s))
+        return;
+    self->cfg.parent.compute_rate = units_per_s;
+    xfer_set_compute_rate (self->xfer, units_per_s);
+}
+
+void
 core_set_link_share (core_t *self, int child, double share)
 {
     xfer_set_link_share (self->xfer, child, share);

@@ -63,11 +63,15 @@ store_chunk (node_t *self, proto_msg_t *m)
     return 0;
 }
 
-/*  A child's SUBTREE: keep its bounds, once, every model present. */
+/*  A child's SUBTREE: keep its bounds, once, every model present; in
+ *  an adapting run each one again replaces the last, and its live
+ *  compute rate and IR_r are what the core believes of the child. */
 static int
 on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
 {
     char err[TF_ERRLEN];
+    if (self->cfg->platform.adapt)
+        replan_child_rates (self, slot, m);
     if (subtree_child (self->parts.subtree, slot, m->bounds, err, sizeof err) != 0) {
         receive_log_refusal (self, "refused SUBTREE from %s: %s", peer, err);
         self->in.refused++;

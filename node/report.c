@@ -290,11 +290,17 @@ report_stats (node_t *self, proto_command_t command)
         .computing = c.computing,
         .slots = self->cfg->commands.count && self->me->slots ? self->me->slots : 1,
     };
-    const double *that = subtree_bounds (self->parts.subtree);
+    /*  The root's: the first bound the tree computed (the controller
+     *  checks it against its own) and, adapting, the bound now. */
+    const double *that = subtree_first_bounds (self->parts.subtree);
+    const double *now = subtree_bounds (self->parts.subtree);
     if (that && self->me->parent < 0) {
         s.has_bound = 1;
-        for (int m = 0; m < BOUND_MODEL_COUNT; m++)
+        s.has_live_bound = self->cfg->platform.adapt;
+        for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
             s.bound[m] = that[m];
+            s.live_bound[m] = now[m];
+        }
     }
     s.fit = json_incref (current_fit (self, command == PROTO_REPORT));
     fill_lag (self, &s);

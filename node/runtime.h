@@ -315,7 +315,8 @@ void adapt_close (node_t *self);
 /*  --- replan.c: re-planning on a change, for free (docs/adapt.md) -------- */
 
 /*  Make the subtree bound follow the live estimates (subtree_adapt):
- *  called at START of an adapting run, before any SUBTREE. */
+ *  called at START of an adapting run, before any SUBTREE (node.c's
+ *  begin does; a second call changes nothing). */
 void replan_start (node_t *self);
 
 /*  A change this node declared (adapt.c): the core's beliefs (its own
@@ -384,9 +385,16 @@ int act_flush_parent (node_t *self);
  *  gone is noted unreachable. Returns 0, or -1 on another error. */
 int act_send_to_child (node_t *self, int slot, zmsg_t **msg_p);
 
-/*  Once every child has reported its subtree's bound, pass ours up.
- *  Returns 0, or -1 if it could not be sent. */
+/*  Once every child has reported its subtree's bound, pass ours up:
+ *  the first time, and in an adapting run whenever it changed (with our
+ *  live compute rate and IR_r). Returns 0, or -1 if it could not be
+ *  sent. */
 int act_subtree_bound (node_t *self);
+
+/*  The one path SUBTREE goes up by: as act_subtree_bound, and when force
+ *  is set (our own live values changed) also with an unchanged bound,
+ *  once it is known. */
+int act_subtree_send (node_t *self, int force);
 
 /*  1 if a send to child slot failed (or it was cut off), else 0. */
 int act_unreachable (const node_t *self, int slot);

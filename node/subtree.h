@@ -53,8 +53,19 @@ void subtree_set_self (subtree_t *self, double compute, double ir_recv);
  *  alike) and IR_s. A bad slot is ignored. */
 void subtree_set_child (subtree_t *self, int slot, double link_mbps, double ir_send);
 
+/*  Our own compute rate (units/s) and IR_r as the step uses them: the
+ *  configured ones until subtree_set_self replaced them (what an adapting
+ *  node's SUBTREE carries to its parent). */
+void subtree_self (const subtree_t *self, double *compute, double *ir_recv);
+
 /*  Our subtree's bound per model (BOUND_MODEL_COUNT values, tasks/s), or
- *  NULL until subtree_step has computed it. */
+ *  NULL until subtree_step has computed it. Adapting, the bound now (the
+ *  live one). */
 const double *subtree_bounds (const subtree_t *self);
+
+/*  The first bound subtree_step computed (NULL before): what the
+ *  controller checks against its offline bound. The same as
+ *  subtree_bounds in a run that does not adapt. */
+const double *subtree_first_bounds (const subtree_t *self);
 
 #endif

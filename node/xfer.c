@@ -688,11 +688,40 @@ xfer_send_rate (xfer_t *self, int c, double now)
     return meter_rate (self->children[c].sent, now);
 }
 
+/*  A new belief replaces the old only when it is a finite number >= 0
+ *  (NaN, negative or infinite: kept). */
+static void
+believe (double *field, double value)
+{
+    if (value >= 0 && isfinite (value))
+        *field = value;
+}
+
+void
+xfer_set_child_rates (xfer_t *self, int c, const core_rates_t *rates)
+{
+    if (c < 0 || c >= self->cfg.nchildren || !rates)
+        return;
+    core_child_info_t *info = &self->children[c].info;
+    believe (&info->compute_rate, rates->compute_rate);
+    believe (&info->link_mbps, rates->link_mbps);
+    believe (&info->link_idle_mbps, rates->link_idle_mbps);
+    believe (&info->ir_send, rates->ir_send);
+    believe (&info->ir_recv, rates->ir_recv);
+}
+
 void
 xfer_set_child_ir (xfer_t *self, int c, double ir_send)
 {
-    if (c >= 0 && c < self->cfg.nchildren && ir_send >= 0 && isfinite (ir_send))
-        self->children[c].info.ir_send = ir_send;
+    core_rates_t r = {NAN, NAN, NAN, ir_send, NAN};
+    xfer_set_child_rates (self, c, &r);
+}
+
+void
+xfer_set_compute_rate (xfer_t *self, double units_per_s)
+{
+    if (units_per_s > 0 && isfinite (units_per_s))
+        self->cfg.parent.compute_rate = units_per_s;
 }
 
 void

@@ -148,9 +148,17 @@ double xfer_next_due (const xfer_t *self, double now);
  *  bad slot). */
 double xfer_send_rate (xfer_t *self, int c, double now);
 
-/*  Replace child c's IR_s (ignored for a bad slot or a non-finite or
- *  negative value). */
+/*  Replace what the policy sees of child c's rates (core_set_child_rates:
+ *  each field kept when NaN, negative or infinite; a bad slot ignored).
+ *  link_bps, the pacing, is not among them. */
+void xfer_set_child_rates (xfer_t *self, int c, const core_rates_t *rates);
+
+/*  Replace child c's IR_s alone (xfer_set_child_rates). */
 void xfer_set_child_ir (xfer_t *self, int c, double ir_send);
+
+/*  Replace the sender's own compute rate in what the policy sees
+ *  (policy_parent_t.compute_rate; ignored unless > 0 and finite). */
+void xfer_set_compute_rate (xfer_t *self, double units_per_s);
 
 /*  Carry child c's chunks at share x its link rate from the next chunk
  *  on (core_set_link_share; ignored for a bad slot or a share outside

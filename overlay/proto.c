@@ -105,6 +105,17 @@ get_number (json_t *body, const char *key, double *out, const char *cmd, char *e
     return jsonw_get_number (&w, key, 1, JSONW_NONNEGATIVE, out) < 0 ? -1 : 0;
 }
 
+/*  Optional: a finite number >= 0 into *out, left as it is when absent. */
+static int
+get_optional (json_t *body, const char *key, double *out, const char *cmd, char *err,
+              size_t errlen)
+{
+    jsonw_doc_t doc;
+    jsonw_t w;
+    walk (&w, &doc, body, cmd, err, errlen);
+    return jsonw_get_number (&w, key, 0, JSONW_NONNEGATIVE, out) < 0 ? -1 : 0;
+}
+
 /*  The body's field key, an array of at most `most` elements (`what`, for
  *  the message), into *array; returns room for as many elements of elem
  *  bytes (the caller's), or NULL with a message in err. */
@@ -490,6 +501,12 @@ decode_subtree (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
             return tf_error (err, errlen, "%s: no \"%s\" bound", cmd, bound_model_str (k));
         m->bounds[k] = json_number_value (v);
     }
+    /*  An adapting run's: the child's live compute rate and IR_r, each a
+     *  finite number >= 0 when present. */
+    m->live_compute = m->live_ir_recv = NAN;
+    if (get_optional (m->body, "compute", &m->live_compute, cmd, err, errlen)
+        || get_optional (m->body, "ir_recv", &m->live_ir_recv, cmd, err, errlen))
+        return -1;
     return 0;
 }
 
@@ -520,7 +537,7 @@ static const struct {
                      decode_chunk},
     [PROTO_ACK] = {{"task", "index"}, decode_ack},
     [PROTO_DONE] = {{"done"}, decode_done},
-    [PROTO_SUBTREE] = {{"bounds"}, decode_subtree},
+    [PROTO_SUBTREE] = {{"bounds", "compute", "ir_recv"}, decode_subtree},
     [PROTO_MEASURE] = {{"phase", "seconds", "warmup", "streams"}, decode_measure},
     [PROTO_MEASURED] = {{"phase", "seconds", "units_per_s", "recv_mbps", "send_mbps"},
                         decode_measured},
@@ -785,10 +802,21 @@ proto_done (proto_command_t command, const proto_done_t *done, uint32_t n,
 zmsg_t *
 proto_subtree (const double *bounds)
 {
+    return proto_subtree_live (bounds, NAN, NAN);
+}
+
+zmsg_t *
+proto_subtree_live (const double *bounds, double compute, double ir_recv)
+{
     json_t *o = json_object ();
     for (int m = 0; m < BOUND_MODEL_COUNT; m++)
         json_object_set_new (o, bound_model_str (m), json_real (bounds[m]));
-    return encode_packed (PROTO_SUBTREE, json_pack ("{s:o}", "bounds", o));
+    json_t *body = json_pack ("{s:o}", "bounds", o);
+    if (body && !isnan (compute))
+        json_object_set_new (body, "compute", json_real (compute));
+    if (body && !isnan (ir_recv))
+        json_object_set_new (body, "ir_recv", json_real (ir_recv));
+    return encode_packed (PROTO_SUBTREE, body);
 }
 
 zmsg_t *

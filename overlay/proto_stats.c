@@ -161,6 +161,16 @@ rate_to_json (json_t *o, const proto_rate_stats_t *r)
         json_object_set_new (o, "load_kind", json_string (r->load_kind));
 }
 
+/*  {model: tasks/s} of every model. */
+static json_t *
+bound_json (const double *bound)
+{
+    json_t *b = json_object ();
+    for (int m = 0; m < BOUND_MODEL_COUNT; m++)
+        json_object_set_new (b, bound_model_str (m), json_real (bound[m]));
+    return b;
+}
+
 /*  "changes": [{node, what, from, to, at_s}], and "changes_dropped",
  *  each only when there is one. */
 static void
@@ -197,12 +207,10 @@ proto_stats_encode (proto_command_t command, proto_stats_t *s)
     json_object_set_new (o, "speed_mean", json_real (s->speed_mean));
     json_object_set_new (o, "held", json_integer (s->held));
     json_object_set_new (o, "computing", json_integer (s->computing));
-    if (s->has_bound) {
-        json_t *b = json_object ();
-        for (int m = 0; m < BOUND_MODEL_COUNT; m++)
-            json_object_set_new (b, bound_model_str (m), json_real (s->bound[m]));
-        json_object_set_new (o, "bound", b);
-    }
+    if (s->has_bound)
+        json_object_set_new (o, "bound", bound_json (s->bound));
+    if (s->has_live_bound)
+        json_object_set_new (o, "live_bound", bound_json (s->live_bound));
     json_object_set_new (o, "lag", json_pack ("{s:f, s:f, s:f, s:f}", "loop_s",
                                               s->lag_loop, "engine_s", s->lag_engine,
                                               "link_s", s->lag_link, "max_s", s->lag_max));
@@ -279,25 +287,27 @@ get_lag (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
         || get_seconds (lag, "max_s", &out->lag_max, "stats: lag: ", err, errlen) ? -1 : 0;
 }
 
-/*  "bound": every model, a finite number >= 0 each. */
+/*  "bound" and "live_bound" (key): every model, a finite number >= 0
+ *  each, into bound[]; *has set when present. */
 static int
-get_bound (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
+get_bound (const json_t *stats, const char *key, double *bound, int *has, char *err,
+           size_t errlen)
 {
-    json_t *bound = json_object_get (stats, "bound");
-    if (!bound)
+    json_t *o = json_object_get (stats, key);
+    if (!o)
         return 0;
-    if (!json_is_object (bound))
-        return tf_error (err, errlen, "stats: \"bound\" must be an object");
+    if (!json_is_object (o))
+        return tf_error (err, errlen, "stats: \"%s\" must be an object", key);
+    char where[64];
+    snprintf (where, sizeof where, "stats: %s: ", key);
     for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
-        out->bound[m] = -1;
-        if (get_seconds (bound, bound_model_str (m), &out->bound[m], "stats: bound: ",
-                         err, errlen))
+        bound[m] = -1;
+        if (get_seconds (o, bound_model_str (m), &bound[m], where, err, errlen))
             return -1;
-        if (out->bound[m] < 0)
-            return tf_error (err, errlen, "stats: bound: \"%s\" missing",
-                             bound_model_str (m));
+        if (bound[m] < 0)
+            return tf_error (err, errlen, "%s\"%s\" missing", where, bound_model_str (m));
     }
-    out->has_bound = 1;
+    *has = 1;
     return 0;
 }
 
@@ -409,7 +419,10 @@ get_scalars (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
         || get_seconds (stats, "speed_mean", &out->speed_mean, "stats: ", err, errlen)
         || get_count (stats, "held", &held, "stats: ", err, errlen)
         || get_count (stats, "computing", &computing, "stats: ", err, errlen)
-        || get_lag (stats, out, err, errlen) || get_bound (stats, out, err, errlen)
+        || get_lag (stats, out, err, errlen)
+        || get_bound (stats, "bound", out->bound, &out->has_bound, err, errlen)
+        || get_bound (stats, "live_bound", out->live_bound, &out->has_live_bound, err,
+                      errlen)
         || get_rate (stats, &out->rate, err, errlen)
         || get_changes (stats, &out->changes, err, errlen))
         return -1;

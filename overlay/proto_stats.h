@@ -106,7 +106,12 @@ typedef struct {
     uint32_t held;           /* tasks held now */
     int computing;           /* tasks running now */
     int has_bound;           /* the root's: the tree's bound per model, */
-    double bound[BOUND_MODEL_COUNT];     /* tasks/s, as the tree computed it */
+    double bound[BOUND_MODEL_COUNT];     /* tasks/s, as the tree computed it
+                                first (the one checked against the
+                                offline bound) */
+    int has_live_bound;      /* an adapting run's root: the tree's bound */
+    double live_bound[BOUND_MODEL_COUNT];   /* now, tasks/s, of the
+                                platform as the live estimates see it */
     double lag_loop, lag_engine, lag_link;   /* wall seconds the event loop,
                                 the engine and the links fell behind their
                                 clocks (docs/architecture.md, "Fidelity");

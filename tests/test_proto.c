@@ -156,6 +156,16 @@ test_peer_messages_round_trip (void **state)
     decode_ok (proto_subtree (bounds), &m);
     for (int k = 0; k < BOUND_MODEL_COUNT; k++)
         assert_true (m.bounds[k] == bounds[k]);
+    assert_true (isnan (m.live_compute) && isnan (m.live_ir_recv));
+    proto_msg_clear (&m);
+    /*  An adapting run's SUBTREE carries the live compute and IR_r; each
+     *  may be left out. */
+    decode_ok (proto_subtree_live (bounds, 11.5, 0.25), &m);
+    assert_true (m.bounds[1] == bounds[1]);
+    assert_true (m.live_compute == 11.5 && m.live_ir_recv == 0.25);
+    proto_msg_clear (&m);
+    decode_ok (proto_subtree_live (bounds, NAN, 0), &m);
+    assert_true (isnan (m.live_compute) && m.live_ir_recv == 0);
     proto_msg_clear (&m);
     /*  A SUBTREE without every model is refused. */
     json_t *body = json_pack ("{s:{s:f, s:f}}", "bounds", "multi", 6.5, "bwc", 7.25);
@@ -201,6 +211,7 @@ test_stats_round_trip_and_refusals (void **state)
                        .observe_cpu_us = 13, .compute_seconds = 1.5,
                        .speed_mean = 0.75,
                        .held = 2, .computing = 1, .has_bound = 1, .bound = {1, 2, 3},
+                       .has_live_bound = 1, .live_bound = {0.5, 1.5, 2.5},
                        .lag_loop = 0.1, .lag_engine = 0.2, .lag_link = 0.3,
                        .lag_max = 0.05, .children = kids, .nchildren = 1,
                        .samples_csv = xstrdup ("t0,t1\n"),
@@ -219,6 +230,8 @@ test_stats_round_trip_and_refusals (void **state)
         assert_int_equal (proto_counter (&d, i), (uint64_t) i + 1);
     assert_true (d.compute_seconds == 1.5 && d.speed_mean == 0.75);
     assert_true (d.held == 2 && d.computing == 1 && d.has_bound && d.bound[2] == 3);
+    assert_true (d.has_live_bound && d.live_bound[0] == 0.5 && d.live_bound[1] == 1.5
+                 && d.live_bound[2] == 2.5);
     assert_true (d.lag_loop == 0.1 && d.lag_engine == 0.2 && d.lag_link == 0.3
                  && d.lag_max == 0.05);
     assert_int_equal (json_integer_value (json_object_get (d.fit, "n")), 3);
@@ -245,6 +258,20 @@ test_stats_round_trip_and_refusals (void **state)
     bad = json_pack ("{s:{s:s}}", "lag", "loop_s", "x");
     assert_int_equal (proto_stats_decode (bad, NULL, 0, 0, &d, err, sizeof err), -1);
     assert_non_null (strstr (err, "\"loop_s\""));
+    json_decref (bad);
+    /*  An adapting root's live bound: every model, each >= 0. */
+    bad = json_pack ("{s:{s:f, s:f}}", "live_bound", "multi", 1.0, "single", 1.0);
+    assert_int_equal (proto_stats_decode (bad, NULL, 0, 0, &d, err, sizeof err), -1);
+    assert_non_null (strstr (err, "live_bound: \"bwc\" missing"));
+    json_decref (bad);
+    bad = json_pack ("{s:{s:f, s:f, s:f}}", "live_bound", "multi", 1.0, "single", -1.0,
+                     "bwc", 1.0);
+    assert_int_equal (proto_stats_decode (bad, NULL, 0, 0, &d, err, sizeof err), -1);
+    assert_non_null (strstr (err, "\"single\""));
+    json_decref (bad);
+    bad = json_pack ("{s:i}", "live_bound", 3);
+    assert_int_equal (proto_stats_decode (bad, NULL, 0, 0, &d, err, sizeof err), -1);
+    assert_non_null (strstr (err, "\"live_bound\" must be an object"));
     json_decref (bad);
     bad = json_pack ("{s:i}", "trace_dropped", -3);
     assert_int_equal (proto_stats_decode (bad, NULL, 1, 0, &d, err, sizeof err), -1);
@@ -284,6 +311,7 @@ test_stats_rate_fields (void **state)
     assert_true (isnan (d.rate.measured) && isnan (d.rate.measured_se));
     assert_true (d.rate.predicted == 3 && d.rate.load_utilization == 0);
     assert_string_equal (d.rate.load_kind, "none");
+    assert_false (d.has_bound || d.has_live_bound);   /* none sent */
     proto_msg_clear (&m);
 
     /*  An older node's STATS: none of the keys. */
@@ -553,6 +581,18 @@ test_malformed_completions_bounds_and_phases_are_refused (void **state)
     refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{\"bounds\":{\"multi\":\"x\"}}", NULL), "finite");
     refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{\"bounds\":[]}", NULL), "object");
     refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{}", NULL), "object");
+#define SUBTREE_OK "\"bounds\":{\"multi\":1,\"single\":1,\"bwc\":1}"
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{" SUBTREE_OK ",\"compute\":-1}", NULL),
+             "compute");
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{" SUBTREE_OK ",\"compute\":\"x\"}", NULL),
+             "compute");
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{" SUBTREE_OK ",\"ir_recv\":-0.5}", NULL),
+             "ir_recv");
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{" SUBTREE_OK ",\"ir_recv\":null}", NULL),
+             "ir_recv");
+    refused (raw (PROTO_VERSION, PROTO_SUBTREE, "{" SUBTREE_OK ",\"compute\":1e999}", NULL),
+             "SUBTREE");
+#undef SUBTREE_OK
     refused (raw (PROTO_VERSION, PROTO_MEASURE,
                   "{\"phase\":1,\"seconds\":1,\"warmup\":2,\"streams\":[]}", NULL),
              "warmup < seconds");

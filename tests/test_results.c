@@ -850,6 +850,94 @@ test_bound_against_the_tree_s_own (void **state)
              "\"multi\"");
 }
 
+/*  A copy of the fixture's tree with the root under a job stream of
+ *  utilization 0.5 (predicted: half its rate; the bound 4 tasks/s, not
+ *  5), adapting or not: its results. */
+static results_t *
+loaded_results (fixture_t *f, int adapt, config_t **cfg_p)
+{
+    char err[TF_ERRLEN], path[128], text[2048];
+    snprintf (text, sizeof text, "%s", tree_json);
+    if (adapt) {
+        char *at = strstr (text, "\"time_scale\"");
+        assert_non_null (at);
+        static const char adapt_key[] = "\"adapt\": true, ";
+        size_t n = sizeof adapt_key - 1;
+        memmove (at + n, at, strlen (at) + 1);
+        memcpy (at, adapt_key, n);
+    }
+    config_t *cfg = config_load_string (text, "<test>", err, sizeof err);
+    if (!cfg)
+        fail_msg ("config: %s", err);
+    assert_int_equal (cfg->platform.adapt, adapt);
+    snprintf (path, sizeof path, "%s/load.json", f->dir);
+    test_write_file (path, "{\"root\": {\"jobs\": {\"utilization\": 0.5, \"demand\": "
+                           "{\"dist\": \"exp\", \"mean_s\": 0.2}}}}");
+    if (config_apply_load_file (cfg, path, err, sizeof err) != 0)
+        fail_msg ("load: %s", err);
+    *cfg_p = cfg;
+    return results_new (cfg);
+}
+
+/*  The root's STATS body: the tree's first bound 5 in every model, and
+ *  live_bound (a JSON fragment, or ""). */
+static void
+feed_bounds (results_t *r, const char *live)
+{
+    char text[256], err[TF_ERRLEN] = "";
+    snprintf (text, sizeof text, "{\"completed\": 5, \"bound\": {\"multi\": 5, "
+              "\"single\": 5, \"bwc\": 5}%s}", live);
+    json_t *json = parse (text);
+    proto_stats_t s;
+    if (proto_stats_decode (json, NULL, 0, 0, &s, err, sizeof err) != 0
+        || results_update_stats (r, 0, &s, err, sizeof err) != 0)
+        fail_msg ("refused: %s", err);
+    proto_stats_clear (&s);
+    json_decref (json);
+}
+
+/*  An adapting run's tree starts from the configured, dedicated rates:
+ *  its first bound is checked against the dedicated platform's offline
+ *  bound, while the run is judged against the loaded one; results.json
+ *  gives the final live bound. A run that does not adapt is checked
+ *  against the loaded bound and has no live one. */
+static void
+test_an_adapting_run_s_live_bound (void **state)
+{
+    fixture_t *f = *state;
+    config_t *cfg;
+    results_t *r = loaded_results (f, 1, &cfg);
+    feed_bounds (r, ", \"live_bound\": {\"multi\": 3.5, \"single\": 3.25, \"bwc\": 3}");
+    json_t *j = results_to_json (r);
+    json_t *b = json_object_get (j, "bound");
+    assert_float_equal (json_number_value (json_object_get (b, "tasks_per_s")), 4.0, 1e-12);
+    assert_true (json_is_true (json_object_get (b, "agree")));
+    assert_float_equal (json_number_value (json_object_get (b, "live")), 3.25, 1e-12);
+    assert_float_equal (results_live_bound (r), 3.25, 1e-12);   /* the progress line's */
+    json_decref (j);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream (&text, &size);
+    results_print_summary (r, out);
+    fclose (out);
+    if (!strstr (text, "live bound 3.250 tasks/s") || strstr (text, "DIFFERS"))
+        fail_msg ("the summary:\n%s", text);
+    free (text);
+    results_destroy (&r);
+    config_destroy (&cfg);
+
+    r = loaded_results (f, 0, &cfg);
+    feed_bounds (r, "");
+    j = results_to_json (r);
+    b = json_object_get (j, "bound");
+    assert_true (json_is_false (json_object_get (b, "agree")));
+    assert_null (json_object_get (b, "live"));
+    assert_true (isnan (results_live_bound (r)));
+    json_decref (j);
+    results_destroy (&r);
+    config_destroy (&cfg);
+}
+
 int
 main (void)
 {
@@ -872,6 +960,7 @@ main (void)
         cmocka_unit_test_setup_teardown (test_summary, setup, teardown),
         cmocka_unit_test_setup_teardown (test_rates_of_loaded_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown (test_bound_against_the_tree_s_own, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_an_adapting_run_s_live_bound, setup, teardown),
         cmocka_unit_test_setup_teardown (test_lag_makes_fidelity_and_flags_efficiency, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_lost_nodes, setup, teardown),
