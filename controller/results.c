@@ -118,6 +118,7 @@ results_destroy (results_t **self_p)
         children_free (self->nodes[i].children, self->nodes[i].nchildren);
         json_decref (self->nodes[i].stats.fit);
         free (self->nodes[i].stats.changes.items);
+        free (self->nodes[i].stats.actions.items);
         free (self->nodes[i].samples_csv);
         free (self->nodes[i].trace_csv);
         free (self->nodes[i].lost_why);
@@ -143,23 +144,36 @@ check_node (const results_t *self, int node, char *err, size_t errlen)
     return 0;
 }
 
+/*  A copy of n items of size bytes each (NULL for none). */
+static void *
+copy_items (const void *items, int n, size_t size)
+{
+    if (n <= 0)
+        return NULL;
+    void *copy = xcalloc ((size_t) n, size);
+    memcpy (copy, items, (size_t) n * size);
+    return copy;
+}
+
 /*  Keep the scalars of stats, a reference to its fit and a copy of its
- *  changes; nothing that the message owns. */
+ *  changes and actions; nothing that the message owns. */
 static void
 keep_stats (node_results_t *n, const proto_stats_t *stats)
 {
     json_t *fit = stats->fit ? json_incref (stats->fit) : NULL;
     json_decref (n->stats.fit);
     free (n->stats.changes.items);
-    proto_changes_t changes = {.n = stats->changes.n, .dropped = stats->changes.dropped};
-    if (changes.n > 0) {
-        changes.items = xcalloc ((size_t) changes.n, sizeof *changes.items);
-        memcpy (changes.items, stats->changes.items,
-                (size_t) changes.n * sizeof *changes.items);
-    }
+    free (n->stats.actions.items);
+    proto_changes_t changes = {copy_items (stats->changes.items, stats->changes.n,
+                                           sizeof *stats->changes.items),
+                               stats->changes.n, stats->changes.dropped};
+    proto_actions_t actions = {copy_items (stats->actions.items, stats->actions.n,
+                                           sizeof *stats->actions.items),
+                               stats->actions.n, stats->actions.dropped};
     n->stats = *stats;
     n->stats.fit = fit;
     n->stats.changes = changes;
+    n->stats.actions = actions;
     n->stats.children = NULL;
     n->stats.nchildren = 0;
     n->stats.samples_csv = NULL;
@@ -215,6 +229,18 @@ results_new_changes (results_t *self, int node, const proto_change_t **first)
         return 0;
     *first = n->stats.changes.items + n->announced;
     n->announced = n->stats.changes.n;
+    return fresh;
+}
+
+int
+results_new_actions (results_t *self, int node, const proto_action_t **first)
+{
+    node_results_t *n = &self->nodes[node];
+    int fresh = n->stats.actions.n - n->announced_actions;
+    if (fresh <= 0)
+        return 0;
+    *first = n->stats.actions.items + n->announced_actions;
+    n->announced_actions = n->stats.actions.n;
     return fresh;
 }
 

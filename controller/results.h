@@ -78,6 +78,9 @@ int results_update_report (results_t *self, int node, proto_stats_t *stats, char
  *  controller prints each once this way. */
 int results_new_changes (results_t *self, int node, const proto_change_t **first);
 
+/*  The same for the costly actions node weighed (stats.actions). */
+int results_new_actions (results_t *self, int node, const proto_action_t **first);
+
 /*  The latest counters of node, and whether a REPORT arrived from it. */
 const results_stats_t *results_node_stats (const results_t *self, int node);
 int results_node_reported (const results_t *self, int node);

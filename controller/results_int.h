@@ -29,6 +29,8 @@ typedef struct {
     double lost_at;          /* wall seconds after START */
     int announced;           /* of its changes (stats.changes, its own
                                 copy), those results_new_changes gave */
+    int announced_actions;   /* of its actions, those results_new_actions
+                                gave */
 } node_results_t;
 
 /*  tasks.csv and the records behind it. */

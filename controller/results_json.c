@@ -260,6 +260,39 @@ changes_to_json (const results_t *self, json_t *object)
         json_object_set_new (object, "changes_dropped", json_integer ((json_int_t) dropped));
 }
 
+/*  Every node's weighed actions, by time: "actions": [{node, what, child,
+ *  hold, tasks, saved_s, cost_s, taken, at_s}] and "actions_dropped"
+ *  when a node kept fewer; present (maybe []) when the run adapts. */
+static void
+actions_to_json (const results_t *self, json_t *object)
+{
+    const config_t *cfg = self->cfg;
+    if (!cfg->platform.adapt)
+        return;
+    proto_actions_t all = {0};
+    for (int i = 0; i < cfg->nnodes; i++) {
+        const proto_actions_t *a = &self->nodes[i].stats.actions;
+        all.items = xrealloc (all.items, (size_t) (all.n + a->n + 1) * sizeof *all.items);
+        for (int j = 0; j < a->n; j++)
+            all.items[all.n++] = a->items[j];
+        all.dropped += a->dropped;
+    }
+    for (int i = 1; i < all.n; i++)   /* by time, stable: few of them */
+        for (int j = i; j > 0 && all.items[j - 1].at_s > all.items[j].at_s; j--) {
+            proto_action_t x = all.items[j];
+            all.items[j] = all.items[j - 1];
+            all.items[j - 1] = x;
+        }
+    json_t *holder = json_object ();
+    proto_actions_to_json (holder, &all);
+    json_t *arr = json_object_get (holder, "actions");
+    json_object_set (object, "actions", arr ? arr : json_array ());
+    if (all.dropped)
+        json_object_set (object, "actions_dropped", json_object_get (holder, "actions_dropped"));
+    json_decref (holder);
+    free (all.items);
+}
+
 json_t *
 results_to_json (const results_t *self)
 {
@@ -283,6 +316,7 @@ results_to_json (const results_t *self)
                          json_integer ((json_int_t) self->tasks.refused));
     json_object_set_new (object, "lost", lost_to_json (self));
     changes_to_json (self, object);
+    actions_to_json (self, object);
     json_t *nodes = json_array ();
     for (int i = 0; i < cfg->nnodes; i++)
         json_array_append_new (nodes, node_to_json (self, i));

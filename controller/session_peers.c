@@ -197,6 +197,21 @@ announce_changes (session_t *self, int node)
     }
 }
 
+/*  Say each costly action a node weighed the first time a message brings
+ *  it: "Lab0: reclaim from Lab4: 2 tasks back, it holds 1 (saves 16.8 s,
+ *  costs 0.4 s) at 47.1 s", or why it was not taken. */
+static void
+announce_actions (session_t *self, int node)
+{
+    const proto_action_t *a;
+    int n = results_new_actions (self->results, node, &a);
+    for (int i = 0; i < n; i++) {
+        char text[256];
+        proto_action_text (&a[i], text, sizeof text);
+        session_log (self, "%s: %s at %.1f s", a[i].node, text, a[i].at_s);
+    }
+}
+
 /*  A node's STATS: its latest figures. */
 static void
 on_stats (session_t *self, peer_t *peer, const proto_msg_t *m)
@@ -207,8 +222,10 @@ on_stats (session_t *self, peer_t *peer, const proto_msg_t *m)
     if (proto_stats_decode (m->object, NULL, 0, 0, &stats, err, sizeof err)
         || results_update_stats (self->results, node, &stats, err, sizeof err))
         refuse (self, peer, "STATS: %s", err);
-    else
+    else {
         announce_changes (self, node);
+        announce_actions (self, node);
+    }
     proto_stats_clear (&stats);
 }
 
@@ -227,8 +244,10 @@ on_report (session_t *self, peer_t *peer, const proto_msg_t *m)
                             sizeof err)
         || results_update_report (self->results, node, &stats, err, sizeof err))
         refuse (self, peer, "REPORT: %s", err);
-    else
+    else {
         announce_changes (self, node);
+        announce_actions (self, node);
+    }
     proto_stats_clear (&stats);
     session_send_peer (self, peer, proto_empty (PROTO_BYE), 1);
 }

@@ -314,6 +314,18 @@ timeline_add_change (timeline_t *self, int index, const proto_change_t *c, const
                            c->what, "from", c->from, "to", c->to, "by", by));
 }
 
+void
+timeline_add_action (timeline_t *self, int index, const proto_action_t *a)
+{
+    char name[256];
+    proto_action_text (a, name, sizeof name);
+    double ts = round (a->at_s * US_PER_S * TIMELINE_NS_PER_US) / TIMELINE_NS_PER_US;
+    emit (self, json_pack ("{s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:{s:s, s:s, s:i, s:b}}",
+                           "ph", "i", "s", "p", "name", name, "cat", "action", "pid",
+                           index + 1, "tid", 0, "ts", ts, "args", "what", a->what, "child",
+                           a->child, "tasks", (int) a->tasks, "taken", a->taken));
+}
+
 int
 timeline_close (timeline_t **self_p, json_t *other, char *err, size_t errlen)
 {
@@ -447,6 +459,10 @@ timeline_write_run (const char *path, const config_t *cfg, const results_t *resu
             int of = config_find_node (cfg, ch->items[j].node);
             timeline_add_change (t, of >= 0 ? of : i, &ch->items[j], cfg->nodes[i].name);
         }
+        /*  Each action weighed, on the process of the node that weighed it. */
+        const proto_actions_t *ac = &results_node_stats (results, i)->actions;
+        for (int j = 0; j < ac->n; j++)
+            timeline_add_action (t, i, &ac->items[j]);
     }
     json_t *other = other_data (cfg, results);
     int rc = timeline_close (&t, other, err, errlen);

@@ -102,6 +102,10 @@ void timeline_add_change (timeline_t *self, int index, const proto_change_t *c,
  *  close it and rename it into place; destroy the writer and null the
  *  pointer. Returns 0, or -1 with a message saying "cannot write PATH:
  *  reason" (the temporary file removed). */
+/*  One instant event for a costly action node `index` weighed
+ *  (docs/adapt.md), named as the log says it. */
+void timeline_add_action (timeline_t *self, int index, const proto_action_t *a);
+
 int timeline_close (timeline_t **self_p, json_t *other, char *err, size_t errlen);
 
 /*  Before a run: can path be written at its end? It must not be a

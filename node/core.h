@@ -285,6 +285,9 @@ typedef struct {
                                 when it was sent) to its ack: the runtime's
                                 round trip, which time scaling multiplies
                                 in platform terms */
+    uint32_t given;          /* tasks given to its subtree whose completion
+                                has not come back (the one in flight
+                                included) */
     uint64_t link_bytes;     /* of the complete transfers, those the link
                                 alone paced (no chunk of theirs waited on
                                 the send limit's pacer): their bytes, */

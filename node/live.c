@@ -59,6 +59,8 @@ struct live {
     live_change_t *pending;              /* declared, not yet taken */
     int npending, cap;
     int taken;                           /* the caller borrowed pending */
+    int compute_moved;                   /* a compute change was declared:
+                                            the fit's IRs are void */
 };
 
 static const char *what_names[LIVE_WHAT_COUNT] = {"compute", "link", "ir_send", "ir_recv"};
@@ -140,8 +142,19 @@ static void
 feed (live_t *self, drift_t *d, live_what_t what, int child, double t, double v, double se)
 {
     double from;
-    if (drift_feed (d, v, se, &from))
+    if (drift_feed (d, v, se, &from)) {
         push (self, what, child, from, d->ref, t);
+        self->compute_moved |= what == LIVE_COMPUTE;
+    }
+}
+
+/*  One IR of the fit: a negative one is no estimate (an IR is a loss),
+ *  it goes in as none. */
+static void
+feed_ir (live_t *self, drift_t *d, live_what_t what, int child, double t, double v,
+         double se)
+{
+    feed (self, d, what, child, t, v >= 0 ? v : NAN, se);
 }
 
 static void
@@ -233,9 +246,14 @@ void
 live_fit (live_t *self, double t, double ir_recv, double ir_recv_se, const double *ir_send,
           const double *ir_send_se)
 {
-    feed (self, &self->ir_recv, LIVE_IR_RECV, -1, t, ir_recv, ir_recv_se);
+    /*  The fit regresses the compute rate on the transfer rates over the
+     *  whole run with one intercept, C: once C has moved, its slopes
+     *  mix the background's change into the IRs. */
+    if (self->compute_moved)
+        return;
+    feed_ir (self, &self->ir_recv, LIVE_IR_RECV, -1, t, ir_recv, ir_recv_se);
     for (int i = 0; i < self->n; i++)
-        feed (self, &self->ir_send[i], LIVE_IR_SEND, i, t, ir_send[i], ir_send_se[i]);
+        feed_ir (self, &self->ir_send[i], LIVE_IR_SEND, i, t, ir_send[i], ir_send_se[i]);
 }
 
 const live_change_t *

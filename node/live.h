@@ -13,7 +13,10 @@
  *    transfers the link alone paced over the seconds they took
  *    (core_child_stats_t link_bytes, link_seconds);
  *  - its IR_r and, per child, IR_s: the online fit's estimates
- *    (node/observe.h), one interval each time it is solved.
+ *    (node/observe.h), one interval each time it is solved; a negative
+ *    estimate counts as none, and once a compute change is declared the
+ *    fit's IRs are no longer used (the fit has one intercept C over the
+ *    whole run, so a background change leaks into its slopes).
  *  Compute and link estimates are ratio estimators over a check interval
  *  of at least interval_s platform seconds and min_samples sample
  *  intervals carrying data; their standard error is the ratio

@@ -233,6 +233,7 @@ node_run (const node_opts_t *opts)
     measure_close (self);
     clock_close (self);
     adapt_close (self);
+    steer_close (self);
     report_close (self);
     config_destroy (&self->cfg);
     return status;

@@ -20,6 +20,7 @@ replan_start (node_t *self)
 {
     if (self->cfg->platform.adapt)
         subtree_adapt (self->parts.subtree);
+    steer_start (self);
 }
 
 /*  Child slot's link to `to` MB/s while both compute: its idle rate
@@ -77,4 +78,5 @@ replan_child_rates (node_t *self, int slot, const proto_msg_t *m)
         return;
     core_rates_t r = {m->live_compute, NAN, NAN, NAN, m->live_ir_recv};
     core_set_child_rates (self->parts.core, slot, &r);
+    steer_child_rate (self, slot, m->live_compute);
 }

@@ -306,6 +306,7 @@ report_stats (node_t *self, proto_command_t command)
     fill_lag (self, &s);
     fill_rate (self, &s.rate);
     adapt_fill_changes (self, &s.changes);
+    steer_fill_actions (self, &s.actions);
     report_texts_t texts = {0};
     if (command == PROTO_REPORT)
         fill_report (self, &s, &texts);

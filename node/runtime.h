@@ -189,6 +189,18 @@ typedef struct {
     double *observed;        /* its bytes observed (emul_observed) */
 } node_adapt_t;
 
+/*  steer.c: an adapting parent's costly actions (docs/adapt.md, "Costly
+ *  actions"), NULL arrays when the run does not adapt. */
+typedef struct {
+    double *compute;         /* per child: its compute rate as last heard,
+                                units/s (configured, then SUBTREE's) */
+    uint32_t *hold;          /* per child: the tasks a reclaim let it hold;
+                                0: its buffer */
+    proto_action_t *log;     /* the actions weighed, for STATS: n of */
+    int n;                   /* them, at most PROTO_MAX_ACTIONS, */
+    uint64_t dropped;        /* and how many more */
+} node_steer_t;
+
 typedef struct {
     const node_opts_t *opts;
     config_t *cfg;           /* handshake.c; read-only after CONFIG */
@@ -203,6 +215,7 @@ typedef struct {
     node_clock_t clock;
     node_load_t load;
     node_adapt_t adapt;
+    node_steer_t steer;
 } node_t;
 
 /*  --- node.c ------------------------------------------------------------ */
@@ -329,6 +342,26 @@ int replan_apply (node_t *self, const struct live_change *change);
  *  decoded SUBTREE of an adapting run): what the core believes of it.
  *  The bounds themselves go through subtree_child as before. */
 void replan_child_rates (node_t *self, int slot, const proto_msg_t *m);
+
+/*  --- steer.c: costly actions, each through the gate (node/gate.h) -------
+ *
+ *  Each is a no-op in a run that does not adapt. */
+
+/*  Ready the per-child state (replan_start calls it). */
+void steer_start (node_t *self);
+
+/*  Child slot's SUBTREE said its compute rate is now `to` units/s: when
+ *  that slowed it, take back what it holds beyond what covers one
+ *  transfer, if the gate says it pays (platform.reclaim); when it sped
+ *  up again, let it hold more. Every decision is logged for STATS. */
+void steer_child_rate (node_t *self, int slot, double to);
+
+/*  The actions weighed so far, for STATS: copied into *out (the
+ *  caller's proto_stats_clear frees them). */
+void steer_fill_actions (const node_t *self, proto_actions_t *out);
+
+/*  Free the state. */
+void steer_close (node_t *self);
 
 /*  --- handshake.c --------------------------------------------------------- */
 

@@ -755,5 +755,7 @@ xfer_child_stats (const xfer_t *self, int c)
     core_child_stats_t none = {0};
     if (c < 0 || c >= self->cfg.nchildren)
         return none;
-    return self->children[c].stats;
+    core_child_stats_t s = self->children[c].stats;
+    s.given = self->children[c].given.n;
+    return s;
 }

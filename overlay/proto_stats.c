@@ -218,6 +218,7 @@ proto_stats_encode (proto_command_t command, proto_stats_t *s)
         json_object_set (o, "fit", s->fit);
     rate_to_json (o, &s->rate);
     changes_to_json (o, &s->changes);
+    proto_actions_to_json (o, &s->actions);
     if (command == PROTO_REPORT) {
         json_object_set_new (o, "children", children_json (s));
         int traced = s->write_trace || s->trace_csv;
@@ -424,7 +425,8 @@ get_scalars (const json_t *stats, proto_stats_t *out, char *err, size_t errlen)
         || get_bound (stats, "live_bound", out->live_bound, &out->has_live_bound, err,
                       errlen)
         || get_rate (stats, &out->rate, err, errlen)
-        || get_changes (stats, &out->changes, err, errlen))
+        || get_changes (stats, &out->changes, err, errlen)
+        || proto_actions_get (stats, &out->actions, err, errlen))
         return -1;
     out->held = held > UINT32_MAX ? UINT32_MAX : (uint32_t) held;
     out->computing = (int) computing;
@@ -541,6 +543,7 @@ proto_stats_clear (proto_stats_t *s)
         free (s->children[i].name);
     free (s->children);
     free (s->changes.items);
+    free (s->actions.items);
     free (s->samples_csv);
     free (s->trace_csv);
     memset (s, 0, sizeof *s);

@@ -87,6 +87,43 @@ const char *proto_change_unit (const char *what);
  *  0.0342 -> 0.06109"). */
 void proto_change_text (const proto_change_t *c, char *buf, size_t len);
 
+/*  One costly action a node weighed (docs/adapt.md, "Costly actions"):
+ *  taken or not, with the gate's figures. */
+typedef struct {
+    char node[PROTO_CHANGE_NODE_MAX];   /* the node that weighed it */
+    char what[PROTO_CHANGE_WHAT_MAX];   /* "reclaim", "restore" */
+    char child[PROTO_CHANGE_NODE_MAX];  /* the child it concerns */
+    uint32_t hold;           /* the tasks the child may hold after it */
+    uint32_t tasks;          /* tasks it moves (an estimate: the child
+                                gives back what it holds) */
+    double saved_s, cost_s;  /* the gate's figures, platform seconds */
+    int taken;
+    double at_s;             /* platform seconds since START */
+} proto_action_t;
+
+/*  The actions a node weighed since START, at most PROTO_MAX_ACTIONS
+ *  (node/steer.c), and how many more it did not keep. */
+#define PROTO_MAX_ACTIONS 256
+typedef struct {
+    proto_action_t *items;   /* n entries, owned */
+    int n;
+    uint64_t dropped;
+} proto_actions_t;
+
+/*  An action as people read it, into buf (len bytes): "reclaim from Lab4:
+ *  2 tasks back, it holds 1 (saves 16.8 s, costs 0.4 s)", "no reclaim
+ *  from Tenn: 2 tasks would save 12.0 s and cost 30.0 s", "restore Lab4:
+ *  it holds 3 again". */
+void proto_action_text (const proto_action_t *a, char *buf, size_t len);
+
+/*  overlay/proto_actions.c, for proto_stats.c: "actions" and
+ *  "actions_dropped" into o (nothing when there are none); and read back
+ *  from a decoded "stats" object, strictly (0, or -1 with a message in
+ *  err; out's items are then the caller's to free). */
+void proto_actions_to_json (json_t *o, const proto_actions_t *a);
+int proto_actions_get (const json_t *stats, proto_actions_t *out, char *err,
+                       size_t errlen);
+
 typedef struct {
     /*  The counters (proto_counters names them). */
     uint64_t computed, forwarded, received, requested;
@@ -120,6 +157,8 @@ typedef struct {
     json_t *fit;             /* the online estimates; a reference, or NULL */
     proto_rate_stats_t rate; /* the effective rate and the load; a decoded
                                 message's unknowns are NaN and "" */
+    proto_actions_t actions; /* an adapting run's weighed actions, all of
+                                them in every STATS and REPORT */
     proto_changes_t changes; /* an adapting run's declared changes, all of
                                 them in every STATS and REPORT */
     proto_child_stats_t *children;   /* REPORT: nchildren entries, owned */

@@ -192,6 +192,36 @@ test_ir_leaving_band_declared (void **state)
     live_destroy (&l);
 }
 
+/*  A negative IR is no estimate; and once the compute rate has changed,
+ *  the fit's IRs (one intercept over the whole run) are not used: the
+ *  same IR_s that was declared above is not, after a compute step. */
+static void
+test_fit_irs_void_after_a_compute_change (void **state)
+{
+    (void) state;
+    live_t *l = make ();
+    double irs[2] = {-0.5, NAN}, se[2] = {0.001, NAN}, send[2] = {0, 0};
+    int n;
+    for (int i = 0; i < 4; i++) {
+        live_fit (l, i, -2, 0.001, irs, se);
+        live_take (l, &n);
+        assert_int_equal (n, 0);
+    }
+    for (int t = 1; t <= 60; t++) {
+        live_compute (l, t, 1, t <= 30 ? 20 : 5, 1, 0, send);
+        live_take (l, &n);
+    }
+    assert_near (live_ref (l, LIVE_COMPUTE, -1), 5, TOL);
+    irs[0] = 0.06;
+    for (int i = 61; i < 70; i++) {
+        live_fit (l, i, 0.5, 0.0001, irs, se);
+        live_take (l, &n);
+        assert_int_equal (n, 0);
+    }
+    assert_near (live_ref (l, LIVE_IR_SEND, 0), 0.03, TOL);
+    live_destroy (&l);
+}
+
 int
 main (void)
 {
@@ -201,6 +231,7 @@ main (void)
         cmocka_unit_test (test_link_slowdown_for_its_child),
         cmocka_unit_test (test_noisy_stationary_declares_nothing),
         cmocka_unit_test (test_ir_leaving_band_declared),
+        cmocka_unit_test (test_fit_irs_void_after_a_compute_change),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
