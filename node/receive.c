@@ -64,8 +64,9 @@ store_chunk (node_t *self, proto_msg_t *m)
 }
 
 /*  A child's SUBTREE: keep its bounds, once, every model present; in
- *  an adapting run each one again replaces the last, and its live
- *  compute rate and IR_r are what the core believes of the child. */
+ *  an adapting run each one again replaces the last, its live compute
+ *  rate and IR_r are what the core believes of the child, and a change
+ *  in its rate may call for a costly action (steer.c). */
 static int
 on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
 {
@@ -77,7 +78,11 @@ on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
         self->in.refused++;
         return 0;
     }
-    return act_subtree_bound (self);
+    int rc = act_subtree_bound (self);
+    /*  Weighed against the subtree's bound with the child as it now is. */
+    if (self->cfg->platform.adapt)
+        steer_child_rate (self, slot, m->live_compute);
+    return rc;
 }
 
 int

@@ -78,5 +78,4 @@ replan_child_rates (node_t *self, int slot, const proto_msg_t *m)
         return;
     core_rates_t r = {m->live_compute, NAN, NAN, NAN, m->live_ir_recv};
     core_set_child_rates (self->parts.core, slot, &r);
-    steer_child_rate (self, slot, m->live_compute);
 }

@@ -285,6 +285,7 @@ report_stats (node_t *self, proto_command_t command)
         .requested = c.requested, .bytes_in = c.bytes_in, .bytes_out = c.bytes_out,
         .malformed = c.malformed + receive_refused (self), .completed = c.completed,
         .duplicates = c.duplicates, .requeued = c.requeued,
+        .reclaimed = c.reclaimed, .returned = c.returned,
         .compute_seconds = self->rep.compute_seconds,
         .speed_mean = emul_speed_mean (self->parts.emul), .held = c.held,
         .computing = c.computing,

@@ -22,6 +22,8 @@ const proto_counter_t proto_counters[PROTO_NCOUNTERS] = {
     {"duplicates", offsetof (proto_stats_t, duplicates), 0},
     {"slots", offsetof (proto_stats_t, slots), 1},
     {"requeued", offsetof (proto_stats_t, requeued), 1},
+    {"reclaimed", offsetof (proto_stats_t, reclaimed), 1},
+    {"returned", offsetof (proto_stats_t, returned), 1},
     {"cpu_us", offsetof (proto_stats_t, cpu_us), 1},
     {"observe_cpu_us", offsetof (proto_stats_t, observe_cpu_us), 1},
 };

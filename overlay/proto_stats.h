@@ -132,6 +132,9 @@ typedef struct {
     uint64_t slots;          /* tasks it computes at once (node/core.h) */
     uint64_t requeued;       /* tasks queued again: given to a child that
                                 was lost */
+    uint64_t reclaimed;      /* tasks its children gave back (docs/adapt.md,
+                                "Reclaim") */
+    uint64_t returned;       /* tasks it gave back to its parent */
     uint64_t cpu_us;         /* CPU time of the node's process so far
                                 (user + system, every thread), us */
     uint64_t observe_cpu_us; /* of which the sampler and the online fit
@@ -188,7 +191,7 @@ typedef struct {
     int per_node;
 } proto_counter_t;
 
-#define PROTO_NCOUNTERS 13
+#define PROTO_NCOUNTERS 15
 extern const proto_counter_t proto_counters[PROTO_NCOUNTERS];
 
 /*  The value of counter i of s. */

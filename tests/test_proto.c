@@ -207,8 +207,8 @@ test_stats_round_trip_and_refusals (void **state)
                                     .requested = 5, .send_seconds = 0.5}};
     proto_stats_t s = {.computed = 1, .forwarded = 2, .received = 3, .requested = 4,
                        .bytes_in = 5, .bytes_out = 6, .malformed = 7, .completed = 8,
-                       .duplicates = 9, .slots = 10, .requeued = 11, .cpu_us = 12,
-                       .observe_cpu_us = 13, .compute_seconds = 1.5,
+                       .duplicates = 9, .slots = 10, .requeued = 11, .reclaimed = 12,
+                       .returned = 13, .cpu_us = 14, .observe_cpu_us = 15, .compute_seconds = 1.5,
                        .speed_mean = 0.75,
                        .held = 2, .computing = 1, .has_bound = 1, .bound = {1, 2, 3},
                        .has_live_bound = 1, .live_bound = {0.5, 1.5, 2.5},
