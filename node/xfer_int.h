@@ -1,0 +1,115 @@
+/*  xfer_int — the transfers' state, shared by the files that make it
+ *  (private to node/xfer*.c; node/xfer.h is the public face):
+ *  - xfer.c: creation, asks, starting transfers, what the runtime reads;
+ *  - xfer_pace.c: pacing and windows, chunks and acks;
+ *  - xfer_given.c: the tasks given to each child's subtree.
+ */
+#ifndef TF_XFER_INT_H
+#define TF_XFER_INT_H
+
+#include "node/meter.h"
+#include "node/xfer.h"
+
+/*  A multi-port parent starts another transfer only while its outgoing
+ *  total is below this fraction of the send limit. A measured rate jitters
+ *  by about a chunk per meter window; without the margin, a saturated
+ *  sender reads as "just below" now and then and starts a transfer that
+ *  only starves, holding a task hostage. */
+#define XFER_SPARE_FRACTION 0.9
+
+/*  One transfer to a child: a task or a probe, in chunks. */
+typedef struct {
+    task_t task;
+    int probe;               /* a calibration probe */
+    uint32_t count, next, acked;   /* chunks: total, sent, acknowledged */
+    double started_at;       /* when it began */
+    double delivered;        /* when the last chunk sent reaches the child:
+                                its pacers' finish, or its send time */
+    int total_held;          /* a chunk of it waited on the send limit's
+                                pacer: its time is not the link's */
+} transfer_t;
+
+/*  One REQUEST's unserved tasks; each task has its own arrival number. */
+typedef struct {
+    uint64_t first_seq;
+    uint32_t left;
+} ask_t;
+
+/*  A child's unserved asks, a ring, oldest at head. */
+typedef struct {
+    ask_t *ring;
+    uint32_t head, n, cap;
+    uint32_t wanted;         /* sum of left over asks */
+} asks_t;
+
+/*  A child's earlier transfers, all sent, awaiting their acks while a
+ *  later one goes on (pipelined: the child's link is free once the last
+ *  chunk is delivered): a ring of cfg.window, oldest at head. Each has an
+ *  unacknowledged chunk, and a child has fewer than window of those. */
+typedef struct {
+    transfer_t *ring;
+    uint32_t head, n;
+    uint32_t unacked;        /* their unacknowledged chunks */
+} drains_t;
+
+/*  The tasks handed to a child's subtree whose completion has not come
+ *  back: a completion of any other is refused (it was never given); if
+ *  the child is lost, they are queued again. */
+typedef struct {
+    task_t *items;
+    uint32_t n, cap;
+} given_t;
+
+/*  What a parent keeps of one child. */
+typedef struct {
+    core_child_info_t info;
+    asks_t asks;
+    int sending;             /* a transfer is in flight: cur */
+    transfer_t cur;
+    drains_t drains;
+    double link_free;        /* the link's pacer: when it finished carrying
+                                its last chunk (virtual time) */
+    double link_share;       /* of link_bps, what its transfers get: 1, or
+                                less while the child's background load
+                                communicates (xfer_set_link_share) */
+    meter_t *sent;           /* bytes sent to it, by time */
+    given_t given;
+    int streaming;           /* calibration: keep a probe transfer going */
+    int lost;                /* never served again */
+    core_child_stats_t stats;
+} child_t;
+
+struct xfer {
+    xfer_cfg_t cfg;
+    child_t *children;
+    policy_child_t *cands;   /* scratch for the policy */
+    int *ready;              /* scratch: children that may start ... */
+    int busy, port;          /* ... and, then, transfers in flight and
+                                holding the port (xfer_list_ready) */
+    task_t *taken;           /* scratch: tasks a DONE takes off a given set */
+    uint32_t taken_cap;
+    uint64_t seq;            /* arrival numbering of asked tasks */
+    int nstreaming;          /* children streaming probes */
+    double total_free;       /* the send limit's pacer */
+    int arr_active;          /* a task is arriving from the parent ... */
+    uint64_t arr_task;       /* ... this one ... */
+    uint32_t arr_held;       /* ... of which these chunks are here */
+};
+
+/*  xfer_pace.c: the pacers and windows of one child's link and the
+ *  sender's port (docs/architecture.md, "Pacing"). */
+int xfer_has_room (const xfer_t *self, const child_t *ch);
+double xfer_chunk_due (const xfer_t *self, const child_t *ch);
+int xfer_holds_port (const xfer_t *self, const child_t *ch, double now);
+int xfer_may_start (const xfer_t *self, const child_t *ch, double now);
+int xfer_spare_bandwidth (xfer_t *self, double now);
+
+/*  xfer.c: what the policy sees of child ch in slot `slot`. */
+policy_child_t xfer_candidate (const child_t *ch, int slot);
+
+/*  xfer_given.c: a child's set of tasks given to its subtree. */
+void xfer_given_add (child_t *ch, const task_t *task);
+int64_t xfer_given_find (const child_t *ch, uint64_t task);
+int xfer_given_remove (child_t *ch, uint64_t task, task_t *out);
+
+#endif
