@@ -2,7 +2,8 @@
 # Surviving node loss, through real processes (docs/reliability.md).
 #
 # 1. Twelve seeded runs of a 15-node binary tree (depth 3) with synthetic
-#    and command tasks mixed; in each, at a seeded moment, a seeded
+#    and command tasks mixed, the odd seeds adapting (--adapt); in each,
+#    at a seeded moment, a seeded
 #    non-root node is killed with SIGKILL, alone (its subtree then stops
 #    on its own) or together with its whole subtree. Every run must exit
 #    0 with every task recorded exactly once, every command's output
@@ -138,13 +139,21 @@ subtree_of () {
     done
 }
 
-# Start a run of the tree into $WORK/NAME in the background: sets out
-# and ctl (the controller's pid).
+# Start a run of the tree into $WORK/NAME in the background, with ARGS:
+# sets out and ctl (the controller's pid).
 start_run () {
-    out=$WORK/$1
+    out=$WORK/$1; shift
     "$TREEFARM" run "$WORK/t15.json" --tasks "$WORK/cmds.jsonl" --out "$out" --quiet \
-        --timeout 60 >"$out.out" 2>"$out.err" &
+        --timeout 60 "$@" >"$out.out" 2>"$out.err" &
     ctl=$!
+}
+
+# adapted DIR N: the run in DIR adapted (results.json has "changes") when
+# N is 1, did not when 0.
+adapted () {
+    python3 -c 'import json, sys
+has = "changes" in json.load(open(sys.argv[1] + "/results.json"))
+sys.exit(0 if has == (sys.argv[2] == "1") else 1)' "$1" "$2" || { echo "adapt: not $2"; false; }
 }
 
 # --- kills (each part is guarded, not indented: python in quotes) -----------
@@ -158,7 +167,10 @@ r = random.Random(int(sys.argv[1]))
 print("n%d" % r.randint(1, 14), r.choice(["node", "subtree"]), "%.2f" % r.uniform(0.2, 1.5))
 ' "$seed")
     lost=$(subtree_of "$victim")
-    start_run "r$seed"
+    # Odd seeds adapt (docs/adapt.md): a loss must not upset it either.
+    adapt=()
+    [ $((seed % 2)) = 1 ] && adapt=(--adapt)
+    start_run "r$seed" "${adapt[@]}"
     root=$(node_pid n0 "$ctl")
     # The first records reach tasks.csv about a second into the run: the
     # run is under way. Then the seeded moment.
@@ -172,10 +184,10 @@ print("n%d" % r.randint(1, 14), r.choice(["node", "subtree"]), "%.2f" % r.unifor
     [ -n "$pids" ] && kill -9 $pids 2>/dev/null
     wait "$ctl"
     rc=$?
-    what="seed $seed: kill $victim ($mode) after ${delay}s"
+    what="seed $seed${adapt:+, adapting}: kill $victim ($mode) after ${delay}s"
     if [ "$rc" = 0 ] && tasks_exactly_once "$out" "$TOTAL" >"$out.check" \
         && check_run "$out" "$lost" >>"$out.check" && no_node_alive "$out" >>"$out.check" \
-        && [ -n "$root" ]; then
+        && [ -n "$root" ] && adapted "$out" "${#adapt[@]}" >>"$out.check"; then
         ok "$what: exit 0, $TOTAL tasks once, outputs right, lost: $lost"
     else
         nok "$what: exit $rc"
