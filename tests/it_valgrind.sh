@@ -18,7 +18,10 @@ sed -e 's/"count": *[0-9]*/"count": 60/' configs/tree3.json >"$WORK/tree3-small.
 # with --trace, the nodes' span recorders and the timeline's writer; with
 # background load of every kind (docs/load.md), the emulated load's
 # models, a parent pacing its child's shared link, and their tracks; with
-# --adapt, the live estimates, their changes and what they re-plan.
+# --adapt, the live estimates, their changes and what they re-plan, and
+# with --reclaim always, the reclaim a declared slowdown starts (edge7's,
+# about 18 platform seconds in: RECLAIM to it, RETURN of what it holds
+# beyond its new hold).
 printf 'time_s,load\n0,1.5\n2,2\n' >"$WORK/vg-load.csv"
 cat >"$WORK/vg-load.json" <<'EOF'
 {"rackA": {"jobs": {"utilization": 0.5, "demand": {"dist": "h2", "mean_s": 0.1, "cv": 3}}},
@@ -27,6 +30,7 @@ cat >"$WORK/vg-load.json" <<'EOF'
 EOF
 TREEFARM_NODE_WRAPPER="$VG" $VG "$TREEFARM" run "$WORK/tree3-small.json" --curve \
     --load "$WORK/vg-load.json" --out "$WORK/vg" --quiet --trace "$WORK/vg.trace.json" --adapt \
+    --reclaim always \
     >"$WORK/vg.out" 2>"$WORK/vg.err"
 rc=$?
 expect "controller and 9 nodes valgrind-clean with CURVE, run complete (exit $rc)" \
