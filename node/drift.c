@@ -14,7 +14,6 @@ drift_init (drift_t *self, const drift_rule_t *rule, double ref)
     self->ref = ref;
     self->out = 0;
     self->side = 0;
-    self->sum = 0;
 }
 
 /*  The band's half-width around the reference: k standard errors, but
@@ -42,23 +41,20 @@ drift_feed (drift_t *self, double value, double se, double *from)
     if (side == 0) {
         self->out = 0;
         self->side = 0;
-        self->sum = 0;
-        return 0;
+            return 0;
     }
     if (side != self->side) {
         self->out = 0;
-        self->sum = 0;
-        self->side = side;
+            self->side = side;
     }
     self->out++;
-    self->sum += value;
     if (self->out < self->rule.m)
         return 0;
     if (from)
         *from = self->ref;
-    self->ref = self->sum / self->out;
+    /*  The latest: the first of the m may straddle the change itself. */
+    self->ref = value;
     self->out = 0;
     self->side = 0;
-    self->sum = 0;
     return 1;
 }

@@ -7,8 +7,9 @@
  *  estimate is out of band when
  *      |value - ref| > max (k x se, rel x |ref|, abs)
  *  and a change is declared when m consecutive intervals are out of band
- *  on the same side: the reference becomes the mean of those m values and
- *  the caller re-plans with it. An interval in band, or out on the other
+ *  on the same side: the reference becomes the last of those m values (the
+ *  first may straddle the change, a mix of old and new) and the caller
+ *  re-plans with it. An interval in band, or out on the other
  *  side, starts the count again; an interval without a usable estimate
  *  (NaN) neither counts nor resets. The relative floor keeps a
  *  noise-free estimate (an emulated compute rate has se ~ 0) from
@@ -40,7 +41,6 @@ typedef struct {
     double ref;              /* the value in use */
     int out;                 /* consecutive intervals out of band, */
     int side;                /* on this side: +1 above, -1 below, 0 none */
-    double sum;              /* and the sum of their values */
 } drift_t;
 
 /*  A drift with this rule and reference. */

@@ -102,7 +102,7 @@ receive_parent (node_t *self)
     core_event_t ev;
     if (inbound_from_parent (&m, tf_now (), &ev, why, sizeof why) != 0)
         receive_refuse (self, "the parent", why);
-    else if (ev.type == CORE_EV_RESULT_ACK)
+    else if (ev.type != CORE_EV_CHUNK)   /* RESULT_ACK, RECLAIM: no payload */
         rc = act_feed (self, &ev, "the parent");
     else if (act_offer (self, &ev, "the parent")) {
         report_chunk_span (self, TRACE_RECEIVE, 0, m.task, m.index, m.count);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Integration at the scale users run: a 63-node binary tree (depth 5) of
-# emulated nodes, 3000 tasks, three times in a row. Each run must end
+# emulated nodes, 3000 tasks, three times in a row, the third adapting. Each run must end
 # "complete" with every node's REPORT filed (the end of a run used to
 # race node exits against their REPORTs and fail about one run in ten
 # with "no REPORT from ..."), every task exactly once, no process left, and
@@ -16,9 +16,22 @@ python3 scripts/tree-config.py --depth 5 --count 3000 --input-mb 0.5 --units 1 \
     --compute 5 --link 50 --policy fcfs --time-scale 20 --payload-scale 0.01 \
     --buffer 3 >"$WORK/tree63.json"
 
+# The third run adapts (docs/adapt.md), its tasks 4 units (40 platform
+# seconds at time scale 10), an inner node and three leaves slowed 4x from 2 s on: their
+# changes travel up the tree as SUBTREE updates, parents reclaim, and
+# nothing of the above may break.
+python3 scripts/tree-config.py --depth 5 --count 3000 --input-mb 0.5 --units 4 \
+    --compute 5 --link 50 --policy fcfs --time-scale 10 --payload-scale 0.01 \
+    --buffer 3 >"$WORK/tree63-long.json"
+echo '{"n3": {"steps": [{"at_s": 2, "load": 4}]}, "n40": {"steps": [{"at_s": 2, "load": 4}]},
+       "n50": {"steps": [{"at_s": 2, "load": 4}]}, "n62": {"steps": [{"at_s": 2, "load": 4}]}}' \
+    >"$WORK/slow4.json"
 for i in 1 2 3; do
     out="$WORK/t63-$i"
-    "$TREEFARM" run "$WORK/tree63.json" --out "$out" --quiet >"$out.out" 2>"$out.err"
+    cfg=tree63 adapt=()
+    [ "$i" = 3 ] && cfg=tree63-long adapt=(--adapt --load "$WORK/slow4.json")
+    "$TREEFARM" run "$WORK/$cfg.json" --out "$out" --quiet "${adapt[@]}" >"$out.out" \
+        2>"$out.err"
     rc=$?
     expect "63 nodes, run $i: exit 0 (got $rc)" test "$rc" = 0
     [ "$rc" = 0 ] || { head -c 600 "$out.err"; echo; continue; }
@@ -44,6 +57,19 @@ if malformed: print("  malformed:", malformed)
 sys.exit(1 if said or malformed else 0)
 PY
 done
+
+# The adapting run: each slowed node declared its change, and the changes
+# reached the root (its live bound below its first).
+expect "63 nodes, run 3 (adapting): 4 changes declared, the root's live bound lowered" \
+    python3 - "$WORK/t63-3/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = sorted(c["node"] for c in r.get("changes", []) if c["what"] == "compute")
+b = r["bound"]
+print("  changes of: %s; bound %.2f, live %s" % (got, b["tree"], b.get("live")))
+sys.exit(0 if set(got) >= {"n3", "n40", "n50", "n62"} and b.get("live", 1e9) < b["tree"]
+         else 1)
+PY
 
 # Fidelity is what the lag says: per node 1 - max(loop, engine, link) /
 # wall; the run's is the minimum; the flag and the warning follow it.
