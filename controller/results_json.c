@@ -286,7 +286,7 @@ actions_to_json (const results_t *self, json_t *object)
     json_t *holder = json_object ();
     proto_actions_to_json (holder, &all);
     json_t *arr = json_object_get (holder, "actions");
-    json_object_set (object, "actions", arr ? arr : json_array ());
+    json_object_set_new (object, "actions", arr ? json_incref (arr) : json_array ());
     if (all.dropped)
         json_object_set (object, "actions_dropped", json_object_get (holder, "actions_dropped"));
     json_decref (holder);

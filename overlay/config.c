@@ -1,5 +1,5 @@
 /*  config — load, validate and print an experiment (see config.h and
- *  docs/config.md).
+ *  docs/config.md); the tree's nodes are overlay/config_tree.c's.
  *
  *  The loader walks the JSON document itself rather than unpacking it with
  *  a format string, so that every message names the exact place
@@ -7,6 +7,7 @@
  *  suggestion, and the first error found is the one reported.
  */
 #include "overlay/config.h"
+#include "overlay/config_int.h"
 #include "overlay/host.h"
 #include "overlay/jsonw.h"
 #include "overlay/load.h"
@@ -21,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_MAX_LEN 63
-#define NAME_CHARS   "[A-Za-z0-9_.-]"
+
+
 
 static inline int
 streq (const char *a, const char *b)
@@ -40,15 +41,6 @@ static const char *const platform_keys[] = {
     "mode", "time_scale", "payload_scale", "chunk_kib", "window", "buffer",
     "matrix_n", "sample_ms", "ir", "heartbeat_ms", "heartbeat_misses", "adapt", "reclaim", NULL
 };
-static const char *const node_keys[] = {
-    "name", "parent", "host", "compute", "link_mbps", "link_idle_mbps",
-    "send_limit_mbps", "ir_send", "ir_recv", "delay_ms", "slots", "load", NULL
-};
-/*  Keys that describe the link from the parent: an error on the root. */
-static const char *const link_keys[] = {
-    "link_mbps", "link_idle_mbps", "ir_send", "ir_recv", "delay_ms", NULL
-};
-
 static const char *const reclaim_names[RECLAIM_MODE_COUNT] = {
     [RECLAIM_GATED] = "gated", [RECLAIM_ALWAYS] = "always", [RECLAIM_NEVER] = "never",
 };
@@ -81,8 +73,8 @@ platform_mode_str (platform_mode_t mode)
 }
 
 /*  Return 1 if name is 1..63 characters from [A-Za-z0-9_.-], else 0. */
-static int
-valid_name (const char *name)
+int
+config_valid_name (const char *name)
 {
     size_t len = strlen (name);
     if (len < 1 || len > NAME_MAX_LEN)
@@ -231,334 +223,6 @@ parse_platform (config_t *self, jsonw_t *top)
     return 0;
 }
 
-/*  A node's host says where and how it runs (overlay/host.h). */
-static int
-check_host (jsonw_t *s, const char *host)
-{
-    host_t parsed;
-    char why[TF_ERRLEN - JSONW_LABEL_LEN];
-    if (host_parse (host, &parsed, why, sizeof why) != 0)
-        return jsonw_fail (s->doc, s->label, "host: %s", why);
-    return 0;
-}
-
-/*  The link from a node's parent: on the root, none of its keys. */
-static int
-parse_link (jsonw_t *s, config_node_t *node)
-{
-    if (!node->parent_name) {
-        for (int k = 0; link_keys[k]; k++)
-            if (json_object_get (s->obj, link_keys[k]))
-                return jsonw_fail (s->doc, s->label, "%s: the root has no parent link",
-                                   link_keys[k]);
-        return 0;
-    }
-    if (jsonw_get_number (s, "link_mbps", 1, JSONW_POSITIVE, &node->link_mbps) < 0)
-        return -1;
-    node->link_idle_mbps = node->link_mbps;
-    if (jsonw_get_number (s, "link_idle_mbps", 0, JSONW_POSITIVE,
-                          &node->link_idle_mbps) < 0
-        || jsonw_get_number (s, "ir_send", 0, JSONW_NONNEGATIVE, &node->ir_send) < 0
-        || jsonw_get_number (s, "ir_recv", 0, JSONW_NONNEGATIVE, &node->ir_recv) < 0
-        || jsonw_get_number (s, "delay_ms", 0, JSONW_NONNEGATIVE, &node->delay_ms) < 0)
-        return -1;
-    char where[JSONW_LABEL_LEN + 32];
-    if (node->delay_ms > CONFIG_MAX_DELAY_MS)
-        return jsonw_fail (s->doc, jsonw_field (s, "delay_ms", where, sizeof where),
-                           "must be at most %g, got %g", CONFIG_MAX_DELAY_MS,
-                           node->delay_ms);
-    return 0;
-}
-
-/*  The node's background load, if any (overlay/load.h): a trace's path
- *  is relative to the config file's directory. */
-static int
-parse_load (jsonw_t *s, config_node_t *node)
-{
-    jsonw_t w;
-    int rc = jsonw_get_section (s, "load", 0, &w);
-    if (rc <= 0)
-        return rc;
-    const char *slash = strrchr (s->doc->origin, '/');
-    char *dir = slash ? xasprintf ("%.*s", (int) (slash - s->doc->origin + 1),
-                                   s->doc->origin)
-                      : NULL;
-    node->load = load_parse (&w, dir);
-    free (dir);
-    return node->load ? 0 : -1;
-}
-
-/*  Read tree[i] into node. Its own keys only: parents, roots and cycles
- *  are checked once every node is known. */
-static int
-parse_node (jsonw_doc_t *ld, json_t *entry, int i, config_node_t *node)
-{
-    jsonw_t s = {.doc = ld, .obj = entry, .sep = ": "};
-    snprintf (s.label, sizeof s.label, "tree[%d]", i);
-    if (!json_is_object (entry))
-        return jsonw_fail (ld, s.label, "expected an object, got %s",
-                           jsonw_type_name (ld, entry));
-    /* Label with the name as soon as we know it is one. */
-    const char *name = json_string_value (json_object_get (entry, "name"));
-    if (name && valid_name (name))
-        snprintf (s.label, sizeof s.label, "tree[%d] (node \"%s\")", i, name);
-    if (jsonw_check_keys (&s, node_keys) < 0
-        || jsonw_get_string (&s, "name", 1, 1, SIZE_MAX, &name) < 0)
-        return -1;
-    char q[JSONW_QUOTE_LEN];
-    if (!valid_name (name))
-        return jsonw_fail (ld, s.label, "name: must be 1..%d characters from %s, got %s",
-                           NAME_MAX_LEN, NAME_CHARS, tf_quote (q, sizeof q, name));
-    node->name = xstrdup (name);
-    node->index = i;
-    node->parent = -1;
-    const char *parent = NULL, *host = CONFIG_DEFAULT_HOST;
-    if (jsonw_get_string (&s, "parent", 0, 1, SIZE_MAX, &parent) < 0
-        || jsonw_get_string (&s, "host", 0, 1, SIZE_MAX, &host) < 0
-        || check_host (&s, host) < 0
-        || jsonw_get_number (&s, "compute", 1, JSONW_POSITIVE, &node->compute_rate) < 0)
-        return -1;
-    node->parent_name = parent ? xstrdup (parent) : NULL;
-    node->host = xstrdup (host);
-    long long slots = 0;
-    if (parse_link (&s, node) < 0
-        || jsonw_get_number (&s, "send_limit_mbps", 0, JSONW_POSITIVE,
-                             &node->send_limit_mbps) < 0
-        || jsonw_get_integer (&s, "slots", 0, 1, CONFIG_MAX_SLOTS, &slots) < 0)
-        return -1;
-    node->slots = (uint32_t) slots;
-    return parse_load (&s, node);
-}
-
-/*  Resolve parent names to indices and find the one root. names maps each
- *  node name to its index. */
-static int
-find_parents (config_t *self, jsonw_doc_t *ld, json_t *names)
-{
-    char label[JSONW_LABEL_LEN], q[JSONW_QUOTE_LEN];
-    self->root = -1;
-    for (int i = 0; i < self->nnodes; i++) {
-        config_node_t *node = &self->nodes[i];
-        if (!node->parent_name) {
-            if (self->root >= 0)
-                return jsonw_fail (ld, "tree",
-                                   "two roots, \"%s\" (tree[%d]) and \"%s\" (tree[%d])",
-                             self->nodes[self->root].name, self->root, node->name, i);
-            self->root = i;
-            continue;
-        }
-        snprintf (label, sizeof label, "tree[%d] (node \"%s\")", i, node->name);
-        json_t *idx = json_object_get (names, node->parent_name);
-        if (!idx)
-            return jsonw_fail (ld, label, "parent %s is not a node",
-                               tf_quote (q, sizeof q, node->parent_name));
-        node->parent = (int) json_integer_value (idx);
-        if (node->parent == i)
-            return jsonw_fail (ld, label, "is its own parent");
-    }
-    if (self->root < 0)
-        return jsonw_fail (ld, "tree", "no root (every node has a parent)");
-    return 0;
-}
-
-/*  Report the cycle through node j that ends the walk walk[0..len-1]. The
- *  walk ends j, parent (j), ..., the child of j: print it backwards, each
- *  arrow from a parent to its child. */
-static int
-fail_cycle (const config_t *self, jsonw_doc_t *ld, int j, const int *walk, int len)
-{
-    char path[TF_ERRLEN];
-    size_t used = snprintf (path, sizeof path, "%s", self->nodes[j].name);
-    for (int k = len - 1; k >= 0 && used < sizeof path; k--) {
-        used += snprintf (path + used, sizeof path - used, " -> %s",
-                          self->nodes[walk[k]].name);
-        if (walk[k] == j)
-            break;
-    }
-    return jsonw_fail (ld, "tree", "cycle: %s", path);
-}
-
-/*  Set every node's depth by walking up from it to a node of known depth;
- *  meeting a node of the current walk again means a cycle. Linear time,
- *  no recursion, so a long chain is fine. */
-static int
-set_depths (config_t *self, jsonw_doc_t *ld)
-{
-    int rc = 0, n = self->nnodes;
-    int *state = xcalloc ((size_t) n, sizeof *state);   /* 0 new, 1 walking, 2 done */
-    int *walk = xmalloc ((size_t) n * sizeof *walk);
-    state[self->root] = 2;
-    for (int i = 0; i < n; i++) {
-        int len = 0, j = i;
-        while (state[j] == 0) {
-            state[j] = 1;
-            walk[len++] = j;
-            j = self->nodes[j].parent;
-        }
-        if (state[j] == 1) {
-            rc = fail_cycle (self, ld, j, walk, len);
-            goto out;
-        }
-        while (len > 0) {
-            config_node_t *node = &self->nodes[walk[--len]];
-            node->depth = self->nodes[node->parent].depth + 1;
-            state[node->index] = 2;
-        }
-    }
-out:
-    free (walk);
-    free (state);
-    return rc;
-}
-
-/*  Fill every node's children, in tree[] order. */
-static void
-set_children (config_t *self)
-{
-    int n = self->nnodes;
-    for (int i = 0; i < n; i++)
-        if (self->nodes[i].parent >= 0)
-            self->nodes[self->nodes[i].parent].nchildren++;
-    for (int i = 0; i < n; i++)
-        if (self->nodes[i].nchildren > 0)
-            self->nodes[i].children = xmalloc ((size_t) self->nodes[i].nchildren
-                                               * sizeof (int));
-    int *fill = xcalloc ((size_t) n, sizeof *fill);
-    for (int i = 0; i < n; i++) {
-        int p = self->nodes[i].parent;
-        if (p >= 0)
-            self->nodes[p].children[fill[p]++] = i;
-    }
-    free (fill);
-}
-
-/*  --- interference ---------------------------------------------------------
- *
- *  The emulated compute rate of node n is C (1 - IR_r TR - sum_i IR_s(i)
- *  TR(i)), clamped at 0 (node/meter.c interference_factor). An emulated
- *  run is refused when one transfer each way can make it reach 0:
- *  receiving at link_mbps (alone), sending to one child at the most it can
- *  (alone), or both at once. The loader accepts such a config: the bound
- *  model prices an exhausted CPU (docs/bounds.md). docs/config.md says why
- *  not all children at once. */
-
-/*  The most node can send to child: its link, capped by node's limit. */
-static double
-send_rate (const config_node_t *node, const config_node_t *child, int *capped)
-{
-    *capped = node->send_limit_mbps > 0 && node->send_limit_mbps < child->link_mbps;
-    return *capped ? node->send_limit_mbps : child->link_mbps;
-}
-
-/*  One link on its own: ir_recv at node, ir_send at node's parent. */
-static int
-check_link_ir (const config_t *self, jsonw_doc_t *ld, const config_node_t *node)
-{
-    char label[JSONW_LABEL_LEN];
-    snprintf (label, sizeof label, "tree[%d] (node \"%s\")", node->index, node->name);
-    if (!(node->ir_recv * node->link_mbps < 1))
-        return jsonw_fail (ld, label, "ir_recv %g x link_mbps %g leaves no compute "
-                           "(must be < 1)", node->ir_recv, node->link_mbps);
-    const config_node_t *parent = &self->nodes[node->parent];
-    int capped;
-    double rate = send_rate (parent, node, &capped);
-    if (!(node->ir_send * rate < 1))
-        return jsonw_fail (ld, label, "ir_send %g x %s %g leaves its parent \"%s\" no "
-                           "compute (must be < 1)", node->ir_send,
-                           capped ? "the parent's send_limit_mbps" : "link_mbps", rate,
-                           parent->name);
-    return 0;
-}
-
-/*  Receiving at its link rate while sending to its worst child. */
-static int
-check_relay_ir (const config_t *self, jsonw_doc_t *ld, const config_node_t *node)
-{
-    double recv_loss = node->ir_recv * node->link_mbps, worst = 0;
-    int worst_child = -1, capped;
-    for (int k = 0; k < node->nchildren; k++) {
-        const config_node_t *child = &self->nodes[node->children[k]];
-        double loss = child->ir_send * send_rate (node, child, &capped);
-        if (worst_child < 0 || loss > worst) {
-            worst = loss;
-            worst_child = child->index;
-        }
-    }
-    if (worst_child < 0 || 1 - recv_loss - worst > 0)
-        return 0;
-    const config_node_t *child = &self->nodes[worst_child];
-    char label[JSONW_LABEL_LEN];
-    snprintf (label, sizeof label, "tree[%d] (node \"%s\")", node->index, node->name);
-    return jsonw_fail (ld, label, "ir_recv %g x link_mbps %g plus ir_send %g of child "
-                       "\"%s\" x %g leave no compute when it receives and sends at once "
-                       "(1 - %g - %g = %g, must be > 0)", node->ir_recv, node->link_mbps,
-                       child->ir_send, child->name, send_rate (node, child, &capped),
-                       recv_loss, worst, 1 - recv_loss - worst);
-}
-
-int
-config_check_emulation (const config_t *self, char *err, size_t errlen)
-{
-    jsonw_doc_t ld = {.style = JSONW_CONFIG, .origin = self->path, .err = err,
-                      .errlen = errlen};
-    /*  Only the emulator computes at the modelled rate; a real node
-     *  computes at its machine's speed, and IR only orders children. */
-    if (self->platform.mode != PLATFORM_EMULATED)
-        return 0;
-    for (int i = 0; i < self->nnodes; i++)
-        if (self->nodes[i].parent >= 0 && check_link_ir (self, &ld, &self->nodes[i]) < 0)
-            return -1;
-    for (int i = 0; i < self->nnodes; i++)
-        if (self->nodes[i].parent >= 0 && check_relay_ir (self, &ld, &self->nodes[i]) < 0)
-            return -1;
-    return 0;
-}
-
-static int
-parse_tree (config_t *self, jsonw_t *top)
-{
-    jsonw_doc_t *ld = top->doc;
-    int rc;
-    json_t *tree = jsonw_lookup (top, "tree", 1, &rc);
-    if (!tree)
-        return rc;
-    if (!json_is_array (tree))
-        return jsonw_fail (ld, "tree", "expected an array, got %s",
-                           jsonw_type_name (ld, tree));
-    size_t n = json_array_size (tree);
-    if (n == 0)
-        return jsonw_fail (ld, "tree", "is empty (it needs at least the root)");
-    if (n > CONFIG_MAX_NODES)
-        return jsonw_fail (ld, "tree", "has %zu nodes, at most %d are allowed", n,
-                           CONFIG_MAX_NODES);
-
-    self->nodes = xcalloc (n, sizeof *self->nodes);
-    self->nnodes = (int) n;
-    json_t *names = json_object ();   /* node name -> index */
-    for (int i = 0; i < (int) n; i++) {
-        config_node_t *node = &self->nodes[i];
-        rc = parse_node (ld, json_array_get (tree, (size_t) i), i, node);
-        if (rc < 0)
-            goto out_free_names;
-        json_t *first = json_object_get (names, node->name);
-        if (first) {
-            char label[32];
-            snprintf (label, sizeof label, "tree[%d]", i);
-            rc = jsonw_fail (ld, label, "duplicate node name \"%s\" (first at tree[%d])",
-                             node->name, (int) json_integer_value (first));
-            goto out_free_names;
-        }
-        json_object_set_new (names, node->name, json_integer (i));
-    }
-    rc = find_parents (self, ld, names);
-out_free_names:
-    json_decref (names);
-    if (rc < 0 || set_depths (self, ld) < 0)
-        return -1;
-    set_children (self);
-    return 0;
-}
-
 /*  The file name without its directory and a ".json" suffix. */
 static char *
 default_name (const char *origin)
@@ -587,7 +251,7 @@ parse_top (config_t *self, jsonw_doc_t *ld, json_t *json)
         || jsonw_get_string (&top, "policy", 0, 1, SIZE_MAX, &policy) < 0)
         return -1;
     /*  The name becomes part of a results directory's name. */
-    if (name && !valid_name (name)) {
+    if (name && !config_valid_name (name)) {
         char q[JSONW_QUOTE_LEN];
         return jsonw_fail (ld, "name", "must be 1..%d characters from %s, got %s",
                            NAME_MAX_LEN, NAME_CHARS, tf_quote (q, sizeof q, name));
@@ -602,7 +266,7 @@ parse_top (config_t *self, jsonw_doc_t *ld, json_t *json)
                      "more than the %llu bytes a node accepts", self->tasks.input_mb,
                            self->platform.payload_scale,
                            (unsigned long long) CONFIG_MAX_TASK_BYTES);
-    return parse_tree (self, &top);
+    return config_parse_tree (self, &top);
 }
 
 /*  Build a config from a parsed document, or report why json is NULL.
