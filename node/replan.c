@@ -78,4 +78,7 @@ replan_child_rates (node_t *self, int slot, const proto_msg_t *m)
         return;
     core_rates_t r = {m->live_compute, NAN, NAN, NAN, m->live_ir_recv};
     core_set_child_rates (self->parts.core, slot, &r);
+    const policy_t *p = policy_find (self->cfg->policy);
+    core_set_child_bound (self->parts.core, slot,
+                          m->bounds[p && p->multiport ? BOUND_MULTI : BOUND_SINGLE]);
 }
