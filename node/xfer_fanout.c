@@ -168,16 +168,38 @@ offered (int c, const int *slots, int n)
     return 0;
 }
 
+/*  Seconds until ch's link has carried the rest of its transfer at its
+ *  own rate (the chunks not yet sent, and the last one sent still being
+ *  delivered); 0 when none is going. */
+static double
+link_busy_for (const xfer_t *self, const child_t *ch, double now)
+{
+    if (!ch->sending)
+        return 0;
+    const transfer_t *t = &ch->cur;
+    double rate = ch->info.link_bps * ch->link_share;
+    double left = (double) (t->count - t->next) * self->cfg.chunk_bytes;
+    double due = t->delivered > now ? t->delivered - now : 0;
+    return due + (rate > 0 ? left / rate : 0);
+}
+
 /*  Does kept child c need the port at now? It does with an ask the port
- *  could serve: offered now, or waiting for its link to free. A kept
- *  child ready but not offered has no task that may go to it, and must
- *  not hold the others back. */
+ *  could serve: offered now, or soon, its link free again within the
+ *  time one task takes to cross the port at the send limit (a slow link
+ *  does not hold the port for its child meanwhile). A kept child ready
+ *  but not offered has no task that may go to it, and must not hold the
+ *  others back. */
 static int
 kept_needs (const xfer_t *self, int c, double now, const int *slots, int n)
 {
     const child_t *ch = &self->children[c];
-    return self->fan.kept[c] && !ch->lost && ch->asks.wanted > 0
-        && (offered (c, slots, n) || !xfer_may_start (self, ch, now));
+    if (!self->fan.kept[c] || ch->lost || ch->asks.wanted == 0)
+        return 0;
+    if (offered (c, slots, n))
+        return 1;
+    double cross = self->cfg.send_limit_bps > 0
+                 ? (double) ch->cur.task.bytes / self->cfg.send_limit_bps : 0;
+    return !xfer_may_start (self, ch, now) && link_busy_for (self, ch, now) <= cross;
 }
 
 /*  How far child c's tasks in hand exceed what keeps it busy (negative:

@@ -517,6 +517,39 @@ test_the_ratio_rule_keeps_busy_what_the_port_feeds (void **state)
     assert_true (rule <= all);
 }
 
+/*  The reference fork, adapting, through IA:Multi: the rule keeps 5 of
+ *  its 6 children (SB0, last in the IA order, is the spare: the model's
+ *  bound leaves it unused too), and a kept child on a slow link (Tenn,
+ *  0.2 MB/s) does not hold the port while its link carries a task:
+ *  the makespan is no worse than without the rule. */
+static double
+run_fork (int adapt, int *k)
+{
+    config_t *cfg = load ("fork7.json", 1000);
+    config_set_policy (cfg, "ia-multi");
+    cfg->platform.adapt = adapt;
+    sim_t s;
+    sim_init (&s, cfg);
+    double span = simulate (&s) * cfg->platform.time_scale;
+    check_exactly_once (&s);
+    *k = core_fanout (s.cores[cfg->root]);
+    printf ("  fork7 %-9s k %2d, makespan %.2f s (platform, virtual clock)\n",
+            adapt ? "the rule" : "no rule", *k, span);
+    sim_free (&s);
+    config_destroy (&cfg);
+    return span;
+}
+
+static void
+test_the_ratio_rule_costs_the_fork_nothing (void **state)
+{
+    (void) state;
+    int k_rule, k_all;
+    double rule = run_fork (1, &k_rule), all = run_fork (0, &k_all);
+    assert_int_equal (k_rule, 5);
+    assert_true (rule <= all);
+}
+
 /*  k follows the core's beliefs: a child's rate, its subtree bound, its
  *  IR_s (the order), the hub's own rate (the never-use rule), a lost
  *  child. */
@@ -568,6 +601,7 @@ main (void)
         cmocka_unit_test (test_commands_retry_elsewhere_and_record_once),
         cmocka_unit_test (test_slots_run_commands_side_by_side),
         cmocka_unit_test (test_the_ratio_rule_keeps_busy_what_the_port_feeds),
+        cmocka_unit_test (test_the_ratio_rule_costs_the_fork_nothing),
         cmocka_unit_test (test_the_ratio_rule_follows_the_beliefs),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
