@@ -10,7 +10,8 @@
  *  no subtree takes more than its link carries, it is capped at the
  *  link's B_r = link MB/s / Z. k is taken again whenever any of these
  *  beliefs changes, so the order and the rates are always those the
- *  policy decides with.
+ *  policy decides with (an order on the asks, as FCFS's, would need it
+ *  taken at every decision; no multi-port policy has one).
  *
  *  Who may start a transfer (xfer_fanout_admit), the policy then picking
  *  among them as ever:
