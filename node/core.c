@@ -138,7 +138,9 @@ new_parts (core_t *self, const core_cfg_t *cfg)
         .chunk_bytes = cfg->chunk_bytes, .window = cfg->window, .pace = cfg->pace,
         .send_limit_bps = cfg->send_limit_bps, .meter_window = cfg->meter_window,
         .policy = cfg->policy, .parent = cfg->parent, .probe_units = cfg->task_units,
-        .probe_bytes = cfg->task_bytes, .keep_commands = !cfg->is_root});
+        .probe_bytes = cfg->task_bytes, .keep_commands = !cfg->is_root,
+        .fanout = cfg->adapt && cfg->policy->multiport && cfg->send_limit_bps > 0
+                  && cfg->parent.send_limit_mbps > 0});
     self->recv = recv_new (&(recv_cfg_t){
         .task_count = cfg->task_count, .command_tasks = cfg->command_tasks,
         .task_units = cfg->task_units, .task_bytes = cfg->task_bytes,
@@ -298,6 +300,18 @@ core_set_compute_rate (core_t *self, double units_per_s)
         return;
     self->cfg.parent.compute_rate = units_per_s;
     xfer_set_compute_rate (self->xfer, units_per_s);
+}
+
+void
+core_set_child_bound (core_t *self, int child, double tasks_per_s)
+{
+    xfer_set_child_bound (self->xfer, child, tasks_per_s);
+}
+
+int
+core_fanout (const core_t *self)
+{
+    return xfer_fanout (self->xfer);
 }
 
 void

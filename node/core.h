@@ -38,6 +38,12 @@
  *    catches up by at most one chunk; an idle link banks nothing, so a
  *    transfer never starts with a burst. core_next_deadline says when a
  *    held chunk may go.
+ *  - Fan-out (an adapting run with a multi-port policy and a send limit,
+ *    docs/adapt.md): the ratio rule keeps the first k children in the
+ *    policy's order busy, k the fewest whose demand reaches the send
+ *    limit (node/fanout.h); a child beyond them starts a transfer only
+ *    when the port has room by the plan or no kept child has an ask it
+ *    could serve.
  *  - Reclaim (an adapting run, docs/adapt.md): TAKE_BACK at a parent drops
  *    a child's unserved asks and tells it (RECLAIM) to hold at most n
  *    tasks; the child forgets the dropped asks, asks only up to n from
@@ -156,6 +162,10 @@ typedef struct {
     /*  Every node's parent index (-1 for the root), nnodes entries,
      *  copied; NULL when unknown, in which case nothing is avoided. */
     const int32_t *tree_parent;
+    int adapt;               /* an adapting run (docs/adapt.md): with a
+                                multi-port policy and a send limit, the
+                                ratio rule keeps busy only the children
+                                the port can feed (core_fanout) */
 } core_cfg_t;
 
 typedef enum {
@@ -397,6 +407,20 @@ void core_set_compute_rate (core_t *self, double units_per_s);
  *  in force when it is sent. Ignored for a bad slot or a share outside
  *  (0, 1]. */
 void core_set_link_share (core_t *self, int child, double share);
+
+/*  Child's live subtree bound, tasks/s (its SUBTREE, in the policy's port
+ *  model), from the next decision on: the ratio rule's consumption rate
+ *  of the child instead of C_i / w. Ignored for a bad slot or a value
+ *  not finite or negative. */
+void core_set_child_bound (core_t *self, int child, double tasks_per_s);
+
+/*  The ratio rule (docs/adapt.md, "Fan-out: the ratio rule"): the number
+ *  of children the send port can feed, which a multi-port parent of an
+ *  adapting run with a send limit keeps busy, the others woken only when
+ *  the port has room; taken again whenever the core's beliefs change.
+ *  -1 when the rule does not apply (single-port, no send limit, or a run
+ *  that does not adapt). */
+int core_fanout (const core_t *self);
 
 /*  Number of transfers to children in flight now (their last ack not
  *  yet in; pipelined, a child may have several). */

@@ -339,8 +339,10 @@ void replan_start (node_t *self);
 int replan_apply (node_t *self, const struct live_change *change);
 
 /*  Child slot's SUBTREE carried its live compute rate and IR_r (m, a
- *  decoded SUBTREE of an adapting run): what the core believes of it.
- *  The bounds themselves go through subtree_child as before. */
+ *  decoded SUBTREE of an adapting run): what the core believes of it,
+ *  with its subtree's bound in the policy's port model (the ratio rule's
+ *  rate of the child). The bounds themselves go through subtree_child
+ *  as before. */
 void replan_child_rates (node_t *self, int slot, const proto_msg_t *m);
 
 /*  --- steer.c: costly actions, each through the gate (node/gate.h) -------

@@ -77,7 +77,7 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
         .max_attempts = cfg->commands.attempts,
         .task_info = opts->bag ? opts->bag->task_info : NULL,
         .task_arg = opts->bag ? opts->bag->arg : NULL,
-        .tree_parent = parents,
+        .tree_parent = parents, .adapt = cfg->platform.adapt,
     };
     core_t *core = core_new (&cc, err, errlen);
     free (kids);

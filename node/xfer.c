@@ -5,7 +5,8 @@
  *
  *  Per child: a ring of unserved asks, the transfer in flight, a ring of
  *  earlier transfers draining their acks (at most window), the link's
- *  pacer, a send meter and the set of tasks given to its subtree. No
+ *  pacer, a send meter and the set of tasks given to its subtree; the
+ *  ratio rule's choice of the children kept busy is node/xfer_fanout.c's. No
  *  allocation per chunk: the rings grow by doubling and the drain ring is
  *  sized once.
  */
@@ -33,6 +34,7 @@ xfer_new (const xfer_cfg_t *cfg)
         self->children[i].sent = meter_new (cfg->meter_window);
         self->children[i].drains.ring = xcalloc (cfg->window, sizeof (transfer_t));
     }
+    xfer_fanout_init (self);
     return self;
 }
 
@@ -48,6 +50,7 @@ xfer_destroy (xfer_t **self_p)
         free (self->children[i].drains.ring);
         meter_destroy (&self->children[i].sent);
     }
+    xfer_fanout_free (self);
     free (self->children);
     free (self->cands);
     free (self->ready);
@@ -198,6 +201,10 @@ xfer_pick_child (xfer_t *self, double now, const int *slots, int n)
     if (n == 0 || (!policy->multiport && self->port)
         || (policy->multiport && self->busy && !xfer_spare_bandwidth (self, now)))
         return -1;
+    if (self->fan.on) {
+        n = xfer_fanout_admit (self, now, slots, n);
+        slots = self->fan.admitted;
+    }
     for (int i = 0; i < n; i++) {
         self->cands[i] = xfer_candidate (&self->children[slots[i]], slots[i]);
         self->cands[i].sending = 0;   /* its link is free */
@@ -271,6 +278,7 @@ xfer_set_child_rates (xfer_t *self, int c, const core_rates_t *rates)
     believe (&info->link_idle_mbps, rates->link_idle_mbps);
     believe (&info->ir_send, rates->ir_send);
     believe (&info->ir_recv, rates->ir_recv);
+    xfer_fanout_update (self);
 }
 
 void
@@ -285,6 +293,7 @@ xfer_set_compute_rate (xfer_t *self, double units_per_s)
 {
     if (units_per_s > 0 && isfinite (units_per_s))
         self->cfg.parent.compute_rate = units_per_s;
+    xfer_fanout_update (self);   /* the never-use rule and the order weigh it */
 }
 
 void

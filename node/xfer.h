@@ -50,6 +50,10 @@ typedef struct {
     int keep_commands;       /* a command's input is not released at its
                                 transfer's last ack (a non-root node keeps
                                 it until its result is back) */
+    int fanout;              /* the ratio rule applies (a multi-port
+                                policy with a send limit, adapting): only
+                                the children the port can feed are kept
+                                busy (xfer_pick_child) */
 } xfer_cfg_t;
 
 /*  Create the transfers' state of cfg->nchildren idle children. */
@@ -96,7 +100,14 @@ int *xfer_list_ready (xfer_t *self, double now, int *n);
  *  same now, nothing started since, that the caller has a task for), the
  *  one whose ask the policy serves next; -1 when n is 0 or the port rule
  *  says wait: single-port, while a transfer holds the port; multi-port,
- *  while there is no spare bandwidth. */
+ *  while there is no spare bandwidth. Under the ratio rule (cfg.fanout)
+ *  the first k children in the policy's order are offered, those short
+ *  of the tasks that keep them busy first; a child beyond them only when
+ *  the kept children's planned demand leaves its own free below the send
+ *  limit, or when no kept child has an ask the port could serve now (one
+ *  offered, or one whose link is still busy), and the next one after
+ *  them also when every kept child asking holds what keeps it busy: the
+ *  port has room (node/xfer_fanout.c). */
 int xfer_pick_child (xfer_t *self, double now, const int *slots, int n);
 
 /*  Serve one of child c's asks with task, which goes out from now and is
@@ -155,6 +166,15 @@ void xfer_set_child_rates (xfer_t *self, int c, const core_rates_t *rates);
 
 /*  Replace child c's IR_s alone (xfer_set_child_rates). */
 void xfer_set_child_ir (xfer_t *self, int c, double ir_send);
+
+/*  Child c's live subtree bound, tasks/s (its SUBTREE), for the ratio
+ *  rule: it replaces C_i / w as the child's consumption rate. Ignored
+ *  for a bad slot or a value not finite or negative. */
+void xfer_set_child_bound (xfer_t *self, int c, double tasks_per_s);
+
+/*  The number of children the ratio rule keeps busy now, or -1 when it
+ *  does not apply. */
+int xfer_fanout (const xfer_t *self);
 
 /*  Replace the sender's own compute rate in what the policy sees
  *  (policy_parent_t.compute_rate; ignored unless > 0 and finite). */

@@ -2,11 +2,14 @@
  *  (private to node/xfer*.c; node/xfer.h is the public face):
  *  - xfer.c: creation, asks, starting transfers, what the runtime reads;
  *  - xfer_pace.c: pacing and windows, chunks and acks;
- *  - xfer_given.c: the tasks given to each child's subtree.
+ *  - xfer_given.c: the tasks given to each child's subtree;
+ *  - xfer_fanout.c: the ratio rule, which children a multi-port parent
+ *    keeps busy (node/fanout.h).
  */
 #ifndef TF_XFER_INT_H
 #define TF_XFER_INT_H
 
+#include "node/fanout.h"
 #include "node/meter.h"
 #include "node/xfer.h"
 
@@ -79,8 +82,26 @@ typedef struct {
     core_child_stats_t stats;
 } child_t;
 
+/*  The ratio rule's state (xfer_fanout.c): which children the port
+ *  feeds, by the beliefs; recomputed whenever they change. */
+typedef struct {
+    int on;                  /* cfg.fanout */
+    int k;                   /* children kept */
+    int spare;               /* the next in order after them, or -1 */
+    double kept_demand;      /* their demand, MB/s */
+    double *that;            /* per child: its live subtree bound, tasks/s
+                                (< 0: not known) */
+    double *demand;          /* per child: MB/s it asks of the port */
+    uint32_t *hold;          /* per child: tasks given that keep it busy */
+    unsigned char *kept;     /* per child: among the first k */
+    int *order;              /* scratch: slots in the policy's order */
+    fanout_child_t *rule;    /* scratch: the rule's view of them */
+    int *admitted;           /* scratch: the ready children it admits */
+} fanout_state_t;
+
 struct xfer {
     xfer_cfg_t cfg;
+    fanout_state_t fan;
     child_t *children;
     policy_child_t *cands;   /* scratch for the policy */
     int *ready;              /* scratch: children that may start ... */
@@ -106,6 +127,15 @@ int xfer_spare_bandwidth (xfer_t *self, double now);
 
 /*  xfer.c: what the policy sees of child ch in slot `slot`. */
 policy_child_t xfer_candidate (const child_t *ch, int slot);
+
+/*  xfer_fanout.c: the rule's state made from cfg, freed; k taken again
+ *  from the beliefs (after any change to them, or a child lost); and of
+ *  slots[0..n) (ready, with a task), those the rule lets start at now,
+ *  in self->fan.admitted, their number returned. */
+void xfer_fanout_init (xfer_t *self);
+void xfer_fanout_free (xfer_t *self);
+void xfer_fanout_update (xfer_t *self);
+int xfer_fanout_admit (xfer_t *self, double now, const int *slots, int n);
 
 /*  xfer_given.c: a child's set of tasks given to its subtree. */
 void xfer_given_add (child_t *ch, const task_t *task);

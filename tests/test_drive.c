@@ -9,9 +9,11 @@
  *  node/route.h says (REQUEST, ACK and DONE go to the parent, SEND_CHUNK
  *  to the child, COMPUTE to the node's own engine); tick each core at its
  *  next deadline; give every event the virtual time it happens at. Here
- *  a message takes LATENCY seconds, a paced chunk leaves when its pacers
+ *  a message takes LATENCY seconds (or the test's latency), a paced chunk leaves when its pacers
  *  allow (the core's deadline), and an engine takes units / (C x time
- *  scale) per task.
+ *  scale) per task. The ratio rule (node/fanout.h) is driven here too:
+ *  a star behind a shared send limit, through the real IA:Multi, with
+ *  and without the rule on the same virtual clock.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -62,6 +64,7 @@ typedef struct {
                                                the port (paced: until
                                                delivered), at most */
     int max_computing;       /* the most tasks one node computed at once */
+    double latency;          /* one way, virtual seconds */
     double now;
 } sim_t;
 
@@ -107,11 +110,11 @@ pop (sim_t *s)
     return top;
 }
 
-/*  An event for node `to`, LATENCY from now. */
+/*  An event for node `to`, the latency from now. */
 static void
 send (sim_t *s, int to, core_event_t ev, const core_done_t *done, uint32_t ndone)
 {
-    event_t e = {.t = s->now + LATENCY, .kind = EV_DELIVER, .node = to, .ev = ev};
+    event_t e = {.t = s->now + s->latency, .kind = EV_DELIVER, .node = to, .ev = ev};
     if (ev.navoid)
         memcpy (e.avoid, ev.avoid, ev.navoid * sizeof *ev.avoid);
     if (ndone) {
@@ -267,6 +270,7 @@ sim_init (sim_t *s, const config_t *cfg)
     memset (s, 0, sizeof *s);
     s->cfg = cfg;
     s->bad_node = -1;
+    s->latency = LATENCY;
     s->cores = xcalloc (cfg->nnodes, sizeof *s->cores);
     s->slot = xcalloc (cfg->nnodes, sizeof *s->slot);
     s->tick_at = xcalloc (cfg->nnodes, sizeof *s->tick_at);
@@ -447,6 +451,148 @@ test_slots_run_commands_side_by_side (void **state)
     config_destroy (&cfg);
 }
 
+/*  A star of 8 identical children behind a 1.1 MB/s shared send limit
+ *  (8.8 Mb/s, a shared segment), tasks of 10 MB; each child computes
+ *  0.6 units/s of tasks of 10 units: 0.06 tasks/s, 0.6 MB/s of demand,
+ *  so the port feeds k = 2 (0.6, then 1.2 >= 1.1). */
+static const char STAR[] =
+    "{\"name\": \"star8\", \"tasks\": {\"count\": %d, \"input_mb\": 10, \"units\": 10},"
+    " \"policy\": \"ia-multi\", \"platform\": {\"mode\": \"emulated\", \"time_scale\": 1,"
+    " \"buffer\": 3, \"adapt\": %s}, \"tree\": ["
+    "{\"name\": \"hub\", \"compute\": 0.6, \"send_limit_mbps\": 1.1}%s]}";
+
+static config_t *
+star (int tasks, int adapt)
+{
+    char kids[2048] = "", text[4096], err[TF_ERRLEN];
+    for (int i = 0; i < 8; i++)
+        snprintf (kids + strlen (kids), sizeof kids - strlen (kids),
+                  ", {\"name\": \"c%d\", \"parent\": \"hub\", \"compute\": 0.6,"
+                  " \"link_mbps\": 1.1}", i);
+    snprintf (text, sizeof text, STAR, tasks, adapt ? "true" : "false", kids);
+    config_t *cfg = config_load_string (text, "star8", err, sizeof err);
+    if (!cfg)
+        fail_msg ("%s", err);
+    return cfg;
+}
+
+/*  Run the star with or without the rule (0.3 ms latency); the children
+ *  the hub served and its k. */
+static double
+run_star (int adapt, int *served, int *k)
+{
+    config_t *cfg = star (60, adapt);
+    sim_t s;
+    sim_init (&s, cfg);
+    s.latency = 3e-4;
+    assert_string_equal (cfg->policy, "ia-multi");   /* the registered policy */
+    double span = simulate (&s);
+    check_exactly_once (&s);
+    *served = 0;
+    for (int c = 0; c < 8; c++)
+        *served += core_child_stats (s.cores[cfg->root], c).tasks_sent > 0;
+    *k = core_fanout (s.cores[cfg->root]);
+    printf ("  star8 %-9s k %2d, children served %d, makespan %.1f s (virtual clock)\n",
+            adapt ? "the rule" : "no rule", *k, *served, span);
+    sim_free (&s);
+    config_destroy (&cfg);
+    return span;
+}
+
+/*  With the rule the hub keeps busy at most k children (one more woken
+ *  when the kept ones are satisfied), and finishes no later than without
+ *  it; every task is recorded once either way. Without it, the same star
+ *  spreads its tasks over more children than the port can feed. */
+static void
+test_the_ratio_rule_keeps_busy_what_the_port_feeds (void **state)
+{
+    (void) state;
+    int served_rule, served_all, k_rule, k_all;
+    double rule = run_star (1, &served_rule, &k_rule);
+    double all = run_star (0, &served_all, &k_all);
+    assert_int_equal (k_all, -1);   /* not adapting: the rule is off */
+    assert_int_equal (k_rule, 2);
+    assert_true (served_rule <= k_rule + 1);
+    assert_true (served_all > k_rule + 1);
+    assert_true (rule <= all);
+}
+
+/*  The reference fork, adapting, through IA:Multi: the rule keeps 5 of
+ *  its 6 children (SB0, last in the IA order, is the spare: the model's
+ *  bound leaves it unused too), and a kept child on a slow link (Tenn,
+ *  0.2 MB/s) does not hold the port while its link carries a task:
+ *  the makespan is no worse than without the rule. */
+static double
+run_fork (int adapt, int *k)
+{
+    config_t *cfg = load ("fork7.json", 1000);
+    config_set_policy (cfg, "ia-multi");
+    cfg->platform.adapt = adapt;
+    sim_t s;
+    sim_init (&s, cfg);
+    double span = simulate (&s) * cfg->platform.time_scale;
+    check_exactly_once (&s);
+    *k = core_fanout (s.cores[cfg->root]);
+    printf ("  fork7 %-9s k %2d, makespan %.2f s (platform, virtual clock)\n",
+            adapt ? "the rule" : "no rule", *k, span);
+    sim_free (&s);
+    config_destroy (&cfg);
+    return span;
+}
+
+static void
+test_the_ratio_rule_costs_the_fork_nothing (void **state)
+{
+    (void) state;
+    int k_rule, k_all;
+    double rule = run_fork (1, &k_rule), all = run_fork (0, &k_all);
+    assert_int_equal (k_rule, 5);
+    assert_true (rule <= all);
+}
+
+/*  k follows the core's beliefs: a child's rate, its subtree bound, its
+ *  IR_s (the order), the hub's own rate (the never-use rule), a lost
+ *  child. */
+static void
+test_the_ratio_rule_follows_the_beliefs (void **state)
+{
+    (void) state;
+    char err[TF_ERRLEN];
+    config_t *cfg = star (10, 1);
+    core_t *hub = setup_core (cfg, cfg->root, NULL, err, sizeof err);
+    assert_non_null (hub);
+    assert_int_equal (core_fanout (hub), 2);
+    /*  c0 computes 1.2 units/s: 1.2 MB/s alone fills the port. */
+    core_set_child_rates (hub, 0, &(core_rates_t){1.2, NAN, NAN, NAN, NAN});
+    assert_int_equal (core_fanout (hub), 1);
+    /*  Its SUBTREE says 0.03 tasks/s: 0.3, 0.9, 1.5 -> 3. */
+    core_set_child_bound (hub, 0, 0.03);
+    assert_int_equal (core_fanout (hub), 3);
+    /*  IR_s 1.0 on c0..c6 (IR_s Z C^n = 1.0 x 10 x 0.06 = 0.6 < 1: still
+     *  served) puts c7 first in the IA order, and c7's subtree says 0.12
+     *  tasks/s: 1.2 MB/s alone fills the port. */
+    for (int c = 0; c < 7; c++)
+        core_set_child_ir (hub, c, 1.0);
+    core_set_child_bound (hub, 7, 0.12);
+    assert_int_equal (core_fanout (hub), 1);
+    core_set_child_bound (hub, 7, 0.06);   /* c7 0.6, c0 0.9, c1 1.5 */
+    assert_int_equal (core_fanout (hub), 3);
+    /*  The hub computes twice as fast: 1.0 x 10 x 0.12 = 1.2 >= 1, c0..c6
+     *  are never used (the never-use rule), and c7 alone (0.6 MB/s) does
+     *  not fill the port: k counts it alone. */
+    core_set_compute_rate (hub, 1.2);
+    assert_int_equal (core_fanout (hub), 1);
+    for (int c = 0; c < 7; c++)
+        core_set_child_ir (hub, c, 0);   /* back: c0 0.3, c1 0.9, c2 1.5 */
+    assert_int_equal (core_fanout (hub), 3);
+    /*  c0 lost: c1 and c2 fill the port (0.6, 1.2). */
+    core_event_t lost = {.type = CORE_EV_LOST, .child = 0};
+    assert_int_equal (core_handle (hub, &lost, err, sizeof err), 0);
+    assert_int_equal (core_fanout (hub), 2);
+    core_destroy (&hub);
+    config_destroy (&cfg);
+}
+
 int
 main (void)
 {
@@ -454,6 +600,9 @@ main (void)
         cmocka_unit_test (test_every_policy_completes_every_task_once),
         cmocka_unit_test (test_commands_retry_elsewhere_and_record_once),
         cmocka_unit_test (test_slots_run_commands_side_by_side),
+        cmocka_unit_test (test_the_ratio_rule_keeps_busy_what_the_port_feeds),
+        cmocka_unit_test (test_the_ratio_rule_costs_the_fork_nothing),
+        cmocka_unit_test (test_the_ratio_rule_follows_the_beliefs),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
