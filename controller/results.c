@@ -220,28 +220,37 @@ results_update_report (results_t *self, int node, proto_stats_t *stats, char *er
     return 0;
 }
 
+/*  Of `have` entries, those after *announced: their count (0 when none),
+ *  the first's index in *from; all are announced from then on. */
+static int
+fresh (int have, int *announced, int *from)
+{
+    int n = have - *announced;
+    *from = *announced;
+    if (n <= 0)
+        return 0;
+    *announced = have;
+    return n;
+}
+
 int
 results_new_changes (results_t *self, int node, const proto_change_t **first)
 {
     node_results_t *n = &self->nodes[node];
-    int fresh = n->stats.changes.n - n->announced;
-    if (fresh <= 0)
-        return 0;
-    *first = n->stats.changes.items + n->announced;
-    n->announced = n->stats.changes.n;
-    return fresh;
+    int from, k = fresh (n->stats.changes.n, &n->announced, &from);
+    if (k > 0)
+        *first = n->stats.changes.items + from;
+    return k;
 }
 
 int
 results_new_actions (results_t *self, int node, const proto_action_t **first)
 {
     node_results_t *n = &self->nodes[node];
-    int fresh = n->stats.actions.n - n->announced_actions;
-    if (fresh <= 0)
-        return 0;
-    *first = n->stats.actions.items + n->announced_actions;
-    n->announced_actions = n->stats.actions.n;
-    return fresh;
+    int from, k = fresh (n->stats.actions.n, &n->announced_actions, &from);
+    if (k > 0)
+        *first = n->stats.actions.items + from;
+    return k;
 }
 
 const results_stats_t *

@@ -260,6 +260,21 @@ changes_to_json (const results_t *self, json_t *object)
         json_object_set_new (object, "changes_dropped", json_integer ((json_int_t) dropped));
 }
 
+/*  One action, and its place in node order. */
+typedef struct {
+    const proto_action_t *a;
+    int seq;
+} action_ref_t;
+
+static int
+action_by_time (const void *a, const void *b)
+{
+    const action_ref_t *x = a, *y = b;
+    if (x->a->at_s != y->a->at_s)
+        return x->a->at_s < y->a->at_s ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
 /*  Every node's weighed actions, by time: "actions": [{node, what, child,
  *  hold, tasks, saved_s, cost_s, taken, at_s}] and "actions_dropped"
  *  when a node kept fewer; present (maybe []) when the run adapts. */
@@ -269,20 +284,24 @@ actions_to_json (const results_t *self, json_t *object)
     const config_t *cfg = self->cfg;
     if (!cfg->platform.adapt)
         return;
-    proto_actions_t all = {0};
+    int total = 0;
+    for (int i = 0; i < cfg->nnodes; i++)
+        total += self->nodes[i].stats.actions.n;
+    /*  Gathered in node order, then sorted by time with that order as the
+     *  tie-break: up to 256 a node, so no quadratic sort. */
+    action_ref_t *refs = xcalloc ((size_t) total + 1, sizeof *refs);
+    proto_actions_t all = {xcalloc ((size_t) total + 1, sizeof *all.items), 0, 0};
     for (int i = 0; i < cfg->nnodes; i++) {
         const proto_actions_t *a = &self->nodes[i].stats.actions;
-        all.items = xrealloc (all.items, (size_t) (all.n + a->n + 1) * sizeof *all.items);
-        for (int j = 0; j < a->n; j++)
-            all.items[all.n++] = a->items[j];
+        for (int j = 0; j < a->n; j++, all.n++)
+            refs[all.n] = (action_ref_t){&a->items[j], all.n};
         all.dropped += a->dropped;
     }
-    for (int i = 1; i < all.n; i++)   /* by time, stable: few of them */
-        for (int j = i; j > 0 && all.items[j - 1].at_s > all.items[j].at_s; j--) {
-            proto_action_t x = all.items[j];
-            all.items[j] = all.items[j - 1];
-            all.items[j - 1] = x;
-        }
+    if (total > 1)
+        qsort (refs, (size_t) total, sizeof *refs, action_by_time);
+    for (int k = 0; k < total; k++)
+        all.items[k] = *refs[k].a;
+    free (refs);
     json_t *holder = json_object ();
     proto_actions_to_json (holder, &all);
     json_t *arr = json_object_get (holder, "actions");

@@ -94,6 +94,15 @@ platform_us (const timeline_t *self, double seconds)
     return round (seconds * self->us * TIMELINE_NS_PER_US) / TIMELINE_NS_PER_US;
 }
 
+/*  Platform seconds since START as trace microseconds, to the
+ *  nanosecond (the instants and counters: the spans' own clock is
+ *  platform_us's). */
+static double
+instant_us (double platform_s)
+{
+    return round (platform_s * US_PER_S * TIMELINE_NS_PER_US) / TIMELINE_NS_PER_US;
+}
+
 /*  A complete event ("X") on track tid from start to end (span seconds). */
 static void
 emit_span (timeline_t *self, int pid, int tid, const char *cat, const trace_span_t *s,
@@ -190,7 +199,7 @@ emit_background (timeline_t *self, const timeline_node_t *node)
 {
     for (size_t i = 0; i < node->nbackground; i++) {
         const timeline_point_t *p = &node->background[i];
-        double ts = round (p->t0 * US_PER_S * TIMELINE_NS_PER_US) / TIMELINE_NS_PER_US;
+        double ts = instant_us (p->t0);
         emit (self, json_pack ("{s:s, s:s, s:i, s:f, s:{s:f}}", "ph", "C", "name",
                                "background", "pid", node->index + 1, "ts", ts, "args",
                                "share", p->share));
@@ -307,7 +316,7 @@ timeline_add_change (timeline_t *self, int index, const proto_change_t *c, const
 {
     char name[128];
     proto_change_text (c, name, sizeof name);
-    double ts = round (c->at_s * US_PER_S * TIMELINE_NS_PER_US) / TIMELINE_NS_PER_US;
+    double ts = instant_us (c->at_s);
     emit (self, json_pack ("{s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:{s:s, s:s, s:f, s:f, s:s}}",
                            "ph", "i", "s", "p", "name", name, "cat", "change", "pid",
                            index + 1, "tid", 0, "ts", ts, "args", "node", c->node, "what",
@@ -319,7 +328,7 @@ timeline_add_action (timeline_t *self, int index, const proto_action_t *a)
 {
     char name[256];
     proto_action_text (a, name, sizeof name);
-    double ts = round (a->at_s * US_PER_S * TIMELINE_NS_PER_US) / TIMELINE_NS_PER_US;
+    double ts = instant_us (a->at_s);
     emit (self, json_pack ("{s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:{s:s, s:s, s:i, s:b}}",
                            "ph", "i", "s", "p", "name", name, "cat", "action", "pid",
                            index + 1, "tid", 0, "ts", ts, "args", "what", a->what, "child",

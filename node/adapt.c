@@ -65,13 +65,6 @@ adapt_declared (node_t *self)
     }
 }
 
-/*  Platform seconds since START at wall time now. */
-static double
-platform_now (const node_t *self, double now)
-{
-    return (now - self->rep.trace_t0) * self->cfg->platform.time_scale;
-}
-
 void
 adapt_sample (node_t *self, double now)
 {
@@ -84,7 +77,7 @@ adapt_sample (node_t *self, double now)
     double mb_per_byte = ts / self->parts.bps_per_mbps;
     int n = self->me->nchildren;
     const double *obs = self->rep.observed;   /* just taken (take_sample) */
-    double t = platform_now (self, now), busy = report_busy_seconds (self, now) * ts;
+    double t = report_platform_time (self, now), busy = report_busy_seconds (self, now) * ts;
     if (!(t > a->at))
         return;              /* no time passed: the next sample has it all */
     double *send = a->observed + n + 1;
@@ -108,8 +101,8 @@ adapt_fit (node_t *self, const observe_estimates_t *est)
 {
     if (!self->adapt.live || !est->ok)
         return;
-    live_fit (self->adapt.live, platform_now (self, tf_now ()), est->ir_recv, est->ir_recv_se,
-              est->ir_send, est->ir_send_se);
+    live_fit (self->adapt.live, report_platform_time (self, tf_now ()), est->ir_recv,
+              est->ir_recv_se, est->ir_send, est->ir_send_se);
     adapt_declared (self);
 }
 

@@ -407,6 +407,12 @@ report_units (node_t *self, double now, double units)
 }
 
 double
+report_platform_time (const node_t *self, double now)
+{
+    return (now - self->rep.trace_t0) * self->cfg->platform.time_scale;
+}
+
+double
 report_engine_units (const node_t *self, double *at)
 {
     *at = self->rep.units_at;

@@ -494,6 +494,10 @@ void report_chunk_span (node_t *self, trace_kind_t kind, uint32_t lane, uint64_t
  *  sample when due. */
 void report_units (node_t *self, double now, double units);
 
+/*  Platform seconds since START at wall time now (the time of an adapting
+ *  run's changes and actions). */
+double report_platform_time (const node_t *self, double now);
+
 /*  The engine's units and when they were read. */
 double report_engine_units (const node_t *self, double *at);
 

@@ -114,7 +114,7 @@ steer_child_rate (node_t *self, int slot, double to)
     if (want == now || (slower && want > now) || cfg->platform.reclaim == RECLAIM_NEVER)
         return;
     proto_action_t a = {.hold = want,
-                        .at_s = (tf_now () - self->rep.trace_t0) * cfg->platform.time_scale};
+                        .at_s = report_platform_time (self, tf_now ())};
     snprintf (a.node, sizeof a.node, "%s", self->me->name);
     snprintf (a.child, sizeof a.child, "%s", kid->name);
     snprintf (a.what, sizeof a.what, "%s", want < now ? "reclaim" : "restore");

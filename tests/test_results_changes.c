@@ -3,7 +3,9 @@
  *  the message is gone, and results.json's "changes" every node's, by
  *  time, with who declared each and "changes_dropped" when a node kept
  *  fewer; [] when an adapting run changed nothing, absent when the run
- *  does not adapt.
+ *  does not adapt. The same of the actions nodes weighed: announced once,
+ *  results.json's "actions" by time across nodes, ties in node order,
+ *  [] when none.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,12 +126,50 @@ test_changes_in_results_json_by_time (void **state)
     config_destroy (&cfg);
 }
 
+#define ACT(node, child, at) \
+    "{\"node\": \"" node "\", \"what\": \"reclaim\", \"child\": \"" child "\", " \
+    "\"hold\": 1, \"tasks\": 2, \"saved_s\": 3, \"cost_s\": 1, \"taken\": true, " \
+    "\"at_s\": " at "}"
+
+static void
+test_actions_announced_once_and_by_time (void **state)
+{
+    (void) state;
+    config_t *cfg = load (1);
+    results_t *r = results_new (cfg);
+    json_t *o = results_to_json (r);
+    json_t *a = json_object_get (o, "actions");
+    assert_true (json_is_array (a) && json_array_size (a) == 0);
+    json_decref (o);
+    const proto_action_t *x;
+    feed (r, 0, "{\"actions\": [" ACT ("root", "a", "30") ", " ACT ("root", "b", "10") "]}");
+    feed (r, 1, "{\"actions\": [" ACT ("a", "a1", "20") ", " ACT ("a", "a2", "30") "]}");
+    assert_int_equal (results_new_actions (r, 1, &x), 2);
+    assert_int_equal (results_new_actions (r, 1, &x), 0);
+    feed (r, 1, "{\"actions\": [" ACT ("a", "a1", "20") ", " ACT ("a", "a2", "30") ", "
+                ACT ("a", "a3", "40") "]}");
+    assert_int_equal (results_new_actions (r, 1, &x), 1);
+    assert_string_equal (x[0].child, "a3");
+    o = results_to_json (r);
+    a = json_object_get (o, "actions");
+    /*  By time; the two at 30 s in node order: root's before a's. */
+    static const char *const order[5] = {"b", "a1", "a", "a2", "a3"};
+    assert_int_equal (json_array_size (a), 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal (json_string_value (json_object_get (json_array_get (a, i),
+                                                                 "child")), order[i]);
+    json_decref (o);
+    results_destroy (&r);
+    config_destroy (&cfg);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_changes_announced_once),
         cmocka_unit_test (test_changes_in_results_json_by_time),
+        cmocka_unit_test (test_actions_announced_once_and_by_time),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
