@@ -51,16 +51,13 @@ Progress goes to stderr, the table to stdout. Exit 0 when every run ran
 (a target not met is a figure, not an error), 1 when a run failed, 2 on
 bad usage.
 """
-import argparse
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+from doclib import ROOT, study_main, write_json
 DOC = os.path.join(ROOT, "docs", "adapt.md")
 RAW = os.path.join(ROOT, "docs", "adapt", "fanout.json")
 BEGIN, END = "<!-- adapt-fanout: begin -->", "<!-- adapt-fanout: end -->"
@@ -77,12 +74,6 @@ WITHIN_CHILDREN, WITHIN_TIME = 2, 0.05
 
 def log(msg):
     print("adapt-fanout: " + msg, file=sys.stderr, flush=True)
-
-
-def write_json(path, obj):
-    with open(path, "w") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
 
 
 def star(f, z, w, tasks, scale):
@@ -185,58 +176,22 @@ def table(res):
     return "\n".join(lines) + "\n"
 
 
-def rewrite_doc(text):
-    doc = open(DOC).read()
-    b, e = doc.find(BEGIN), doc.find(END)
-    if b < 0 or e < b:
-        sys.exit("adapt-fanout: %s has no %s ... %s region" % (DOC, BEGIN, END))
-    tmp = DOC + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(doc[:b + len(BEGIN)] + "\n" + text + doc[e:])
-    os.replace(tmp, DOC)
+def study(a, work):
+    sizes = [s for s in SIZES if s[0] == 1.0] if a.quick else list(SIZES)
+    fans = [1, 3, CHILDREN] if a.quick else list(range(1, CHILDREN + 1))
+    res = {"policy": POLICY, "children": CHILDREN, "send_limit_mbps": SEND_LIMIT_MBPS,
+           "delay_ms": DELAY_MS, "compute": COMPUTE, "fans": fans, "sizes": []}
+    for z, w, tasks, scale in sizes:
+        s = size_runs(a, work, z, w, tasks, scale, fans)
+        if s is None:
+            return None
+        res["sizes"].append(s)
+    return res
 
 
 def main():
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0].split(" — ")[1],
-        epilog=__doc__[__doc__.index("A star"):],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="a short smoke version")
-    ap.add_argument("--out", metavar="DIR", help="keep the raw runs in DIR")
-    ap.add_argument("--no-write", action="store_true", help="leave docs/ alone")
-    ap.add_argument("--build", metavar="DIR", default=os.environ.get("BUILD", "build"),
-                    help="the build directory (default: build, or $BUILD)")
-    a = ap.parse_args()
-    a.build = os.path.abspath(os.path.join(ROOT, a.build))
-    if not os.access(os.path.join(a.build, "bin", "treefarm"), os.X_OK):
-        print("adapt-fanout: %s/bin/treefarm missing: run make" % a.build, file=sys.stderr)
-        return 2
-    sizes = [s for s in SIZES if s[0] == 1.0] if a.quick else list(SIZES)
-    fans = [1, 3, CHILDREN] if a.quick else list(range(1, CHILDREN + 1))
-    work = os.path.abspath(a.out) if a.out else tempfile.mkdtemp(prefix="treefarm-fanout.")
-    os.makedirs(work, exist_ok=True)
-    res = {"policy": POLICY, "children": CHILDREN, "send_limit_mbps": SEND_LIMIT_MBPS,
-           "delay_ms": DELAY_MS, "compute": COMPUTE, "fans": fans, "sizes": []}
-    try:
-        for z, w, tasks, scale in sizes:
-            s = size_runs(a, work, z, w, tasks, scale, fans)
-            if s is None:
-                return 1
-            res["sizes"].append(s)
-    finally:
-        if not a.out:
-            shutil.rmtree(work, ignore_errors=True)
-    text = table(res)
-    print(text)
-    if not (a.quick or a.no_write):
-        rewrite_doc(text)
-        os.makedirs(os.path.dirname(RAW), exist_ok=True)
-        write_json(RAW, dict(res, command=COMMAND,
-                             machine={"nproc": os.cpu_count(),
-                                      "loadavg": open("/proc/loadavg").read().split()[:3]}))
-        log("wrote %s and the region of %s" % (os.path.relpath(RAW, ROOT),
-                                              os.path.relpath(DOC, ROOT)))
-    return 0
+    return study_main("adapt-fanout", __doc__, "A star", "treefarm-fanout.", study, table,
+                      DOC, RAW, BEGIN, END, COMMAND)
 
 
 if __name__ == "__main__":

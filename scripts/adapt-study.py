@@ -35,16 +35,13 @@ Progress goes to stderr, the tables to stdout. Exit 0 when every run
 ran (a goal not met is a figure, not an error), 1 when a run failed,
 2 on bad usage.
 """
-import argparse
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+from doclib import ROOT, study_main, write_json
 DOC = os.path.join(ROOT, "docs", "adapt.md")
 RAW = os.path.join(ROOT, "docs", "adapt", "study.json")
 BEGIN, END = "<!-- adapt-study: begin -->", "<!-- adapt-study: end -->"
@@ -74,12 +71,6 @@ def run_cmd(argv):
     if p.returncode != 0:
         log("%s exited %d:\n%s" % (" ".join(argv), p.returncode, p.stderr[-2000:]))
     return p.returncode, p.stdout
-
-
-def write_json(path, obj):
-    with open(path, "w") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
 
 
 def first_ranked(config):
@@ -262,52 +253,9 @@ def tables(res):
     return "\n".join(lines) + "\n"
 
 
-def rewrite_doc(text):
-    doc = open(DOC).read()
-    b, e = doc.find(BEGIN), doc.find(END)
-    if b < 0 or e < b:
-        sys.exit("adapt-study: %s has no %s ... %s region" % (DOC, BEGIN, END))
-    tmp = DOC + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(doc[:b + len(BEGIN)] + "\n" + text + doc[e:])
-    os.replace(tmp, DOC)
-
-
 def main():
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0].split(" — ")[1],
-        epilog=__doc__[__doc__.index("Runs the"):],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="a short smoke version")
-    ap.add_argument("--out", metavar="DIR", help="keep the raw runs in DIR")
-    ap.add_argument("--no-write", action="store_true", help="leave docs/ alone")
-    ap.add_argument("--build", metavar="DIR", default=os.environ.get("BUILD", "build"),
-                    help="the build directory (default: build, or $BUILD)")
-    a = ap.parse_args()
-    a.build = os.path.abspath(os.path.join(ROOT, a.build))
-    if not os.access(os.path.join(a.build, "bin", "treefarm"), os.X_OK):
-        print("adapt-study: %s/bin/treefarm missing: run make" % a.build, file=sys.stderr)
-        return 2
-    work = os.path.abspath(a.out) if a.out else tempfile.mkdtemp(prefix="treefarm-adapt.")
-    os.makedirs(work, exist_ok=True)
-    try:
-        res = study(a, work)
-    finally:
-        if not a.out:
-            shutil.rmtree(work, ignore_errors=True)
-    if res is None:
-        return 1
-    text = tables(res)
-    print(text)
-    if not (a.quick or a.no_write):
-        rewrite_doc(text)
-        os.makedirs(os.path.dirname(RAW), exist_ok=True)
-        write_json(RAW, dict(res, command=COMMAND,
-                             machine={"nproc": os.cpu_count(),
-                                      "loadavg": open("/proc/loadavg").read().split()[:3]}))
-        log("wrote %s and the region of %s" % (os.path.relpath(RAW, ROOT),
-                                              os.path.relpath(DOC, ROOT)))
-    return 0
+    return study_main("adapt-study", __doc__, "Runs the", "treefarm-adapt.", study, tables,
+                      DOC, RAW, BEGIN, END, COMMAND)
 
 
 if __name__ == "__main__":

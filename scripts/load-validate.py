@@ -52,6 +52,8 @@ import subprocess
 import sys
 import tempfile
 
+from doclib import rewrite_region, write_json
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DOC = os.path.join(ROOT, "docs", "load.md")
 RAW = os.path.join(ROOT, "docs", "load", "validation.json")
@@ -97,12 +99,6 @@ def run_cmd(argv, out_path=None):
 
 def rel(path, base):
     return os.path.relpath(path, base)
-
-
-def write_json(path, obj):
-    with open(path, "w") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
 
 
 # ---------------------------------------------------------------- jobs
@@ -448,18 +444,6 @@ def region(facts, cells, figs, fork):
     return "\n".join(lines) + "\n"
 
 
-def rewrite_doc(text):
-    doc = open(DOC).read()
-    b, e = doc.find(BEGIN), doc.find(END)
-    if b < 0 or e < b:
-        sys.exit("load-validate: %s has no %s ... %s region" % (DOC, BEGIN, END))
-    new = doc[:b + len(BEGIN)] + "\n" + text + doc[e:]
-    tmp = DOC + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(new)
-    os.replace(tmp, DOC)
-
-
 # ---------------------------------------------------------------- main
 
 def main():
@@ -498,7 +482,7 @@ def main():
     text = region(facts, cells, figs, fork)
     print(text)
     if not (a.quick or a.no_write):
-        rewrite_doc(text)
+        rewrite_region(DOC, BEGIN, END, text, "load-validate")
         os.makedirs(os.path.dirname(RAW), exist_ok=True)
         write_json(RAW, {"command": COMMAND, "machine": facts,
                          "jobs": cells, "real": figs, "fork": fork})
