@@ -61,3 +61,35 @@ test_write_file (const char *path, const char *text)
     if (!ok)
         fail_msg ("cannot write %s", path);
 }
+
+const core_action_t *
+test_core_feed (core_t *core, core_event_t ev, int *n)
+{
+    char err[TF_ERRLEN] = "";
+    if (core_handle (core, &ev, err, sizeof err) != 0)
+        fail_msg ("event %s refused: %s", core_event_str (ev.type), err);
+    return core_actions (core, n);
+}
+
+void
+test_core_refuse (core_t *core, core_event_t ev, const char *why)
+{
+    char err[TF_ERRLEN] = "";
+    uint64_t before = core_stats (core).malformed;
+    assert_int_equal (core_handle (core, &ev, err, sizeof err), -1);
+    int n;
+    core_actions (core, &n);
+    assert_int_equal (n, 0);
+    assert_int_equal (core_stats (core).malformed, before + 1);
+    if (!strstr (err, why))
+        fail_msg ("error \"%s\" does not mention \"%s\"", err, why);
+}
+
+const core_action_t *
+test_core_find (const core_action_t *a, int n, core_action_type_t type)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i].type == type)
+            return &a[i];
+    return NULL;
+}

@@ -1,5 +1,6 @@
 /*  helpers — what the unit tests share: a temporary directory made and
- *  removed, a file read whole or written. Each fails the running cmocka
+ *  removed, a file read whole or written, a decision core fed an event it
+ *  must accept or refuse. Each fails the running cmocka
  *  test (fail_msg) instead of returning an error: a test that cannot set
  *  itself up has failed.
  */
@@ -7,6 +8,8 @@
 #define TF_TESTS_HELPERS_H
 
 #include <stddef.h>
+
+#include "node/core.h"
 
 /*  Create a new directory /tmp/NAME.XXXXXX (mkdtemp) and write its path
  *  into dir (len bytes). */
@@ -22,5 +25,18 @@ char *test_read_file (const char *path);
 /*  Create or overwrite the file at path with text. Fails the test if it
  *  cannot be written. */
 void test_write_file (const char *path, const char *text);
+
+/*  Feed a core an event it must accept, and return the actions it
+ *  produced (*n of them, borrowed until the next event). Fails the test,
+ *  naming the event and the core's reason, when it is refused. */
+const core_action_t *test_core_feed (core_t *core, core_event_t ev, int *n);
+
+/*  Feed a core an event it must refuse: -1, no actions, one more
+ *  malformed, and an error that mentions why. */
+void test_core_refuse (core_t *core, core_event_t ev, const char *why);
+
+/*  The first of the n actions of this type, or NULL. */
+const core_action_t *test_core_find (const core_action_t *a, int n,
+                                     core_action_type_t type);
 
 #endif

@@ -16,6 +16,7 @@
 #include "node/route.h"
 #include "overlay/config.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 static const core_child_info_t kids[4] = {
     {1, 10, 10, 0.01, 0.02, 0}, {2, 10, 10, 0.01, 0.02, 0},
@@ -44,32 +45,6 @@ make_core (core_cfg_t cfg)
     return core;
 }
 
-/*  Feed an event that must be accepted; return its actions. */
-static const core_action_t *
-feed (core_t *core, core_event_t ev, int *n)
-{
-    char err[TF_ERRLEN] = "";
-    int rc = core_handle (core, &ev, err, sizeof err);
-    if (rc != 0)
-        fail_msg ("event %s refused: %s", core_event_str (ev.type), err);
-    return core_actions (core, n);
-}
-
-/*  Feed an event that must be refused, leaving no actions. */
-static void
-refuse (core_t *core, core_event_t ev, const char *why)
-{
-    char err[TF_ERRLEN] = "";
-    uint64_t before = core_stats (core).malformed;
-    assert_int_equal (core_handle (core, &ev, err, sizeof err), -1);
-    int n;
-    core_actions (core, &n);
-    assert_int_equal (n, 0);
-    assert_int_equal (core_stats (core).malformed, before + 1);
-    if (!strstr (err, why))
-        fail_msg ("error \"%s\" does not mention \"%s\"", err, why);
-}
-
 static int
 count_type (const core_action_t *a, int n, core_action_type_t type)
 {
@@ -77,15 +52,6 @@ count_type (const core_action_t *a, int n, core_action_type_t type)
     for (int i = 0; i < n; i++)
         k += a[i].type == type;
     return k;
-}
-
-static const core_action_t *
-find_type (const core_action_t *a, int n, core_action_type_t type)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i].type == type)
-            return &a[i];
-    return NULL;
 }
 
 static core_event_t
@@ -101,24 +67,25 @@ test_root_alone_computes_every_task_once (void **state)
     (void) state;
     core_t *core = make_core (make_cfg (1, 0, 4));
     int n;
-    const core_action_t *a = feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    const core_action_t *a =
+        test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
     assert_int_equal (n, 1);
     assert_int_equal (a[0].type, CORE_ACT_COMPUTE);
     assert_int_equal (a[0].task, 0);
     for (uint64_t t = 0; t < 4; t++) {
-        a = feed (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = t}, &n);
+        a = test_core_feed (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = t}, &n);
         if (t < 3) {
-            assert_non_null (find_type (a, n, CORE_ACT_COMPUTE));
-            assert_int_equal (find_type (a, n, CORE_ACT_COMPUTE)->task, t + 1);
-            assert_null (find_type (a, n, CORE_ACT_FINISHED));
+            assert_non_null (test_core_find (a, n, CORE_ACT_COMPUTE));
+            assert_int_equal (test_core_find (a, n, CORE_ACT_COMPUTE)->task, t + 1);
+            assert_null (test_core_find (a, n, CORE_ACT_FINISHED));
         }
         else {
             assert_int_equal (count_type (a, n, CORE_ACT_FINISHED), 1);
             assert_int_equal (count_type (a, n, CORE_ACT_COMPUTE), 0);
             /*  The last batch goes before FINISHED, in the same list. */
             assert_int_equal (count_type (a, n, CORE_ACT_RECORDED), 1);
-            assert_true (find_type (a, n, CORE_ACT_RECORDED)
-                         < find_type (a, n, CORE_ACT_FINISHED));
+            assert_true (test_core_find (a, n, CORE_ACT_RECORDED)
+                         < test_core_find (a, n, CORE_ACT_FINISHED));
         }
     }
     for (int t = 0; t < 4; t++)
@@ -136,11 +103,12 @@ test_leaf_asks_for_its_buffer_at_start_and_not_again (void **state)
     (void) state;
     core_t *core = make_core (make_cfg (0, 0, 100));
     int n;
-    const core_action_t *a = feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    const core_action_t *a =
+        test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
     assert_int_equal (n, 1);
     assert_int_equal (a[0].type, CORE_ACT_REQUEST);
     assert_int_equal (a[0].n, 3);
-    a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 1}, &n);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 1}, &n);
     assert_int_equal (n, 0);
     core_destroy (&core);
 }
@@ -151,22 +119,22 @@ test_leaf_acks_every_chunk_then_computes_and_refills (void **state)
     (void) state;
     core_t *core = make_core (make_cfg (0, 0, 100));
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
-    const core_action_t *a = feed (core, chunk_ev (7, 0, 3, 400), &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    const core_action_t *a = test_core_feed (core, chunk_ev (7, 0, 3, 400), &n);
     assert_int_equal (n, 1);
     assert_int_equal (a[0].type, CORE_ACT_ACK);
     assert_int_equal (a[0].task, 7);
     assert_int_equal (a[0].index, 0);
-    a = feed (core, chunk_ev (7, 1, 3, 400), &n);
+    a = test_core_feed (core, chunk_ev (7, 1, 3, 400), &n);
     assert_int_equal (n, 1);
-    a = feed (core, chunk_ev (7, 2, 3, 200), &n);
+    a = test_core_feed (core, chunk_ev (7, 2, 3, 200), &n);
     assert_int_equal (count_type (a, n, CORE_ACT_ACK), 1);
-    const core_action_t *c = find_type (a, n, CORE_ACT_COMPUTE);
+    const core_action_t *c = test_core_find (a, n, CORE_ACT_COMPUTE);
     assert_non_null (c);
     assert_int_equal (c->task, 7);
     assert_true (c->units == 2.0);
     /* held 0 + pending 2 < buffer 3: ask for one more */
-    const core_action_t *r = find_type (a, n, CORE_ACT_REQUEST);
+    const core_action_t *r = test_core_find (a, n, CORE_ACT_REQUEST);
     assert_non_null (r);
     assert_int_equal (r->n, 1);
     core_stats_t s = core_stats (core);
@@ -182,21 +150,21 @@ test_leaf_refuses_bad_chunks_and_keeps_its_state (void **state)
     (void) state;
     core_t *core = make_core (make_cfg (0, 0, 100));
     int n;
-    refuse (core, chunk_ev (1, 0, 3, 400), "unasked");
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
-    refuse (core, chunk_ev (1, 1, 3, 400), "starts at chunk 1");
-    refuse (core, chunk_ev (100, 0, 3, 400), "the bag has 100");
-    refuse (core, chunk_ev (1, 0, 1, 400), "the task has 3 chunks");
-    refuse (core, chunk_ev (1, 0, 3, 1400), "expected 400");
-    feed (core, chunk_ev (1, 0, 3, 400), &n);
-    refuse (core, chunk_ev (2, 0, 3, 400), "while expecting chunk 1/3 of task 1");
-    refuse (core, chunk_ev (1, 2, 3, 200), "while expecting");
-    refuse (core, chunk_ev (1, 1, 3, 700), "expected 400");
-    feed (core, chunk_ev (1, 1, 3, 400), &n);
-    const core_action_t *a = feed (core, chunk_ev (1, 2, 3, 200), &n);
-    assert_non_null (find_type (a, n, CORE_ACT_COMPUTE));
-    refuse (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = 2}, "not");
-    refuse (core, (core_event_t){.type = CORE_EV_ACK, .child = 0}, "no child");
+    test_core_refuse (core, chunk_ev (1, 0, 3, 400), "unasked");
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_refuse (core, chunk_ev (1, 1, 3, 400), "starts at chunk 1");
+    test_core_refuse (core, chunk_ev (100, 0, 3, 400), "the bag has 100");
+    test_core_refuse (core, chunk_ev (1, 0, 1, 400), "the task has 3 chunks");
+    test_core_refuse (core, chunk_ev (1, 0, 3, 1400), "expected 400");
+    test_core_feed (core, chunk_ev (1, 0, 3, 400), &n);
+    test_core_refuse (core, chunk_ev (2, 0, 3, 400), "while expecting chunk 1/3 of task 1");
+    test_core_refuse (core, chunk_ev (1, 2, 3, 200), "while expecting");
+    test_core_refuse (core, chunk_ev (1, 1, 3, 700), "expected 400");
+    test_core_feed (core, chunk_ev (1, 1, 3, 400), &n);
+    const core_action_t *a = test_core_feed (core, chunk_ev (1, 2, 3, 200), &n);
+    assert_non_null (test_core_find (a, n, CORE_ACT_COMPUTE));
+    test_core_refuse (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = 2}, "not");
+    test_core_refuse (core, (core_event_t){.type = CORE_EV_ACK, .child = 0}, "no child");
     assert_int_equal (core_stats (core).received, 1);
     assert_int_equal (core_stats (core).malformed, 10);
     core_destroy (&core);
@@ -212,37 +180,37 @@ test_leaf_refuses_chunks_whose_sizes_lie (void **state)
     (void) state;
     core_t *core = make_core (make_cfg (0, 0, 100));
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
     core_event_t ev = chunk_ev (1, 0, 2, 400);
     ev.bytes = INT64_MAX;
-    refuse (core, ev, "claims 9223372036854775807 bytes");
+    test_core_refuse (core, ev, "claims 9223372036854775807 bytes");
     ev.bytes = 1 << 30;
     ev.count = (1 << 30) / 400 + 1;
-    refuse (core, ev, "claims 1073741824 bytes, the task has 1000");
+    test_core_refuse (core, ev, "claims 1073741824 bytes, the task has 1000");
     ev = chunk_ev (1, 0, 3, 400);
     ev.bytes = 800;
     ev.count = 2;
-    refuse (core, ev, "claims 800 bytes");
-    refuse (core, chunk_ev (1, 0, 4, 400), "the task has 3 chunks");
-    refuse (core, chunk_ev (1, 0, 2, 400), "the task has 3 chunks");
-    refuse (core, chunk_ev (1, 3, 3, 200), "malformed");
-    refuse (core, chunk_ev (1, 0, 3, 399), "expected 400");
-    refuse (core, chunk_ev (1, 0, 3, 0), "expected 400");
+    test_core_refuse (core, ev, "claims 800 bytes");
+    test_core_refuse (core, chunk_ev (1, 0, 4, 400), "the task has 3 chunks");
+    test_core_refuse (core, chunk_ev (1, 0, 2, 400), "the task has 3 chunks");
+    test_core_refuse (core, chunk_ev (1, 3, 3, 200), "malformed");
+    test_core_refuse (core, chunk_ev (1, 0, 3, 399), "expected 400");
+    test_core_refuse (core, chunk_ev (1, 0, 3, 0), "expected 400");
     ev = chunk_ev (1, 0, 3, 400);
     ev.units = 1e300;
-    refuse (core, ev, "claims 1e+300 units");
+    test_core_refuse (core, ev, "claims 1e+300 units");
     ev.units = INFINITY;
-    refuse (core, ev, "units");
+    test_core_refuse (core, ev, "units");
     ev.units = NAN;
-    refuse (core, ev, "malformed");
+    test_core_refuse (core, ev, "malformed");
     /*  Nothing moved: the true chunks go through, the last one short. */
-    feed (core, chunk_ev (1, 0, 3, 400), &n);
-    refuse (core, chunk_ev (1, 1, 3, 200), "expected 400");
-    feed (core, chunk_ev (1, 1, 3, 400), &n);
-    refuse (core, chunk_ev (1, 2, 3, 400), "expected 200");
-    const core_action_t *a = feed (core, chunk_ev (1, 2, 3, 200), &n);
-    assert_non_null (find_type (a, n, CORE_ACT_COMPUTE));
-    assert_int_equal (find_type (a, n, CORE_ACT_COMPUTE)->units, 2);
+    test_core_feed (core, chunk_ev (1, 0, 3, 400), &n);
+    test_core_refuse (core, chunk_ev (1, 1, 3, 200), "expected 400");
+    test_core_feed (core, chunk_ev (1, 1, 3, 400), &n);
+    test_core_refuse (core, chunk_ev (1, 2, 3, 400), "expected 200");
+    const core_action_t *a = test_core_feed (core, chunk_ev (1, 2, 3, 200), &n);
+    assert_non_null (test_core_find (a, n, CORE_ACT_COMPUTE));
+    assert_int_equal (test_core_find (a, n, CORE_ACT_COMPUTE)->units, 2);
     assert_int_equal (core_stats (core).bytes_in, 1000);
     assert_int_equal (core_stats (core).malformed, 13);
     core_destroy (&core);
@@ -261,11 +229,11 @@ test_task_sizes_have_a_ceiling (void **state)
     cfg.task_bytes = 0;
     core_t *core = make_core (cfg);
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
     core_event_t ev = chunk_ev (4, 0, 1, 0);
     ev.bytes = 0;
-    const core_action_t *a = feed (core, ev, &n);
-    assert_non_null (find_type (a, n, CORE_ACT_COMPUTE));
+    const core_action_t *a = test_core_feed (core, ev, &n);
+    assert_non_null (test_core_find (a, n, CORE_ACT_COMPUTE));
     core_destroy (&core);
 }
 
@@ -277,27 +245,27 @@ test_root_streams_chunks_within_the_window (void **state)
     cfg.task_bytes = 4000;   /* 10 chunks of 400 */
     core_t *core = make_core (cfg);
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
-    const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    const core_action_t *a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
     assert_int_equal (count_type (a, n, CORE_ACT_SEND_CHUNK), 2);   /* window */
     assert_int_equal (a[0].task, 1);   /* task 0 went to the root's engine */
     assert_int_equal (a[0].index, 0);
     assert_int_equal (a[0].count, 10);
     assert_int_equal (a[1].offset, 400);
     for (uint32_t i = 0; i < 10; i++) {
-        a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 1,
+        a = test_core_feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 1,
                                        .index = i}, &n);
         int sends = count_type (a, n, CORE_ACT_SEND_CHUNK);
         assert_int_equal (sends, i + 2 < 10 ? 1 : 0);
         if (sends)
-            assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->index, i + 2);
+            assert_int_equal (test_core_find (a, n, CORE_ACT_SEND_CHUNK)->index, i + 2);
     }
     assert_int_equal (count_type (a, n, CORE_ACT_RELEASE), 1);
     assert_int_equal (core_stats (core).forwarded, 1);
     assert_int_equal (core_stats (core).bytes_out, 4000);
     assert_int_equal (core_child_stats (core, 0).tasks_sent, 1);
-    refuse (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 1,
+    test_core_refuse (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 1,
                                  .index = 10}, "none such");
     core_destroy (&core);
 }
@@ -312,13 +280,17 @@ test_ack_wait_is_the_time_from_last_chunk_to_its_ack (void **state)
     core_cfg_t cfg = make_cfg (1, 1, 10);   /* 1000 bytes: 3 chunks, window 2 */
     core_t *core = make_core (cfg);
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
-    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
     /*  Chunks 0 and 1 at t = 0; the ack of 0 at 0.1 releases chunk 2. */
-    feed (core, (core_event_t){.type = CORE_EV_ACK, .now = 0.1, .task = 1, .index = 0}, &n);
-    feed (core, (core_event_t){.type = CORE_EV_ACK, .now = 0.2, .task = 1, .index = 1}, &n);
+    test_core_feed (
+        core, (core_event_t){.type = CORE_EV_ACK, .now = 0.1, .task = 1, .index = 0}, &n);
+    test_core_feed (
+        core, (core_event_t){.type = CORE_EV_ACK, .now = 0.2, .task = 1, .index = 1}, &n);
     assert_true (core_child_stats (core, 0).ack_wait_seconds == 0);
-    feed (core, (core_event_t){.type = CORE_EV_ACK, .now = 0.85, .task = 1, .index = 2}, &n);
+    test_core_feed (
+        core, (core_event_t){.type = CORE_EV_ACK, .now = 0.85, .task = 1, .index = 2},
+        &n);
     core_child_stats_t cs = core_child_stats (core, 0);
     assert_int_equal (cs.tasks_sent, 1);
     if (fabs (cs.ack_wait_seconds - 0.75) > 1e-9)
@@ -333,20 +305,22 @@ test_fcfs_serves_oldest_request_one_transfer_at_a_time (void **state)
     (void) state;
     core_t *core = make_core (make_cfg (1, 3, 50));
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
-    const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 2, .n = 1}, &n);
-    assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->child, 2);
-    a = feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 2}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    const core_action_t *a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_REQUEST, .child = 2, .n = 1}, &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_SEND_CHUNK)->child, 2);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 2},
+                        &n);
     assert_int_equal (n, 0);   /* single-port: child 2's transfer is in flight */
-    a = feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1}, &n);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1},
+                        &n);
     assert_int_equal (n, 0);
     /* Finish child 2's transfer (3 chunks, window 2). */
     uint64_t task = 1;
     int order[4], served = 0, current = 2;
     for (;;) {
         for (uint32_t i = 0; i < 3; i++) {
-            a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = current,
+            a = test_core_feed (core, (core_event_t){.type = CORE_EV_ACK, .child = current,
                                            .task = task, .index = i}, &n);
             for (int k = 0; k < n; k++)
                 if (a[k].type == CORE_ACT_SEND_CHUNK && a[k].index == 0) {
@@ -356,7 +330,7 @@ test_fcfs_serves_oldest_request_one_transfer_at_a_time (void **state)
                     task = a[k].task;
                 }
         }
-        if (served == 3 || !find_type (a, n, CORE_ACT_SEND_CHUNK))
+        if (served == 3 || !test_core_find (a, n, CORE_ACT_SEND_CHUNK))
             break;
     }
     assert_int_equal (served, 3);
@@ -391,26 +365,27 @@ test_paced_transfers_to_one_child_are_pipelined_within_its_window (void **state)
     cfg.task_bytes = 0;                     /* one chunk a task */
     core_t *core = make_core (cfg);
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
-    const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 3}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    const core_action_t *a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 3}, &n);
     uint64_t t[4];
     assert_int_equal (begun (a, n, t, 4), 2);   /* the window's worth */
     assert_int_not_equal (t[0], t[1]);
     assert_int_equal (core_sending (core), 2);
     assert_int_equal (core_port_busy (core, 0), 0);   /* delivered, both */
     /*  Acks in order only: the second transfer's is not awaited yet. */
-    refuse (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = t[1]},
+    test_core_refuse (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = t[1]},
             "none such");
-    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = t[0]}, &n);
+    a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = t[0]}, &n);
     assert_int_equal (count_type (a, n, CORE_ACT_RELEASE), 1);
-    assert_int_equal (find_type (a, n, CORE_ACT_RELEASE)->task, t[0]);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_RELEASE)->task, t[0]);
     assert_int_equal (core_stats (core).forwarded, 1);
     assert_int_equal (begun (a, n, &t[2], 2), 1);   /* its third ask */
     assert_int_equal (core_sending (core), 2);
     /*  Lost now: the two in flight and the one delivered, whose
      *  completion has not come back, are queued again. */
-    feed (core, (core_event_t){.type = CORE_EV_LOST, .child = 0}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_LOST, .child = 0}, &n);
     assert_int_equal (core_stats (core).requeued, 3);
     assert_int_equal (core_sending (core), 0);
     core_destroy (&core);
@@ -435,11 +410,11 @@ test_a_pipelined_transfer_begins_after_every_chunk_of_the_last (void **state)
             int pipelined = pace || cfg.policy->multiport;
             core_t *core = make_core (cfg);
             int n;
-            feed (core, (core_event_t){.type = CORE_EV_START}, &n);
-            const core_action_t *a =
-                feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 3}, &n);
+            test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+            const core_action_t *a = test_core_feed (
+                core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 3}, &n);
             assert_int_equal (count_type (a, n, CORE_ACT_SEND_CHUNK), pipelined ? 4 : 3);
-            const core_action_t *c = find_type (a, n, CORE_ACT_SEND_CHUNK);
+            const core_action_t *c = test_core_find (a, n, CORE_ACT_SEND_CHUNK);
             uint64_t first = c->task;
             for (uint32_t i = 0; i < 3; i++) {
                 assert_int_equal (c[i].type, CORE_ACT_SEND_CHUNK);
@@ -453,8 +428,8 @@ test_a_pipelined_transfer_begins_after_every_chunk_of_the_last (void **state)
             }
             /*  Its first ack frees a window slot: the next chunk, never a
              *  third transfer (the second's chunks are not all out). */
-            a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = first},
-                      &n);
+            a = test_core_feed (
+                core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = first}, &n);
             uint64_t t[2];
             assert_int_equal (begun (a, n, t, 2), 0);
             assert_int_equal (count_type (a, n, CORE_ACT_SEND_CHUNK), pipelined ? 1 : 0);
@@ -467,10 +442,12 @@ test_requests_beyond_the_limit_are_refused (void **state)
 {
     (void) state;
     core_t *core = make_core (make_cfg (1, 1, 50));
-    refuse (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 0}, "request");
-    refuse (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 200000},
-            "limit");
-    refuse (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1}, "no child");
+    test_core_refuse (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 0},
+                      "request");
+    test_core_refuse (
+        core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 200000}, "limit");
+    test_core_refuse (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1},
+                      "no child");
     core_destroy (&core);
 }
 
@@ -480,14 +457,20 @@ test_requests_beyond_the_limit_are_refused (void **state)
 static const core_action_t *
 pass_on (core_t *core, uint64_t task, int *n)
 {
-    const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_CHUNK, .task = task, .units = 2,
-                                   .bytes = 0, .index = 0, .count = 1}, n);
-    const core_action_t *send = find_type (a, *n, CORE_ACT_SEND_CHUNK);
+    const core_action_t *a = test_core_feed (core,
+                                             (core_event_t){.type = CORE_EV_CHUNK,
+                                                            .task = task,
+                                                            .units = 2,
+                                                            .bytes = 0,
+                                                            .index = 0,
+                                                            .count = 1},
+                                             n);
+    const core_action_t *send = test_core_find (a, *n, CORE_ACT_SEND_CHUNK);
     assert_non_null (send);
     assert_int_equal (send->task, task);
-    return feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = task,
-                                      .index = 0}, n);
+    return test_core_feed (
+        core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = task, .index = 0},
+        n);
 }
 
 static void
@@ -498,21 +481,21 @@ test_completions_are_batched_by_size_and_by_delay (void **state)
     cfg.task_bytes = 0;   /* one empty chunk per task */
     core_t *core = make_core (cfg);
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START, .now = 0}, &n);
-    feed (core, (core_event_t){.type = CORE_EV_CHUNK, .task = 5, .units = 2,
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START, .now = 0}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_CHUNK, .task = 5, .units = 2,
                                .bytes = 0, .index = 0, .count = 1, .now = 0}, &n);
     /*  Busy with 5, it passes 10..14 on to its child, which asked. */
-    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 5}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 5}, &n);
     for (uint64_t t = 10; t < 15; t++)
         pass_on (core, t, &n);
-    const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = 5, .now = 1.0}, &n);
+    const core_action_t *a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_COMPUTED, .task = 5, .now = 1.0}, &n);
     assert_int_equal (count_type (a, n, CORE_ACT_REPORT), 0);
     assert_true (core_next_deadline (core, 1.0) > 0.049);
-    a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 1.02}, &n);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 1.02}, &n);
     assert_int_equal (n, 0);
-    a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 1.06}, &n);
-    const core_action_t *r = find_type (a, n, CORE_ACT_REPORT);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 1.06}, &n);
+    const core_action_t *r = test_core_find (a, n, CORE_ACT_REPORT);
     assert_non_null (r);
     assert_int_equal (r->ndone, 1);
     assert_int_equal (r->done[0].task, 5);
@@ -520,21 +503,24 @@ test_completions_are_batched_by_size_and_by_delay (void **state)
     assert_true (core_next_deadline (core, 1.06) < 0);
     /* A child's batch of 4 with batch_max 3: two reports, immediately. */
     core_done_t batch[4] = {{10, 3}, {11, 3}, {12, 4}, {13, 3}};
-    a = feed (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = batch,
-                                   .ndone = 4, .now = 2}, &n);
+    a = test_core_feed (
+        core,
+        (core_event_t){
+            .type = CORE_EV_DONE, .child = 0, .done = batch, .ndone = 4, .now = 2},
+        &n);
     assert_int_equal (count_type (a, n, CORE_ACT_REPORT), 2);
     assert_int_equal (a[0].ndone + a[1].ndone, 4);
     assert_int_equal (a[1].done[0].task, 13);
     core_done_t bad[1] = {{100, 3}};
-    refuse (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = bad,
+    test_core_refuse (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = bad,
                                  .ndone = 1}, "out of range");
     /*  Completions of a task never given to that child, or come back
      *  already, are refused, the whole batch with them: 14, out with the
      *  child, is still outstanding after the refusal and accepted alone. */
     core_done_t again[2] = {{14, 3}, {10, 3}};
-    refuse (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = again,
+    test_core_refuse (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = again,
                                  .ndone = 2}, "never given");
-    feed (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = again,
+    test_core_feed (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = again,
                                .ndone = 1, .now = 3}, &n);
     core_destroy (&core);
 }
@@ -547,8 +533,8 @@ serve_child (core_t *core, uint32_t tasks)
     int n;
     struct { uint64_t task; uint32_t index; } sent[64];
     int head = 0, tail = 0;
-    const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = tasks}, &n);
+    const core_action_t *a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = tasks}, &n);
     for (;;) {
         for (int i = 0; i < n; i++)
             if (a[i].type == CORE_ACT_SEND_CHUNK) {
@@ -557,7 +543,7 @@ serve_child (core_t *core, uint32_t tasks)
             }
         if (head == tail)
             return;
-        a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0,
+        a = test_core_feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0,
                                        .task = sent[head].task,
                                        .index = sent[head].index}, &n);
         head++;
@@ -570,22 +556,24 @@ test_root_counts_duplicates_and_finishes_once (void **state)
     (void) state;
     core_t *core = make_core (make_cfg (1, 1, 3));
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);   /* computes 0 */
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);   /* computes 0 */
     serve_child (core, 2);                                      /* 1 and 2 */
     core_done_t d1[2] = {{1, 5}, {2, 6}};
-    feed (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = d1, .ndone = 2},
-          &n);
+    test_core_feed (
+        core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = d1, .ndone = 2},
+        &n);
     /*  A second completion of 2 from the child: refused, never counted. */
     core_done_t d2[1] = {{2, 5}};
-    refuse (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = d2, .ndone = 1},
-            "never given");
+    test_core_refuse (
+        core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = d2, .ndone = 1},
+        "never given");
     assert_int_equal (core_stats (core).duplicates, 0);
-    const core_action_t *a = feed (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = 0},
-                                   &n);
+    const core_action_t *a =
+        test_core_feed (core, (core_event_t){.type = CORE_EV_COMPUTED, .task = 0}, &n);
     assert_int_equal (count_type (a, n, CORE_ACT_FINISHED), 1);
     /*  The three first completions, streamed once, then FINISHED; the
      *  duplicate of task 2 (by node 5) is counted, never streamed. */
-    const core_action_t *r = find_type (a, n, CORE_ACT_RECORDED);
+    const core_action_t *r = test_core_find (a, n, CORE_ACT_RECORDED);
     assert_non_null (r);
     assert_int_equal (count_type (a, n, CORE_ACT_RECORDED), 1);
     assert_int_equal (r->ndone, 3);
@@ -593,8 +581,9 @@ test_root_counts_duplicates_and_finishes_once (void **state)
     assert_true (r->done[1].task == 2 && r->done[1].node == 6);
     assert_true (r->done[2].task == 0 && r->done[2].node == 0);
     assert_int_equal (a[n - 1].type, CORE_ACT_FINISHED);
-    refuse (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = d2, .ndone = 1},
-            "never given");
+    test_core_refuse (
+        core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = d2, .ndone = 1},
+        "never given");
     for (int t = 0; t < 3; t++)
         assert_true (core_is_done (core, t));
     assert_int_equal (core_stats (core).completed, 3);
@@ -620,16 +609,16 @@ test_results_only_of_commands_given (void **state)
     cfg.task_info = small_command;
     core_t *core = make_core (cfg);
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);   /* computes 0 */
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);   /* computes 0 */
     serve_child (core, 1);                                      /* 1 to child 0 */
     core_event_t r = {.type = CORE_EV_RESULT, .child = 0, .task = 2, .node = 1,
                       .bytes = 10, .index = 0, .count = 1, .len = 10};
-    refuse (core, r, "never given");
+    test_core_refuse (core, r, "never given");
     r.task = 1;
-    const core_action_t *a = feed (core, r, &n);
+    const core_action_t *a = test_core_feed (core, r, &n);
     assert_int_equal (count_type (a, n, CORE_ACT_ACK_RESULT), 1);
     assert_true (core_is_done (core, 1));
-    refuse (core, r, "never given");   /* it came back already */
+    test_core_refuse (core, r, "never given");   /* it came back already */
     core_destroy (&core);
 }
 
@@ -642,24 +631,26 @@ test_a_lost_child_s_tasks_go_out_again (void **state)
     (void) state;
     core_t *core = make_core (make_cfg (1, 2, 20));
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);   /* computes 0 */
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);   /* computes 0 */
     serve_child (core, 2);                                      /* 1, 2 to child 0 */
     /*  Task 3 is on its way to child 0 when it is lost. */
-    const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
-    assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->task, 3);
-    a = feed (core, (core_event_t){.type = CORE_EV_LOST, .child = 0}, &n);
+    const core_action_t *a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_SEND_CHUNK)->task, 3);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_LOST, .child = 0}, &n);
     assert_int_equal (core_stats (core).requeued, 3);
     assert_int_equal (core_stats (core).children_lost, 1);
     assert_int_equal (count_type (a, n, CORE_ACT_SEND_CHUNK), 0);
     core_done_t late = {.task = 1, .node = 1};
-    refuse (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = &late,
+    test_core_refuse (core, (core_event_t){.type = CORE_EV_DONE, .child = 0, .done = &late,
                                  .ndone = 1}, "lost");
-    refuse (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, "lost");
-    refuse (core, (core_event_t){.type = CORE_EV_LOST, .child = 0}, "lost");
+    test_core_refuse (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1},
+                      "lost");
+    test_core_refuse (core, (core_event_t){.type = CORE_EV_LOST, .child = 0}, "lost");
     /*  Child 1 asks: it gets the lost tasks first, before the bag's next. */
-    a = feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 4}, &n);
-    const core_action_t *c = find_type (a, n, CORE_ACT_SEND_CHUNK);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 4},
+                        &n);
+    const core_action_t *c = test_core_find (a, n, CORE_ACT_SEND_CHUNK);
     assert_non_null (c);
     assert_int_equal (c->child, 1);
     assert_true (c->task >= 1 && c->task <= 3);
@@ -677,33 +668,35 @@ test_a_lost_child_s_commands_keep_their_inputs (void **state)
     cfg.command_tasks = 4;
     core_t *core = make_core (cfg);
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
     core_event_t ch = {.type = CORE_EV_CHUNK, .task = 2, .units = 1, .bytes = 300,
                        .index = 0, .count = 1, .len = 300, .kind = CORE_KIND_COMMAND};
-    feed (core, ch, &n);                                        /* 2: computed here */
+    test_core_feed (core, ch, &n); /* 2: computed here */
     ch.task = 3;
-    feed (core, ch, &n);                                        /* 3: held */
-    const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
-    assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->task, 3);
-    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 3}, &n);
-    assert_null (find_type (a, n, CORE_ACT_RELEASE));           /* kept */
+    test_core_feed (core, ch, &n);                                        /* 3: held */
+    const core_action_t *a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_SEND_CHUNK)->task, 3);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 3},
+                        &n);
+    assert_null (test_core_find (a, n, CORE_ACT_RELEASE));           /* kept */
     core_event_t r = {.type = CORE_EV_RESULT, .child = 0, .task = 3, .node = 1,
                       .bytes = 800, .index = 0, .count = 2, .len = 400};
-    feed (core, r, &n);
-    a = feed (core, (core_event_t){.type = CORE_EV_LOST, .child = 0}, &n);
-    const core_action_t *drop = find_type (a, n, CORE_ACT_DROP_RESULT);
+    test_core_feed (core, r, &n);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_LOST, .child = 0}, &n);
+    const core_action_t *drop = test_core_find (a, n, CORE_ACT_DROP_RESULT);
     assert_non_null (drop);
     assert_int_equal (drop->task, 3);
     /*  Child 1 gets task 3 again; its result releases the input. */
-    a = feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1}, &n);
-    const core_action_t *c = find_type (a, n, CORE_ACT_SEND_CHUNK);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1},
+                        &n);
+    const core_action_t *c = test_core_find (a, n, CORE_ACT_SEND_CHUNK);
     assert_true (c && c->task == 3 && c->child == 1 && c->kind == CORE_KIND_COMMAND);
-    feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 1, .task = 3}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 1, .task = 3}, &n);
     r.child = 1;
     r.bytes = 10, r.count = 1, r.len = 10;
-    a = feed (core, r, &n);
-    assert_int_equal (find_type (a, n, CORE_ACT_RELEASE)->task, 3);
+    a = test_core_feed (core, r, &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_RELEASE)->task, 3);
     core_destroy (&core);
 }
 
@@ -714,11 +707,11 @@ busy_relay_task (core_cfg_t cfg, uint64_t task)
 {
     core_t *core = make_core (cfg);
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
-    feed (core, chunk_ev (task, 0, 3, 400), &n);
-    feed (core, chunk_ev (task, 1, 3, 400), &n);
-    const core_action_t *a = feed (core, chunk_ev (task, 2, 3, 200), &n);
-    assert_int_equal (find_type (a, n, CORE_ACT_COMPUTE)->task, task);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (core, chunk_ev (task, 0, 3, 400), &n);
+    test_core_feed (core, chunk_ev (task, 1, 3, 400), &n);
+    const core_action_t *a = test_core_feed (core, chunk_ev (task, 2, 3, 200), &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_COMPUTE)->task, task);
     return core;
 }
 
@@ -754,26 +747,28 @@ test_a_relay_forwards_a_task_while_it_arrives (void **state)
     core_t *core = busy_relay (make_cfg (0, 1, 100));   /* window 2 */
     int n;
     uint32_t sent[8];
-    const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    const core_action_t *a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
     assert_int_equal (count_type (a, n, CORE_ACT_SEND_CHUNK), 0);   /* nothing held */
-    a = feed (core, chunk_ev (7, 0, 3, 400), &n);
+    a = test_core_feed (core, chunk_ev (7, 0, 3, 400), &n);
     assert_int_equal (sends_of (a, n, 7, sent), 1);   /* the window allows 2 */
     assert_int_equal (sent[0], 0);
     assert_int_equal (count_type (a, n, CORE_ACT_ACK), 1);
-    a = feed (core, chunk_ev (7, 1, 3, 400), &n);
+    a = test_core_feed (core, chunk_ev (7, 1, 3, 400), &n);
     assert_int_equal (sends_of (a, n, 7, sent), 1);
     assert_int_equal (sent[0], 1);
-    a = feed (core, chunk_ev (7, 2, 3, 200), &n);
+    a = test_core_feed (core, chunk_ev (7, 2, 3, 200), &n);
     assert_int_equal (sends_of (a, n, 7, sent), 0);   /* the window is full */
     assert_int_equal (count_type (a, n, CORE_ACT_COMPUTE), 0);
-    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 7}, &n);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 7},
+                        &n);
     assert_int_equal (sends_of (a, n, 7, sent), 1);
     assert_int_equal (sent[0], 2);
-    feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 7, .index = 1}, &n);
-    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 7, .index = 2},
-              &n);
-    assert_int_equal (find_type (a, n, CORE_ACT_RELEASE)->task, 7);
+    test_core_feed (
+        core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 7, .index = 1}, &n);
+    a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 7, .index = 2}, &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_RELEASE)->task, 7);
     core_stats_t st = core_stats (core);
     assert_int_equal (st.received, 2);
     assert_int_equal (st.forwarded, 1);
@@ -791,17 +786,17 @@ test_an_idle_engine_keeps_the_task_that_arrives (void **state)
     core_t *core = make_core (make_cfg (0, 1, 100));
     int n;
     uint32_t sent[8];
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
-    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 2}, &n);
-    const core_action_t *a = feed (core, chunk_ev (7, 0, 3, 400), &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 2}, &n);
+    const core_action_t *a = test_core_feed (core, chunk_ev (7, 0, 3, 400), &n);
     assert_int_equal (sends_of (a, n, 7, sent), 0);
     assert_int_equal (count_type (a, n, CORE_ACT_COMPUTE), 0);   /* not whole yet */
-    a = feed (core, chunk_ev (7, 1, 3, 400), &n);
+    a = test_core_feed (core, chunk_ev (7, 1, 3, 400), &n);
     assert_int_equal (n, 1);   /* its ack */
-    a = feed (core, chunk_ev (7, 2, 3, 200), &n);
-    assert_int_equal (find_type (a, n, CORE_ACT_COMPUTE)->task, 7);
+    a = test_core_feed (core, chunk_ev (7, 2, 3, 200), &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_COMPUTE)->task, 7);
     assert_int_equal (sends_of (a, n, 7, sent), 0);
-    a = feed (core, chunk_ev (8, 0, 3, 400), &n);
+    a = test_core_feed (core, chunk_ev (8, 0, 3, 400), &n);
     assert_int_equal (sends_of (a, n, 8, sent), 1);
     assert_int_equal (sent[0], 0);
     core_destroy (&core);
@@ -818,16 +813,16 @@ test_a_command_is_forwarded_only_once_whole (void **state)
     core_t *core = busy_relay_task (cfg, 3);
     int n;
     uint32_t sent[8];
-    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
     core_event_t ch = {.type = CORE_EV_CHUNK, .task = 1, .units = 1, .bytes = 1000,
                        .index = 0, .count = 3, .len = 400, .kind = CORE_KIND_COMMAND};
-    const core_action_t *a = feed (core, ch, &n);
+    const core_action_t *a = test_core_feed (core, ch, &n);
     assert_int_equal (sends_of (a, n, 1, sent), 0);
     ch.index = 1;
-    a = feed (core, ch, &n);
+    a = test_core_feed (core, ch, &n);
     assert_int_equal (sends_of (a, n, 1, sent), 0);
     ch.index = 2, ch.len = 200;
-    a = feed (core, ch, &n);
+    a = test_core_feed (core, ch, &n);
     assert_int_equal (sends_of (a, n, 1, sent), 2);   /* the window */
     assert_int_equal (sent[0], 0);
     assert_int_equal (sent[1], 1);
@@ -1072,7 +1067,7 @@ run_sim_killing (unsigned seed, uint64_t tasks, uint32_t window, uint64_t bytes,
             continue;
         m.ev.done = m.done;
         m.ev.now = steps * 0.001;
-        const core_action_t *a = feed (sim.cores[at], m.ev, &n);
+        const core_action_t *a = test_core_feed (sim.cores[at], m.ev, &n);
         if (m.ev.type == CORE_EV_CHUNK)
             sim.got[at][m.ev.task] = m.ev.index + 1;
         free (m.done);
@@ -1181,10 +1176,11 @@ pace_run (core_t *core, int nchildren, double until, double late, pace_run_t *r)
     const core_action_t *a;
     memset (r, 0, sizeof *r);
     r->first = -1;
-    a = feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
     k = collect_chunks (r, core, a, n, queue, k);
     for (int c = 0; c < nchildren; c++) {
-        a = feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = c, .n = 1000}, &n);
+        a = test_core_feed (
+            core, (core_event_t){.type = CORE_EV_REQUEST, .child = c, .n = 1000}, &n);
         k = collect_chunks (r, core, a, n, queue, k);
     }
     int steps = 0;
@@ -1193,7 +1189,7 @@ pace_run (core_t *core, int nchildren, double until, double late, pace_run_t *r)
          * in order); acks may release more chunks, appended behind. */
         for (int head = 0; head < k; head++) {
             core_action_t x = queue[head];
-            a = feed (core, (core_event_t){.type = CORE_EV_ACK, .now = r->t,
+            a = test_core_feed (core, (core_event_t){.type = CORE_EV_ACK, .now = r->t,
                                            .child = x.child, .task = x.task,
                                            .index = x.index}, &n);
             k = collect_chunks (r, core, a, n, queue, k);
@@ -1202,7 +1198,7 @@ pace_run (core_t *core, int nchildren, double until, double late, pace_run_t *r)
         double due = core_next_deadline (core, r->t);
         assert_true (due >= 0);   /* a paced sender always has a next chunk */
         r->t += due + late;
-        a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = r->t}, &n);
+        a = test_core_feed (core, (core_event_t){.type = CORE_EV_TICK, .now = r->t}, &n);
         k = collect_chunks (r, core, a, n, queue, k);
     }
 }
@@ -1314,13 +1310,13 @@ deliver_probe (core_t *parent, core_t *child, const core_action_t *x, double t)
 {
     int n;
     assert_int_equal (x->task, CORE_PROBE_TASK);
-    const core_action_t *c = feed (
+    const core_action_t *c = test_core_feed (
         child, (core_event_t){.type = CORE_EV_CHUNK, .now = t, .task = x->task,
                               .units = x->units, .bytes = x->bytes, .index = x->index,
                               .count = x->count, .len = x->len}, &n);
     assert_int_equal (n, 1);
     assert_int_equal (c[0].type, CORE_ACT_ACK);
-    feed (parent, (core_event_t){.type = CORE_EV_ACK, .now = t, .child = 0,
+    test_core_feed (parent, (core_event_t){.type = CORE_EV_ACK, .now = t, .child = 0,
                                  .task = x->task, .index = x->index}, &n);
     return x->len;
 }
@@ -1341,14 +1337,14 @@ test_probes_stream_at_the_link_rate_and_leave_the_bag_alone (void **state)
     ccfg.task_bytes = cfg.task_bytes;
     core_t *child = make_core (ccfg);
     int n;
-    const core_action_t *a =
-        feed (parent, (core_event_t){.type = CORE_EV_STREAM, .child = 0, .n = 1}, &n);
+    const core_action_t *a = test_core_feed (
+        parent, (core_event_t){.type = CORE_EV_STREAM, .child = 0, .n = 1}, &n);
     assert_int_equal (n, 0);   /* the first chunk is due after one chunk time */
     double t = 0;
     uint64_t acked = 0;
     while (t < 5.0) {
         t += core_next_deadline (parent, t);
-        a = feed (parent, (core_event_t){.type = CORE_EV_TICK, .now = t}, &n);
+        a = test_core_feed (parent, (core_event_t){.type = CORE_EV_TICK, .now = t}, &n);
         core_action_t sent[16];
         int k = 0;
         for (int i = 0; i < n && k < 16; i++) {
@@ -1372,7 +1368,8 @@ test_probes_stream_at_the_link_rate_and_leave_the_bag_alone (void **state)
     assert_int_equal (core_stats (child).held, 0);
     assert_true (core_recv_rate (child, t) > 0);   /* probes drive interference */
     /* Stop: the transfer in flight finishes, no new one starts. */
-    feed (parent, (core_event_t){.type = CORE_EV_STREAM, .now = t, .child = 0, .n = 0}, &n);
+    test_core_feed (
+        parent, (core_event_t){.type = CORE_EV_STREAM, .now = t, .child = 0, .n = 0}, &n);
     assert_true (core_sending (parent) <= 1);
     core_destroy (&parent);
     core_destroy (&child);
@@ -1393,9 +1390,9 @@ test_paced_single_port_frees_the_port_at_delivery (void **state)
     cfg.pace = 1;
     core_t *core = make_core (cfg);
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
-    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
-    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 1}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1}, &n);
     /*  Child 0's three chunks at 1000 B/s: delivered at 0.4, 0.8, 1.0. */
     double t = 0;
     const core_action_t *a = NULL;
@@ -1403,14 +1400,14 @@ test_paced_single_port_frees_the_port_at_delivery (void **state)
     for (uint32_t i = 0; i < 3; i++) {
         assert_int_equal (core_port_busy (core, t), 1);
         t += core_next_deadline (core, t);
-        a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = t}, &n);
-        const core_action_t *c = find_type (a, n, CORE_ACT_SEND_CHUNK);
+        a = test_core_feed (core, (core_event_t){.type = CORE_EV_TICK, .now = t}, &n);
+        const core_action_t *c = test_core_find (a, n, CORE_ACT_SEND_CHUNK);
         assert_non_null (c);
         assert_int_equal (c->child, 0);
         assert_int_equal (c->index, i);
         task = c->task;
         if (i < 2)
-            feed (core, (core_event_t){.type = CORE_EV_ACK, .now = t, .child = 0,
+            test_core_feed (core, (core_event_t){.type = CORE_EV_ACK, .now = t, .child = 0,
                                        .task = task, .index = i}, &n);
     }
     assert_true (fabs (t - 1.0) < 1e-9);
@@ -1418,14 +1415,17 @@ test_paced_single_port_frees_the_port_at_delivery (void **state)
     assert_int_equal (core_sending (core), 2);
     assert_int_equal (core_port_busy (core, t), 1);
     t += core_next_deadline (core, t);
-    a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = t}, &n);
-    const core_action_t *c = find_type (a, n, CORE_ACT_SEND_CHUNK);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_TICK, .now = t}, &n);
+    const core_action_t *c = test_core_find (a, n, CORE_ACT_SEND_CHUNK);
     assert_non_null (c);
     assert_int_equal (c->child, 1);
     assert_true (fabs (t - 1.4) < 1e-9);   /* its own link's pace */
     /*  Child 0's last ack, late, is still taken. */
-    feed (core, (core_event_t){.type = CORE_EV_ACK, .now = t, .child = 0, .task = task,
-                               .index = 2}, &n);
+    test_core_feed (
+        core,
+        (core_event_t){
+            .type = CORE_EV_ACK, .now = t, .child = 0, .task = task, .index = 2},
+        &n);
     assert_int_equal (core_stats (core).forwarded, 1);
     assert_int_equal (core_sending (core), 1);
     core_destroy (&core);
@@ -1446,21 +1446,21 @@ test_estimated_ir_reorders_ia_policies (void **state)
     cfg.task_bytes = 0;   /* one empty chunk a task */
     core_t *core = make_core (cfg);
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
-    feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 5}, &n);
-    const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 5}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 5}, &n);
+    const core_action_t *a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 5}, &n);
     /* Child 0 (IR_s 0.010) was served at its request; finish that. */
-    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 1, .index = 0},
-              &n);
-    assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->child, 0);
+    a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 1, .index = 0}, &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_SEND_CHUNK)->child, 0);
     /* Measured: child 1 interferes less than child 0 after all. */
     core_set_child_ir (core, 1, 0.005);
     core_set_child_ir (core, 0, -1);   /* ignored */
     core_set_child_ir (core, 7, 0.001);   /* ignored */
-    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 2, .index = 0},
-              &n);
-    assert_int_equal (find_type (a, n, CORE_ACT_SEND_CHUNK)->child, 1);
+    a = test_core_feed (
+        core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = 2, .index = 0}, &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_SEND_CHUNK)->child, 1);
     core_destroy (&core);
 }
 
@@ -1491,7 +1491,8 @@ main (void)
         cmocka_unit_test (test_a_tree_survives_a_lost_node),
         cmocka_unit_test (test_a_paced_link_runs_at_its_configured_rate),
         cmocka_unit_test (test_paced_single_port_frees_the_port_at_delivery),
-        cmocka_unit_test (test_paced_transfers_to_one_child_are_pipelined_within_its_window),
+        cmocka_unit_test (
+            test_paced_transfers_to_one_child_are_pipelined_within_its_window),
         cmocka_unit_test (test_a_pipelined_transfer_begins_after_every_chunk_of_the_last),
         cmocka_unit_test (test_multiport_stays_within_the_send_limit),
         cmocka_unit_test (test_unlimited_multiport_sends_to_every_child_at_once),

@@ -18,6 +18,7 @@
 #include "overlay/config.h"
 #include "overlay/util.h"
 #include "policies/policy.h"
+#include "tests/helpers.h"
 
 static const core_child_info_t kids[2] = {
     {1, 10, 10, 0.01, 0.02, 0, 1}, {2, 10, 10, 0.01, 0.02, 0, 2},
@@ -46,38 +47,6 @@ make_core (core_cfg_t cfg)
     return core;
 }
 
-static const core_action_t *
-feed (core_t *core, core_event_t ev, int *n)
-{
-    char err[TF_ERRLEN] = "";
-    if (core_handle (core, &ev, err, sizeof err) != 0)
-        fail_msg ("event %s refused: %s", core_event_str (ev.type), err);
-    return core_actions (core, n);
-}
-
-static void
-refuse (core_t *core, core_event_t ev, const char *why)
-{
-    char err[TF_ERRLEN] = "";
-    uint64_t before = core_stats (core).malformed;
-    assert_int_equal (core_handle (core, &ev, err, sizeof err), -1);
-    int n;
-    core_actions (core, &n);
-    assert_int_equal (n, 0);
-    assert_int_equal (core_stats (core).malformed, before + 1);
-    if (!strstr (err, why))
-        fail_msg ("error \"%s\" does not mention \"%s\"", err, why);
-}
-
-static const core_action_t *
-find_type (const core_action_t *a, int n, core_action_type_t type)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i].type == type)
-            return &a[i];
-    return NULL;
-}
-
 /*  A leaf (node 1) that started, computes task 0 and holds 1, 2, 3:
  *  buffer 3, each task one chunk. */
 static core_t *
@@ -85,11 +54,11 @@ busy_leaf (void)
 {
     core_t *leaf = make_core (make_cfg (0, 0, 10));
     int n;
-    feed (leaf, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (leaf, (core_event_t){.type = CORE_EV_START}, &n);
     for (uint64_t t = 0; t < 4; t++) {
         if (t == 3)   /* asked for one more once task 0 started */
             assert_int_equal (core_stats (leaf).requested, 4);
-        feed (leaf, (core_event_t){.type = CORE_EV_CHUNK, .task = t, .units = 2,
+        test_core_feed (leaf, (core_event_t){.type = CORE_EV_CHUNK, .task = t, .units = 2,
                                    .bytes = 1000, .index = 0, .count = 1, .len = 1000},
               &n);
     }
@@ -104,9 +73,9 @@ test_a_reclaimed_leaf_gives_back_its_newest_held_tasks (void **state)
     (void) state;
     core_t *leaf = busy_leaf ();
     int n;
-    const core_action_t *a = feed (leaf, (core_event_t){.type = CORE_EV_RECLAIM, .n = 1},
-                                   &n);
-    const core_action_t *ret = find_type (a, n, CORE_ACT_RETURN);
+    const core_action_t *a =
+        test_core_feed (leaf, (core_event_t){.type = CORE_EV_RECLAIM, .n = 1}, &n);
+    const core_action_t *ret = test_core_find (a, n, CORE_ACT_RETURN);
     assert_non_null (ret);
     assert_int_equal (ret->ndone, 2);
     assert_int_equal (ret->done[0].task, 3);   /* newest first */
@@ -116,18 +85,18 @@ test_a_reclaimed_leaf_gives_back_its_newest_held_tasks (void **state)
     for (int i = 0; i < n; i++)
         released += a[i].type == CORE_ACT_RELEASE;
     assert_int_equal (released, 2);
-    assert_null (find_type (a, n, CORE_ACT_REQUEST));   /* holds 1: enough */
+    assert_null (test_core_find (a, n, CORE_ACT_REQUEST));   /* holds 1: enough */
     assert_int_equal (core_stats (leaf).held, 1);
     assert_int_equal (core_stats (leaf).returned, 2);
     /*  Its task done, it computes the one it kept and asks for one. */
-    a = feed (leaf, (core_event_t){.type = CORE_EV_COMPUTED, .task = 0}, &n);
-    assert_int_equal (find_type (a, n, CORE_ACT_COMPUTE)->task, 1);
-    assert_int_equal (find_type (a, n, CORE_ACT_REQUEST)->n, 1);
+    a = test_core_feed (leaf, (core_event_t){.type = CORE_EV_COMPUTED, .task = 0}, &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_COMPUTE)->task, 1);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_REQUEST)->n, 1);
     /*  A reclaim to the configured buffer gives nothing back and asks
      *  for the rest. */
-    a = feed (leaf, (core_event_t){.type = CORE_EV_RECLAIM, .n = 3}, &n);
-    assert_null (find_type (a, n, CORE_ACT_RETURN));
-    assert_int_equal (find_type (a, n, CORE_ACT_REQUEST)->n, 2);
+    a = test_core_feed (leaf, (core_event_t){.type = CORE_EV_RECLAIM, .n = 3}, &n);
+    assert_null (test_core_find (a, n, CORE_ACT_RETURN));
+    assert_int_equal (test_core_find (a, n, CORE_ACT_REQUEST)->n, 2);
     core_destroy (&leaf);
 }
 
@@ -137,13 +106,13 @@ test_a_reclaim_forgets_the_asks_the_parent_dropped (void **state)
     (void) state;
     core_t *leaf = make_core (make_cfg (0, 0, 10));
     int n;
-    feed (leaf, (core_event_t){.type = CORE_EV_START}, &n);   /* asks for 3 */
-    refuse (leaf, (core_event_t){.type = CORE_EV_RECLAIM, .n = 1, .count = 4},
+    test_core_feed (leaf, (core_event_t){.type = CORE_EV_START}, &n);   /* asks for 3 */
+    test_core_refuse (leaf, (core_event_t){.type = CORE_EV_RECLAIM, .n = 1, .count = 4},
             "4 asks, 3 are pending");
-    const core_action_t *a = feed (leaf, (core_event_t){.type = CORE_EV_RECLAIM,
+    const core_action_t *a = test_core_feed (leaf, (core_event_t){.type = CORE_EV_RECLAIM,
                                                         .n = 2, .count = 3}, &n);
     /*  None pending, none held: it asks for its new buffer at once. */
-    assert_int_equal (find_type (a, n, CORE_ACT_REQUEST)->n, 2);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_REQUEST)->n, 2);
     core_destroy (&leaf);
 }
 
@@ -152,22 +121,29 @@ test_bad_reclaims_are_refused_and_change_nothing (void **state)
 {
     (void) state;
     core_t *leaf = busy_leaf ();
-    refuse (leaf, (core_event_t){.type = CORE_EV_RECLAIM, .n = 0}, "hold 0 tasks");
-    refuse (leaf, (core_event_t){.type = CORE_EV_RECLAIM, .n = CONFIG_MAX_BUFFER + 1},
-            "1 ..");
+    test_core_refuse (leaf, (core_event_t){.type = CORE_EV_RECLAIM, .n = 0},
+                      "hold 0 tasks");
+    test_core_refuse (leaf,
+                      (core_event_t){.type = CORE_EV_RECLAIM, .n = CONFIG_MAX_BUFFER + 1},
+                      "1 ..");
     assert_int_equal (core_stats (leaf).held, 3);
-    refuse (leaf, (core_event_t){.type = CORE_EV_RETURNED, .child = 0}, "no child");
+    test_core_refuse (leaf, (core_event_t){.type = CORE_EV_RETURNED, .child = 0},
+                      "no child");
     core_destroy (&leaf);
     core_t *root = make_core (make_cfg (1, 2, 10));
     int n;
-    feed (root, (core_event_t){.type = CORE_EV_START}, &n);
-    refuse (root, (core_event_t){.type = CORE_EV_RECLAIM, .n = 1}, "the root");
-    refuse (root, (core_event_t){.type = CORE_EV_TAKE_BACK, .child = 2, .n = 1}, "slot");
-    refuse (root, (core_event_t){.type = CORE_EV_TAKE_BACK, .child = 0, .n = 0}, "hold 0");
+    test_core_feed (root, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_refuse (root, (core_event_t){.type = CORE_EV_RECLAIM, .n = 1}, "the root");
+    test_core_refuse (root, (core_event_t){.type = CORE_EV_TAKE_BACK, .child = 2, .n = 1},
+                      "slot");
+    test_core_refuse (root, (core_event_t){.type = CORE_EV_TAKE_BACK, .child = 0, .n = 0},
+                      "hold 0");
     core_done_t never = {.task = 5, .node = 1};
-    refuse (root, (core_event_t){.type = CORE_EV_RETURNED, .child = 0, .done = &never,
-                                 .ndone = 1}, "never given");
-    refuse (root, (core_event_t){.type = CORE_EV_RETURNED, .child = 0}, "empty");
+    test_core_refuse (
+        root,
+        (core_event_t){.type = CORE_EV_RETURNED, .child = 0, .done = &never, .ndone = 1},
+        "never given");
+    test_core_refuse (root, (core_event_t){.type = CORE_EV_RETURNED, .child = 0}, "empty");
     core_destroy (&root);
 }
 
@@ -177,17 +153,18 @@ test_the_parent_queues_what_comes_back_and_sends_it_again (void **state)
     (void) state;
     core_t *root = make_core (make_cfg (1, 2, 6));
     int n;
-    feed (root, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (root, (core_event_t){.type = CORE_EV_START}, &n);
     /*  Child 0 asks for 3; the root starts one transfer (single-port). */
-    const core_action_t *a = feed (root, (core_event_t){.type = CORE_EV_REQUEST,
+    const core_action_t *a = test_core_feed (root, (core_event_t){.type = CORE_EV_REQUEST,
                                                         .child = 0, .n = 3}, &n);
-    const core_action_t *sent = find_type (a, n, CORE_ACT_SEND_CHUNK);
+    const core_action_t *sent = test_core_find (a, n, CORE_ACT_SEND_CHUNK);
     assert_non_null (sent);
     uint64_t given = sent->task;
     /*  Taken back while it is in flight: the two unserved asks are
      *  dropped, and the RECLAIM says so. */
-    a = feed (root, (core_event_t){.type = CORE_EV_TAKE_BACK, .child = 0, .n = 1}, &n);
-    const core_action_t *rc = find_type (a, n, CORE_ACT_RECLAIM);
+    a = test_core_feed (
+        root, (core_event_t){.type = CORE_EV_TAKE_BACK, .child = 0, .n = 1}, &n);
+    const core_action_t *rc = test_core_find (a, n, CORE_ACT_RECLAIM);
     assert_non_null (rc);
     assert_int_equal (rc->child, 0);
     assert_int_equal (rc->n, 1);
@@ -198,18 +175,23 @@ test_the_parent_queues_what_comes_back_and_sends_it_again (void **state)
     assert_int_equal (r.ev.type, CORE_EV_RECLAIM);
     assert_int_equal (r.ev.count, 2);
     /*  Its transfer ends, and nothing more goes to it. */
-    a = feed (root, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = given},
-              &n);
-    assert_null (find_type (a, n, CORE_ACT_SEND_CHUNK));
+    a = test_core_feed (
+        root, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = given}, &n);
+    assert_null (test_core_find (a, n, CORE_ACT_SEND_CHUNK));
     /*  It gives the task back: queued here, it goes to the next ask. */
     core_done_t back = {.task = given, .node = 1};
-    a = feed (root, (core_event_t){.type = CORE_EV_RETURNED, .child = 0, .done = &back,
-                                   .ndone = 1}, &n);
+    a = test_core_feed (
+        root,
+        (core_event_t){.type = CORE_EV_RETURNED, .child = 0, .done = &back, .ndone = 1},
+        &n);
     assert_int_equal (core_stats (root).reclaimed, 1);
-    refuse (root, (core_event_t){.type = CORE_EV_RETURNED, .child = 0, .done = &back,
-                                 .ndone = 1}, "never given");
-    a = feed (root, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1}, &n);
-    sent = find_type (a, n, CORE_ACT_SEND_CHUNK);
+    test_core_refuse (
+        root,
+        (core_event_t){.type = CORE_EV_RETURNED, .child = 0, .done = &back, .ndone = 1},
+        "never given");
+    a = test_core_feed (root, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 1},
+                        &n);
+    sent = test_core_find (a, n, CORE_ACT_SEND_CHUNK);
     assert_non_null (sent);
     assert_int_equal (sent->task, given);
     core_destroy (&root);
@@ -267,7 +249,7 @@ wire_step (wire_t *w, int at)
     w->len[at]--;
     m.ev.done = m.done;
     int n;
-    const core_action_t *a = feed (w->core[at], m.ev, &n);
+    const core_action_t *a = test_core_feed (w->core[at], m.ev, &n);
     for (int i = 0; i < n; i++)
         wire_route (w, at, &a[i]);
 }
@@ -299,7 +281,7 @@ test_a_tree_under_reclaims_records_every_task_once (void **state)
                 core_event_t done = {.type = CORE_EV_COMPUTED, .task = w.engine[at]};
                 w.engine[at] = -1;
                 int n;
-                const core_action_t *a = feed (w.core[at], done, &n);
+                const core_action_t *a = test_core_feed (w.core[at], done, &n);
                 for (int i = 0; i < n; i++)
                     wire_route (&w, at, &a[i]);
             }

@@ -16,6 +16,7 @@
 
 #include "node/core.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 /*  A root of n children (the given facts), Z = 1 MB, w = 2 units, C = 100
  *  units/s; each task one empty chunk, so one ack ends a transfer. */
@@ -37,15 +38,6 @@ make_root (const char *policy, const core_child_info_t *kids, int n)
     if (!core)
         fail_msg ("core_new: %s", err);
     return core;
-}
-
-static const core_action_t *
-feed (core_t *core, core_event_t ev, int *n)
-{
-    char err[TF_ERRLEN] = "";
-    if (core_handle (core, &ev, err, sizeof err) != 0)
-        fail_msg ("event %s refused: %s", core_event_str (ev.type), err);
-    return core_actions (core, n);
 }
 
 /*  The child the actions send a chunk to, or -1. */
@@ -71,22 +63,22 @@ test_lower_own_compute_lifts_the_never_use_rule (void **state)
     static const core_child_info_t one[1] = {{10, 10, 10, 0.05, 0.02, 0}};
     core_t *core = make_root ("ia-single", one, 1);
     int n;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
     const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 2}, &n);
+        test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 2}, &n);
     assert_int_equal (sent_to (a, n, NULL), -1);
-    a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 1}, &n);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 1}, &n);
     assert_int_equal (sent_to (a, n, NULL), -1);
     /*  Ignored: not > 0 and finite. */
     core_set_compute_rate (core, 0);
     core_set_compute_rate (core, -5);
     core_set_compute_rate (core, INFINITY);
     core_set_compute_rate (core, NAN);
-    a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 2}, &n);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 2}, &n);
     assert_int_equal (sent_to (a, n, NULL), -1);
     /*  C = 10 units/s: 0.05 x 1 x 5 = 0.25 < 1. */
     core_set_compute_rate (core, 10);
-    a = feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 3}, &n);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_TICK, .now = 3}, &n);
     assert_int_equal (sent_to (a, n, NULL), 0);
     core_destroy (&core);
 }
@@ -99,15 +91,15 @@ next_after_ack (core_t *core, void (*set) (core_t *))
 {
     int n;
     uint64_t task = 0;
-    feed (core, (core_event_t){.type = CORE_EV_START}, &n);
+    test_core_feed (core, (core_event_t){.type = CORE_EV_START}, &n);
     const core_action_t *a =
-        feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 5}, &n);
+        test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 5}, &n);
     assert_int_equal (sent_to (a, n, &task), 0);
-    a = feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 5}, &n);
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_REQUEST, .child = 1, .n = 5}, &n);
     assert_int_equal (sent_to (a, n, NULL), -1);   /* single port: busy */
     if (set)
         set (core);
-    a = feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = task,
+    a = test_core_feed (core, (core_event_t){.type = CORE_EV_ACK, .child = 0, .task = task,
                                    .index = 0}, &n);
     return sent_to (a, n, NULL);
 }
