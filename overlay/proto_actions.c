@@ -62,8 +62,9 @@ get_name (const char *name, char *out, size_t i, const char *key, char *err,
  *  counts within the config's limits, the figures finite (a declined
  *  action's saving may be negative), at_s >= 0. */
 static int
-get_action (const json_t *entry, size_t i, proto_action_t *a, char *err, size_t errlen)
+get_action (const json_t *entry, size_t i, void *item, char *err, size_t errlen)
 {
+    proto_action_t *a = item;
     const char *node, *what, *child;
     json_int_t hold, tasks;
     json_error_t jerr;
@@ -95,23 +96,7 @@ get_action (const json_t *entry, size_t i, proto_action_t *a, char *err, size_t 
 int
 proto_actions_get (const json_t *stats, proto_actions_t *out, char *err, size_t errlen)
 {
-    json_t *dropped = json_object_get (stats, "actions_dropped");
-    if (dropped && (!json_is_integer (dropped) || json_integer_value (dropped) < 0))
-        return tf_error (err, errlen, "stats: \"actions_dropped\" must be an integer >= 0");
-    out->dropped = dropped ? (uint64_t) json_integer_value (dropped) : 0;
-    json_t *array = json_object_get (stats, "actions");
-    if (!array)
-        return 0;
-    if (!json_is_array (array) || json_array_size (array) > PROTO_MAX_ACTIONS)
-        return tf_error (err, errlen, "stats: \"actions\" must be an array of at most "
-                         "%d entries", PROTO_MAX_ACTIONS);
-    out->items = xcalloc (json_array_size (array) + 1, sizeof *out->items);
-    size_t i;
-    json_t *entry;
-    json_array_foreach (array, i, entry) {
-        if (get_action (entry, i, &out->items[i], err, errlen))
-            return -1;
-        out->n = (int) i + 1;
-    }
-    return 0;
+    return proto_stats_get_list (stats, "actions", PROTO_MAX_ACTIONS, sizeof *out->items,
+                                 get_action, (void **) &out->items, &out->n, &out->dropped,
+                                 err, errlen);
 }

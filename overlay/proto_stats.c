@@ -360,8 +360,9 @@ valid_what (const char *what)
  *  name 1 .. PROTO_CHANGE_NODE_MAX - 1 characters, what one of the four
  *  words, the numbers finite, at_s >= 0. */
 static int
-get_change (const json_t *entry, size_t i, proto_change_t *c, char *err, size_t errlen)
+get_change (const json_t *entry, size_t i, void *item, char *err, size_t errlen)
 {
+    proto_change_t *c = item;
     const char *node, *what;
     json_error_t jerr;
     if (json_unpack_ex ((json_t *) entry, &jerr, JSON_STRICT, "{s:s, s:s, s:F, s:F, s:F}",
@@ -383,28 +384,39 @@ get_change (const json_t *entry, size_t i, proto_change_t *c, char *err, size_t 
     return 0;
 }
 
-/*  "changes" (at most PROTO_MAX_CHANGES, checked before anything is
- *  allocated) and "changes_dropped", both optional. */
-static int
-get_changes (const json_t *stats, proto_changes_t *out, char *err, size_t errlen)
+int
+proto_stats_get_list (const json_t *stats, const char *key, int most, size_t size,
+                      proto_entry_fn get, void **items, int *n, uint64_t *dropped,
+                      char *err, size_t errlen)
 {
-    if (get_count (stats, "changes_dropped", &out->dropped, "stats: ", err, errlen))
+    char dropped_key[64];
+    snprintf (dropped_key, sizeof dropped_key, "%s_dropped", key);
+    if (get_count (stats, dropped_key, dropped, "stats: ", err, errlen))
         return -1;
-    json_t *array = json_object_get (stats, "changes");
+    json_t *array = json_object_get (stats, key);
     if (!array)
         return 0;
-    if (!json_is_array (array) || json_array_size (array) > PROTO_MAX_CHANGES)
-        return tf_error (err, errlen, "stats: \"changes\" must be an array of at most "
-                         "%d entries", PROTO_MAX_CHANGES);
-    out->items = xcalloc (json_array_size (array) + 1, sizeof *out->items);
+    if (!json_is_array (array) || json_array_size (array) > (size_t) most)
+        return tf_error (err, errlen, "stats: \"%s\" must be an array of at most %d "
+                         "entries", key, most);
+    *items = xcalloc (json_array_size (array) + 1, size);
     size_t i;
     json_t *entry;
     json_array_foreach (array, i, entry) {
-        if (get_change (entry, i, &out->items[i], err, errlen))
+        if (get (entry, i, (char *) *items + i * size, err, errlen))
             return -1;
-        out->n = (int) i + 1;
+        *n = (int) i + 1;
     }
     return 0;
+}
+
+/*  "changes" (at most PROTO_MAX_CHANGES) and "changes_dropped". */
+static int
+get_changes (const json_t *stats, proto_changes_t *out, char *err, size_t errlen)
+{
+    return proto_stats_get_list (stats, "changes", PROTO_MAX_CHANGES, sizeof *out->items,
+                                 get_change, (void **) &out->items, &out->n,
+                                 &out->dropped, err, errlen);
 }
 
 /*  The scalars: counters, times, the node's state, bound, lag, fit. */

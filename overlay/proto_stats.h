@@ -116,6 +116,18 @@ typedef struct {
  *  it holds 3 again". */
 void proto_action_text (const proto_action_t *a, char *buf, size_t len);
 
+/*  A list of STATS, for the decoders of its parts: "KEY", an array of at
+ *  most `most` entries (checked before anything is allocated), each read
+ *  by get into the next of *items (entries of `size` bytes, allocated,
+ *  *n of them read), and "KEY_dropped" into *dropped; both optional.
+ *  Returns 0, or -1 with a message in err (*items then the caller's to
+ *  free). */
+typedef int (*proto_entry_fn) (const json_t *entry, size_t i, void *item, char *err,
+                               size_t errlen);
+int proto_stats_get_list (const json_t *stats, const char *key, int most, size_t size,
+                          proto_entry_fn get, void **items, int *n, uint64_t *dropped,
+                          char *err, size_t errlen);
+
 /*  overlay/proto_actions.c, for proto_stats.c: "actions" and
  *  "actions_dropped" into o (nothing when there are none); and read back
  *  from a decoded "stats" object, strictly (0, or -1 with a message in
