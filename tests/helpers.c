@@ -93,3 +93,18 @@ test_core_find (const core_action_t *a, int n, core_action_type_t type)
             return &a[i];
     return NULL;
 }
+
+void
+test_stats_refused (const char *text, const char *why)
+{
+    json_t *o = json_loads (text, 0, NULL);
+    if (!o)
+        fail_msg ("not JSON: %s", text);
+    proto_stats_t d;
+    char err[TF_ERRLEN] = "";
+    if (proto_stats_decode (o, NULL, 0, 0, &d, err, sizeof err) != -1)
+        fail_msg ("accepted %s", text);
+    if (!strstr (err, why))
+        fail_msg ("%s: \"%s\" does not name %s", text, err, why);
+    json_decref (o);
+}

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "node/core.h"
+#include "overlay/proto_stats.h"
 
 /*  Create a new directory /tmp/NAME.XXXXXX (mkdtemp) and write its path
  *  into dir (len bytes). */
@@ -38,5 +39,9 @@ void test_core_refuse (core_t *core, core_event_t ev, const char *why);
 /*  The first of the n actions of this type, or NULL. */
 const core_action_t *test_core_find (const core_action_t *a, int n,
                                      core_action_type_t type);
+
+/*  Decode text as a "stats" object (proto_stats_decode), which must be
+ *  refused with an error that names why. */
+void test_stats_refused (const char *text, const char *why);
 
 #endif

@@ -15,6 +15,7 @@
 #include "overlay/proto.h"
 #include "overlay/proto_stats.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 static void
 test_actions_round_trip (void **state)
@@ -58,21 +59,6 @@ test_actions_round_trip (void **state)
     proto_msg_clear (&m);
 }
 
-static void
-refused (const char *text, const char *why)
-{
-    json_t *o = json_loads (text, 0, NULL);
-    if (!o)
-        fail_msg ("not JSON: %s", text);
-    proto_stats_t d;
-    char err[TF_ERRLEN] = "";
-    if (proto_stats_decode (o, NULL, 0, 0, &d, err, sizeof err) != -1)
-        fail_msg ("accepted %s", text);
-    if (!strstr (err, why))
-        fail_msg ("%s: \"%s\" does not name %s", text, err, why);
-    json_decref (o);
-}
-
 #define A "\"node\": \"Lab0\", \"child\": \"Lab4\", \"saved_s\": 1, \"cost_s\": 0.5, " \
           "\"taken\": true, \"at_s\": 3"
 
@@ -80,24 +66,33 @@ static void
 test_bad_actions_are_refused (void **state)
 {
     (void) state;
-    refused ("{\"actions\": {}}", "\"actions\"");
-    refused ("{\"actions_dropped\": -1}", "\"actions_dropped\"");
-    refused ("{\"actions\": [1]}", "actions[0]");
-    refused ("{\"actions\": [{" A ", \"what\": \"reclaim\", \"hold\": 1}]}", "actions[0]");
-    refused ("{\"actions\": [{" A ", \"what\": \"grow\", \"hold\": 1, \"tasks\": 0}]}",
-             "\"what\"");
-    refused ("{\"actions\": [{" A ", \"what\": \"reclaim\", \"hold\": 1, \"tasks\": -1}]}",
-             "\"tasks\"");
-    refused ("{\"actions\": [{" A ", \"what\": \"reclaim\", \"hold\": 100000, "
+    test_stats_refused ("{\"actions\": {}}", "\"actions\"");
+    test_stats_refused ("{\"actions_dropped\": -1}", "\"actions_dropped\"");
+    test_stats_refused ("{\"actions\": [1]}", "actions[0]");
+    test_stats_refused ("{\"actions\": [{" A ", \"what\": \"reclaim\", \"hold\": 1}]}",
+                        "actions[0]");
+    test_stats_refused ("{\"actions\": [{" A
+                        ", \"what\": \"grow\", \"hold\": 1, \"tasks\": 0}]}",
+                        "\"what\"");
+    test_stats_refused ("{\"actions\": [{" A
+                        ", \"what\": \"reclaim\", \"hold\": 1, \"tasks\": -1}]}",
+                        "\"tasks\"");
+    test_stats_refused ("{\"actions\": [{" A ", \"what\": \"reclaim\", \"hold\": 100000, "
              "\"tasks\": 0}]}", "\"hold\"");
-    refused ("{\"actions\": [{" A ", \"what\": \"reclaim\", \"hold\": 1, \"tasks\": 0, "
-             "\"more\": 1}]}", "actions[0]");
-    refused ("{\"actions\": [{\"node\": \"\", \"child\": \"Lab4\", \"saved_s\": 1, "
-             "\"cost_s\": 0.5, \"taken\": true, \"at_s\": 3, \"what\": \"reclaim\", "
-             "\"hold\": 1, \"tasks\": 0}]}", "\"node\"");
-    refused ("{\"actions\": [{\"node\": \"a\", \"child\": \"b\", \"saved_s\": 1, "
-             "\"cost_s\": 0.5, \"taken\": true, \"at_s\": -3, \"what\": \"reclaim\", "
-             "\"hold\": 1, \"tasks\": 0}]}", "\"at_s\"");
+    test_stats_refused ("{\"actions\": [{" A
+                        ", \"what\": \"reclaim\", \"hold\": 1, \"tasks\": 0, "
+                        "\"more\": 1}]}",
+                        "actions[0]");
+    test_stats_refused (
+        "{\"actions\": [{\"node\": \"\", \"child\": \"Lab4\", \"saved_s\": 1, "
+        "\"cost_s\": 0.5, \"taken\": true, \"at_s\": 3, \"what\": \"reclaim\", "
+        "\"hold\": 1, \"tasks\": 0}]}",
+        "\"node\"");
+    test_stats_refused (
+        "{\"actions\": [{\"node\": \"a\", \"child\": \"b\", \"saved_s\": 1, "
+        "\"cost_s\": 0.5, \"taken\": true, \"at_s\": -3, \"what\": \"reclaim\", "
+        "\"hold\": 1, \"tasks\": 0}]}",
+        "\"at_s\"");
     json_t *arr = json_array ();
     for (int i = 0; i <= PROTO_MAX_ACTIONS; i++)
         json_array_append_new (arr, json_pack ("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:b, "
@@ -107,7 +102,7 @@ test_bad_actions_are_refused (void **state)
                                                "at_s", 1.0));
     json_t *o = json_pack ("{s:o}", "actions", arr);
     char *big = json_dumps (o, 0);
-    refused (big, "at most");
+    test_stats_refused (big, "at most");
     free (big);
     json_decref (o);
 }

@@ -16,6 +16,7 @@
 #include "overlay/proto.h"
 #include "overlay/proto_stats.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 static void
 test_changes_round_trip (void **state)
@@ -59,37 +60,29 @@ test_changes_round_trip (void **state)
 #define OK "\"node\": \"Lab3\", \"what\": \"link\", \"from\": 10, \"to\": 5"
 
 static void
-refused (const char *text, const char *why)
-{
-    json_t *o = json_loads (text, 0, NULL);
-    if (!o)
-        fail_msg ("not JSON: %s", text);
-    proto_stats_t d;
-    char err[TF_ERRLEN] = "";
-    if (proto_stats_decode (o, NULL, 0, 0, &d, err, sizeof err) != -1)
-        fail_msg ("accepted %s", text);
-    if (!strstr (err, why))
-        fail_msg ("%s: \"%s\" does not name %s", text, err, why);
-    json_decref (o);
-}
-
-static void
 test_bad_changes_are_refused (void **state)
 {
     (void) state;
-    refused ("{\"changes\": {}}", "\"changes\"");
-    refused ("{\"changes_dropped\": -1}", "\"changes_dropped\"");
-    refused ("{\"changes\": [3]}", "changes[0]");
-    refused ("{\"changes\": [{" OK "}]}", "at_s");
-    refused ("{\"changes\": [{" OK ", \"at_s\": 1, \"extra\": 1}]}", "changes[0]");
-    refused ("{\"changes\": [{" OK ", \"at_s\": -1}]}", "\"at_s\"");
-    refused ("{\"changes\": [{" OK ", \"at_s\": null}]}", "changes[0]");
-    refused ("{\"changes\": [{\"node\": \"\", \"what\": \"link\", \"from\": 1, \"to\": 2, "
-             "\"at_s\": 1}]}", "\"node\"");
-    refused ("{\"changes\": [{\"node\": \"x\", \"what\": \"speed\", \"from\": 1, \"to\": 2, "
-             "\"at_s\": 1}]}", "\"what\"");
-    refused ("{\"changes\": [{\"node\": \"x\", \"what\": \"compute\", \"from\": \"1\", "
-             "\"to\": 2, \"at_s\": 1}]}", "changes[0]");
+    test_stats_refused ("{\"changes\": {}}", "\"changes\"");
+    test_stats_refused ("{\"changes_dropped\": -1}", "\"changes_dropped\"");
+    test_stats_refused ("{\"changes\": [3]}", "changes[0]");
+    test_stats_refused ("{\"changes\": [{" OK "}]}", "at_s");
+    test_stats_refused ("{\"changes\": [{" OK ", \"at_s\": 1, \"extra\": 1}]}",
+                        "changes[0]");
+    test_stats_refused ("{\"changes\": [{" OK ", \"at_s\": -1}]}", "\"at_s\"");
+    test_stats_refused ("{\"changes\": [{" OK ", \"at_s\": null}]}", "changes[0]");
+    test_stats_refused (
+        "{\"changes\": [{\"node\": \"\", \"what\": \"link\", \"from\": 1, \"to\": 2, "
+        "\"at_s\": 1}]}",
+        "\"node\"");
+    test_stats_refused (
+        "{\"changes\": [{\"node\": \"x\", \"what\": \"speed\", \"from\": 1, \"to\": 2, "
+        "\"at_s\": 1}]}",
+        "\"what\"");
+    test_stats_refused (
+        "{\"changes\": [{\"node\": \"x\", \"what\": \"compute\", \"from\": \"1\", "
+        "\"to\": 2, \"at_s\": 1}]}",
+        "changes[0]");
     /*  A name of PROTO_CHANGE_NODE_MAX characters is one too long. */
     char name[PROTO_CHANGE_NODE_MAX + 1];
     memset (name, 'a', PROTO_CHANGE_NODE_MAX);
@@ -97,15 +90,16 @@ test_bad_changes_are_refused (void **state)
     char text[512];
     snprintf (text, sizeof text, "{\"changes\": [{\"node\": \"%s\", \"what\": \"link\", "
               "\"from\": 1, \"to\": 2, \"at_s\": 1}]}", name);
-    refused (text, "\"node\"");
+    test_stats_refused (text, "\"node\"");
     /*  One more than PROTO_MAX_CHANGES, each valid. */
     json_t *a = json_array ();
     for (int i = 0; i <= PROTO_MAX_CHANGES; i++)
-        json_array_append_new (a, json_pack ("{s:s, s:s, s:f, s:f, s:f}", "node", "x", "what",
-                                             "ir_recv", "from", 0.0, "to", 1.0, "at_s", 2.0));
+        json_array_append_new (a, json_pack ("{s:s, s:s, s:f, s:f, s:f}", "node", "x",
+                                             "what", "ir_recv", "from", 0.0, "to", 1.0,
+                                             "at_s", 2.0));
     json_t *o = json_pack ("{s:o}", "changes", a);
     char *big = json_dumps (o, 0);
-    refused (big, "at most");
+    test_stats_refused (big, "at most");
     json_array_remove (a, 0);
     proto_stats_t d;
     char err[TF_ERRLEN];
