@@ -39,7 +39,8 @@ static const char *const task_keys[] = {
 };
 static const char *const platform_keys[] = {
     "mode", "time_scale", "payload_scale", "chunk_kib", "window", "buffer",
-    "matrix_n", "sample_ms", "ir", "heartbeat_ms", "heartbeat_misses", "adapt", "reclaim", NULL
+    "matrix_n", "sample_ms", "ir", "heartbeat_ms", "heartbeat_misses", "adapt", "reclaim",
+    "join_slots", NULL
 };
 static const char *const reclaim_names[RECLAIM_MODE_COUNT] = {
     [RECLAIM_GATED] = "gated", [RECLAIM_ALWAYS] = "always", [RECLAIM_NEVER] = "never",
@@ -141,6 +142,7 @@ get_platform_numbers (config_t *self, jsonw_t *s)
                     &self->platform.heartbeat_ms) < 0
         || get_u32 (s, "heartbeat_misses", CONFIG_MIN_MISSES, CONFIG_MAX_MISSES,
                     &self->platform.misses) < 0
+        || get_u32 (s, "join_slots", 0, CONFIG_MAX_JOINS, &self->join_slots) < 0
                ? -1
                : 0;
 }
@@ -327,14 +329,12 @@ config_destroy (config_t **self_p)
     if (!self_p || !*self_p)
         return;
     config_t *self = *self_p;
-    for (int i = 0; i < self->nnodes; i++) {
-        free (self->nodes[i].name);
-        free (self->nodes[i].parent_name);
-        free (self->nodes[i].host);
-        free (self->nodes[i].children);
-        load_destroy (&self->nodes[i].load);
-    }
+    for (int i = 0; i < self->nnodes; i++)
+        config_node_clear (&self->nodes[i]);
+    for (int i = 0; i < self->noffered; i++)
+        config_node_clear (&self->offered[i]);
     free (self->nodes);
+    free (self->offered);
     free (self->policy);
     free (self->name);
     free (self->path);
@@ -392,9 +392,8 @@ real_digits (const json_t *json, int digits)
     return digits;
 }
 
-/*  tree[i] of the canonical config: what the loader reads back. */
-static json_t *
-node_to_json (const config_node_t *node)
+json_t *
+config_node_to_json (const config_node_t *node)
 {
     json_t *entry = json_pack ("{s:s}", "name", node->name);
     if (node->parent_name)
@@ -406,7 +405,9 @@ node_to_json (const config_node_t *node)
     /* 0 (unlimited) is the absence of the key: the loader wants > 0. */
     if (node->send_limit_mbps > 0)
         json_object_set_new (entry, "send_limit_mbps", json_real (node->send_limit_mbps));
-    if (node->parent_name) {
+    if (node->joins_at_s >= 0 && node->index == -1)
+        json_object_set_new (entry, "joins_at_s", json_real (node->joins_at_s));
+    if (node->parent_name || node->joins_at_s >= 0) {
         json_object_set_new (entry, "link_mbps", json_real (node->link_mbps));
         json_object_set_new (entry, "link_idle_mbps", json_real (node->link_idle_mbps));
         json_object_set_new (entry, "ir_send", json_real (node->ir_send));
@@ -423,7 +424,10 @@ config_to_json (const config_t *self)
 {
     json_t *tree = json_array ();
     for (int i = 0; i < self->nnodes; i++)
-        json_array_append_new (tree, node_to_json (&self->nodes[i]));
+        json_array_append_new (tree, config_node_to_json (&self->nodes[i]));
+    for (int i = 0; i < self->noffered; i++)
+        if (self->offered[i].index == -1)
+            json_array_append_new (tree, config_node_to_json (&self->offered[i]));
     json_t *json = json_pack (
         "{s:s, s:s, s:{s:s, s:f, s:f, s:i, s:i, s:i, s:i, s:i, s:s, s:i}, s:o}",
         "name", self->name,
@@ -444,6 +448,9 @@ config_to_json (const config_t *self)
     if (json && self->platform.reclaim != RECLAIM_GATED)
         json_object_set_new (json_object_get (json, "platform"), "reclaim",
                              json_string (reclaim_mode_str (self->platform.reclaim)));
+    if (json && self->join_slots > 0)
+        json_object_set_new (json_object_get (json, "platform"), "join_slots",
+                             json_integer (self->join_slots));
     if (json && self->platform.heartbeat_ms > 0)
         json_object_set_new (json_object_get (json, "platform"), "heartbeat_ms",
                              json_integer (self->platform.heartbeat_ms));

@@ -18,6 +18,7 @@
 #define TF_CONFIG_H
 
 #include <stddef.h>
+#include <jansson.h>
 #include <stdint.h>
 
 #define CONFIG_MAX_NODES 65536
@@ -94,6 +95,13 @@
 #define CONFIG_MAX_HEARTBEAT_MS 60000
 #define CONFIG_MIN_MISSES 2          /* one late beat is not a loss */
 #define CONFIG_MAX_MISSES 1000
+/*  The most nodes a run may take in while it runs (docs/adapt.md, "Grow"):
+ *  nodes offered by the config (joins_at_s) and join_slots together.
+ *  Every node keeps that many vacant child slots, each with its own
+ *  windows, meters and sampler columns, so the count stays small. */
+#define CONFIG_MAX_JOINS 16
+/*  The latest platform second a config may offer a node at. */
+#define CONFIG_MAX_JOINS_AT_S 1e7
 /*  Liveness defaults (docs/reliability.md): a beat every second of
  *  platform time, 1000 / time_scale wall ms, kept within [200, 1000] ms;
  *  a peer silent for 10 beats is lost: 2 to 10 wall seconds, long enough
@@ -134,7 +142,10 @@ typedef struct {
                                 local, an address of this machine,
                                 ssh://[user@]host[:port] or netns:NAME;
                                 default CONFIG_DEFAULT_HOST */
-    int index;               /* position in config_t.nodes (= tree[] order) */
+    int index;               /* position in config_t.nodes (= tree[] order);
+                                an offered node: -1 while offered, else
+                                where it joined, or -2 when it was not
+                                admitted */
     int parent;              /* index of the parent, -1 for the root */
     int depth;               /* 0 for the root */
     int *children;           /* indices of the children, in tree[] order */
@@ -158,6 +169,12 @@ typedef struct {
                                 a time whatever it says */
     struct load *load;       /* background load (overlay/load.h), or NULL:
                                 a dedicated machine */
+    double joins_at_s;       /* an offered node (config_t.offered): the
+                                platform second it is offered at; -1 for
+                                a node of the tree from the start and for
+                                one `treefarm join` offers */
+    int vacant;              /* a node's own copy only: a child slot kept
+                                for a node that may join (config_add_vacant) */
 } config_node_t;
 
 typedef struct {
@@ -206,9 +223,18 @@ typedef struct {
         uint32_t misses;          /* "heartbeat_misses": silent beats
                                      before a peer is lost; default 10 */
     } platform;
-    config_node_t *nodes;    /* nnodes entries, tree[] order */
+    config_node_t *nodes;    /* nnodes entries, tree[] order; room for
+                                capacity (nodes that join are appended,
+                                and a node's address never changes) */
     int nnodes;
+    int capacity;
     int root;                /* index of the root */
+    config_node_t *offered;  /* tree[] entries with joins_at_s: offered
+                                to the run while it runs, in tree[] order;
+                                parent -1 unless the entry names one */
+    int noffered;
+    uint32_t join_slots;     /* platform.join_slots: nodes `treefarm join`
+                                may offer beyond those; default 0 */
 } config_t;
 
 /*  Load and validate an experiment from a file. Returns a new config the
@@ -236,6 +262,51 @@ int config_apply_load_file (config_t *self, const char *path, char *err, size_t 
  *  the loader's style naming the node and the key ("PATH: tree[3] (node
  *  "Lab3"): ir_recv 50 x link_mbps 10 leaves no compute (must be < 1)"). */
 int config_check_emulation (const config_t *self, char *err, size_t errlen);
+
+/*  The vacant child slots every node of a run keeps for nodes that join
+ *  it: the offered nodes and join_slots, at most CONFIG_MAX_JOINS. */
+int config_joins (const config_t *self);
+
+/*  Read one node description as a tree[] entry is read (the same keys,
+ *  with "parent" optional and "joins_at_s" allowed; its link keys are
+ *  required as for any non-root node), from json, naming it origin in
+ *  messages (`treefarm join`'s NODE.json, an ATTACH). Returns 0 and
+ *  fills *out (config_node_clear frees it), or -1 with a message in err
+ *  naming the place. */
+int config_node_parse (json_t *json, const char *origin, config_node_t *out, char *err,
+                       size_t errlen);
+
+/*  Free what a node owns and zero it. */
+void config_node_clear (config_node_t *node);
+
+/*  A node as a tree[] entry of the canonical config (an offered node
+ *  with its joins_at_s). A new reference. */
+json_t *config_node_to_json (const config_node_t *node);
+
+/*  Append a deep copy of node to the tree under parent (an index), as
+ *  node nnodes: its parent, depth and index set, the parent's children
+ *  grown, joins_at_s kept. Returns its index, or -1 with a message in
+ *  err when the config is full (capacity), the parent is not a node, or
+ *  the name is taken. */
+int config_attach (config_t *self, const config_node_t *node, int parent, char *err,
+                   size_t errlen);
+
+/*  Undo the last config_attach (a leaf, its parent's last child): for
+ *  trying a place and taking it back. Returns 0, or -1 (nothing done)
+ *  when the last node is not such a leaf. */
+int config_detach_last (config_t *self);
+
+/*  A node's own copy of the config: give node n vacant child slots,
+ *  named "+vacant1", ... (not valid config names, so never confused with
+ *  one), with no rates. Grows the nodes array: call before taking
+ *  pointers into it. */
+void config_add_vacant (config_t *self, int node, int n);
+
+/*  Fill the vacant slot at index with desc's name and rates (its parent
+ *  stays). Returns 0, or -1 with a message in err when index is not
+ *  vacant. */
+int config_fill_vacant (config_t *self, int index, const config_node_t *desc, char *err,
+                        size_t errlen);
 
 /*  Destroy a config and null the caller's pointer. Safe on NULL. */
 void config_destroy (config_t **self_p);

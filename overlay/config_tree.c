@@ -16,7 +16,8 @@
 
 static const char *const node_keys[] = {
     "name", "parent", "host", "compute", "link_mbps", "link_idle_mbps",
-    "send_limit_mbps", "ir_send", "ir_recv", "delay_ms", "slots", "load", NULL
+    "send_limit_mbps", "ir_send", "ir_recv", "delay_ms", "slots", "load", "joins_at_s",
+    NULL
 };
 /*  Keys that describe the link from the parent: an error on the root. */
 static const char *const link_keys[] = {
@@ -34,11 +35,12 @@ check_host (jsonw_t *s, const char *host)
     return 0;
 }
 
-/*  The link from a node's parent: on the root, none of its keys. */
+/*  The link from a node's parent: on the root, none of its keys. An
+ *  offered node has its link whatever parent it gets. */
 static int
 parse_link (jsonw_t *s, config_node_t *node)
 {
-    if (!node->parent_name) {
+    if (!node->parent_name && node->joins_at_s < 0) {
         for (int k = 0; link_keys[k]; k++)
             if (json_object_get (s->obj, link_keys[k]))
                 return jsonw_fail (s->doc, s->label, "%s: the root has no parent link",
@@ -80,20 +82,40 @@ parse_load (jsonw_t *s, config_node_t *node)
     return node->load ? 0 : -1;
 }
 
-/*  Read tree[i] into node. Its own keys only: parents, roots and cycles
- *  are checked once every node is known. */
+/*  When the node is offered to the run (joins_at_s), or -1. offered:
+ *  read as an offered node even without the key (`treefarm join`). */
 static int
-parse_node (jsonw_doc_t *ld, json_t *entry, int i, config_node_t *node)
+parse_offer (jsonw_t *s, config_node_t *node, int offered)
+{
+    node->joins_at_s = -1;
+    if (!json_object_get (s->obj, "joins_at_s"))
+        return offered ? (node->joins_at_s = -2, 0) : 0;
+    if (jsonw_get_number (s, "joins_at_s", 1, JSONW_NONNEGATIVE, &node->joins_at_s) < 0)
+        return -1;
+    char where[JSONW_LABEL_LEN + 32];
+    if (node->joins_at_s > CONFIG_MAX_JOINS_AT_S)
+        return jsonw_fail (s->doc, jsonw_field (s, "joins_at_s", where, sizeof where),
+                           "must be at most %g, got %g", CONFIG_MAX_JOINS_AT_S,
+                           node->joins_at_s);
+    return 0;
+}
+
+/*  Read tree[i] into node. Its own keys only: parents, roots and cycles
+ *  are checked once every node is known. label: how messages name the
+ *  entry; offered: a node offered to a running run. */
+static int
+parse_entry (jsonw_doc_t *ld, json_t *entry, const char *label, int i,
+             config_node_t *node, int offered)
 {
     jsonw_t s = {.doc = ld, .obj = entry, .sep = ": "};
-    snprintf (s.label, sizeof s.label, "tree[%d]", i);
+    snprintf (s.label, sizeof s.label, "%s", label);
     if (!json_is_object (entry))
         return jsonw_fail (ld, s.label, "expected an object, got %s",
                            jsonw_type_name (ld, entry));
     /* Label with the name as soon as we know it is one. */
     const char *name = json_string_value (json_object_get (entry, "name"));
     if (name && config_valid_name (name))
-        snprintf (s.label, sizeof s.label, "tree[%d] (node \"%s\")", i, name);
+        snprintf (s.label, sizeof s.label, "%s (node \"%s\")", label, name);
     if (jsonw_check_keys (&s, node_keys) < 0
         || jsonw_get_string (&s, "name", 1, 1, SIZE_MAX, &name) < 0)
         return -1;
@@ -108,7 +130,8 @@ parse_node (jsonw_doc_t *ld, json_t *entry, int i, config_node_t *node)
     if (jsonw_get_string (&s, "parent", 0, 1, SIZE_MAX, &parent) < 0
         || jsonw_get_string (&s, "host", 0, 1, SIZE_MAX, &host) < 0
         || check_host (&s, host) < 0
-        || jsonw_get_number (&s, "compute", 1, JSONW_POSITIVE, &node->compute_rate) < 0)
+        || jsonw_get_number (&s, "compute", 1, JSONW_POSITIVE, &node->compute_rate) < 0
+        || parse_offer (&s, node, offered) < 0)
         return -1;
     node->parent_name = parent ? xstrdup (parent) : NULL;
     node->host = xstrdup (host);
@@ -119,7 +142,29 @@ parse_node (jsonw_doc_t *ld, json_t *entry, int i, config_node_t *node)
         || jsonw_get_integer (&s, "slots", 0, 1, CONFIG_MAX_SLOTS, &slots) < 0)
         return -1;
     node->slots = (uint32_t) slots;
+    if (node->joins_at_s == -2)
+        node->joins_at_s = -1;
     return parse_load (&s, node);
+}
+
+static int
+parse_node (jsonw_doc_t *ld, json_t *entry, int i, config_node_t *node)
+{
+    char label[32];
+    snprintf (label, sizeof label, "tree[%d]", i);
+    return parse_entry (ld, entry, label, i, node, 0);
+}
+
+int
+config_node_parse (json_t *json, const char *origin, config_node_t *out, char *err,
+                   size_t errlen)
+{
+    jsonw_doc_t ld = {.style = JSONW_CONFIG, .origin = origin, .err = err, .errlen = errlen};
+    memset (out, 0, sizeof *out);
+    if (parse_entry (&ld, json, "node", 0, out, 1) == 0)
+        return 0;
+    config_node_clear (out);
+    return -1;
 }
 
 /*  Resolve parent names to indices and find the one root. names maps each
@@ -306,6 +351,57 @@ config_check_emulation (const config_t *self, char *err, size_t errlen)
     return 0;
 }
 
+/*  Move the offered nodes (joins_at_s) out of nodes into offered, keeping
+ *  tree[] order in both, and make room for the nodes that may join. An
+ *  offered node's parent, if it names one, must be a node of the tree. */
+static int
+split_offered (config_t *self, jsonw_doc_t *ld)
+{
+    int n = self->nnodes, kept = 0;
+    for (int i = 0; i < n; i++)
+        self->noffered += self->nodes[i].joins_at_s >= 0;
+    if (self->noffered + (int) self->join_slots > CONFIG_MAX_JOINS)
+        return jsonw_fail (ld, "tree", "offers %d nodes (joins_at_s) and platform.join_slots "
+                           "is %u: at most %d nodes may join a run", self->noffered,
+                           self->join_slots, CONFIG_MAX_JOINS);
+    self->offered = xcalloc ((size_t) self->noffered + 1, sizeof *self->offered);
+    for (int i = 0, o = 0; i < n; i++) {
+        if (self->nodes[i].joins_at_s >= 0)
+            self->offered[o++] = self->nodes[i];
+        else
+            self->nodes[kept++] = self->nodes[i];
+    }
+    self->nnodes = kept;
+    self->capacity = kept + config_joins (self);
+    self->nodes = xrealloc (self->nodes, (size_t) self->capacity * sizeof *self->nodes);
+    memset (self->nodes + kept, 0, (size_t) (self->capacity - kept) * sizeof *self->nodes);
+    for (int i = 0; i < kept; i++)
+        self->nodes[i].index = i;
+    if (kept == 0)
+        return jsonw_fail (ld, "tree", "has only offered nodes (joins_at_s): it needs a root");
+    return 0;
+}
+
+/*  An offered node's parent, when it names one, is a node of the tree. */
+static int
+find_offered_parents (config_t *self, jsonw_doc_t *ld)
+{
+    char label[JSONW_LABEL_LEN], q[JSONW_QUOTE_LEN];
+    for (int o = 0; o < self->noffered; o++) {
+        config_node_t *node = &self->offered[o];
+        node->parent = -1;
+        node->index = -1;
+        if (!node->parent_name)
+            continue;
+        node->parent = config_find_node (self, node->parent_name);
+        snprintf (label, sizeof label, "tree (offered node \"%s\")", node->name);
+        if (node->parent < 0)
+            return jsonw_fail (ld, label, "parent %s is not a node of the tree",
+                               tf_quote (q, sizeof q, node->parent_name));
+    }
+    return 0;
+}
+
 int
 config_parse_tree (config_t *self, jsonw_t *top)
 {
@@ -326,6 +422,7 @@ config_parse_tree (config_t *self, jsonw_t *top)
 
     self->nodes = xcalloc (n, sizeof *self->nodes);
     self->nnodes = (int) n;
+    self->capacity = (int) n;
     json_t *names = json_object ();   /* node name -> index */
     for (int i = 0; i < (int) n; i++) {
         config_node_t *node = &self->nodes[i];
@@ -342,7 +439,14 @@ config_parse_tree (config_t *self, jsonw_t *top)
         }
         json_object_set_new (names, node->name, json_integer (i));
     }
-    rc = find_parents (self, ld, names);
+    json_object_clear (names);
+    rc = split_offered (self, ld);
+    for (int i = 0; rc == 0 && i < self->nnodes; i++)
+        json_object_set_new (names, self->nodes[i].name, json_integer (i));
+    if (rc == 0)
+        rc = find_parents (self, ld, names);
+    if (rc == 0)
+        rc = find_offered_parents (self, ld);
 out_free_names:
     json_decref (names);
     if (rc < 0 || set_depths (self, ld) < 0)
@@ -350,4 +454,3 @@ out_free_names:
     set_children (self);
     return 0;
 }
-
