@@ -1,11 +1,8 @@
 /*  place — where a node offered to a running run joins its tree, and
- *  whether it pays (docs/adapt.md, "Grow"). See join.h, place_choose.
- *
- *  Each parent with a vacant child slot is tried by attaching the node
- *  there in the config, computing the tree's bound (overlay/bound.h) and
- *  detaching it again, so the config ends as it began. The rule is the
- *  gate's (node/gate.h), written out here because the controller does not
- *  link the node's layer.
+ *  whether it pays (join.h, place_choose). Each parent with a vacant
+ *  child slot is tried: the node attached there, the tree's bound
+ *  computed (overlay/bound.h), the node detached. The rule is the gate's
+ *  (node/gate.h), written out: the controller does not link node/.
  */
 #include "controller/join.h"
 
@@ -45,8 +42,7 @@ try_parent (config_t *cfg, const config_node_t *node, int p, bound_model_t model
                          cfg->nodes[p].name, why);
     int rc = bound_of (cfg, model, app, after, err, errlen);
     if (config_detach_last (cfg) < 0)
-        return tf_error (err, errlen, "cannot take %s back from under %s", node->name,
-                         cfg->nodes[p].name);
+        return tf_error (err, errlen, "cannot detach %s again", node->name);
     return rc;
 }
 
@@ -71,7 +67,8 @@ candidates (const config_t *cfg, const config_node_t *node, int *lo, int *hi, ch
 }
 
 /*  The parent whose bound is highest (the earliest of equals) into
- *  out->parent and out->bound_after (unscaled); -1 when none has room. */
+ *  out->parent and out->bound_after (unscaled); when none has room,
+ *  parent -1 and why says so. Returns -1 when a bound fails. */
 static int
 best_parent (config_t *cfg, const config_node_t *node, const int *vacant_left,
              bound_model_t model, const bound_app_t *app, place_t *out, char *err,
@@ -119,31 +116,25 @@ static void
 say_why (const config_t *cfg, const config_node_t *node, double remaining, int always,
          place_t *out)
 {
-    char now[32], after[32];
+    char now[32], after[32], change[80];
     const char *parent = cfg->nodes[out->parent].name;
     figures (out->bound_now, out->bound_after, now, after, sizeof now);
-    if (out->admit && always)
+    if (out->admit)
         snprintf (out->why, sizeof out->why,
-                  "joins under %s because the run admits every offer: bound %s -> %s "
-                  "tasks/s, saves %.1f s on %.0f tasks (start-up %.1f s)",
-                  parent, now, after, out->gain_s, remaining, out->cost_s);
-    else if (out->admit)
-        snprintf (out->why, sizeof out->why,
-                  "joins under %s: bound %s -> %s tasks/s, saves %.1f s on %.0f tasks "
-                  "> start-up %.1f s",
-                  parent, now, after, out->gain_s, remaining, out->cost_s);
-    else if (out->bound_after <= out->bound_now)
-        snprintf (out->why, sizeof out->why,
-                  "not admitted: under %s (%s) the bound stays %s tasks/s "
-                  "(gain %.1f s <= start-up %.1f s)",
-                  node->parent_name ? "its parent" : "the best parent", parent, now,
-                  out->gain_s, out->cost_s);
+                  "joins under %s%s: bound %s -> %s tasks/s, saves %.1f s on %.0f tasks "
+                  "%s start-up %.1f s", parent,
+                  always ? " because the run admits every offer" : "", now, after,
+                  out->gain_s, remaining, always ? "against" : ">", out->cost_s);
+    if (out->admit)
+        return;
+    if (out->bound_after <= out->bound_now)
+        snprintf (change, sizeof change, "stays %s", now);
     else
-        snprintf (out->why, sizeof out->why,
-                  "not admitted: under %s (%s) the bound goes %s -> %s tasks/s, "
-                  "saving %.1f s on %.0f tasks <= start-up %.1f s",
-                  node->parent_name ? "its parent" : "the best parent", parent, now, after,
-                  out->gain_s, remaining, out->cost_s);
+        snprintf (change, sizeof change, "goes %s -> %s", now, after);
+    snprintf (out->why, sizeof out->why,
+              "not admitted: under %s (%s) the bound %s tasks/s (gain %.1f s on %.0f tasks "
+              "<= start-up %.1f s)", node->parent_name ? "its parent" : "the best parent",
+              parent, change, out->gain_s, remaining, out->cost_s);
 }
 
 /*  Weissman's rule's gain: remaining x (1/now - 1/after), seconds. A
@@ -170,7 +161,7 @@ check_input (const config_t *cfg, const config_node_t *node, const int *vacant_l
     if (!vacant_left)
         return tf_error (err, errlen, "place %s: no vacant slot counts", node->name);
     if (model < 0 || model >= BOUND_MODEL_COUNT)
-        return tf_error (err, errlen, "place %s: bound model %d is not one", node->name,
+        return tf_error (err, errlen, "place %s: bound model %d is not a model", node->name,
                          model);
     if (!isfinite (remaining) || remaining < 0)
         return tf_error (err, errlen, "place %s: remaining tasks %g (must be >= 0)",

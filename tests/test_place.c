@@ -162,7 +162,7 @@ test_a_saturated_root_places_the_node_under_a_relay (void **state)
     assert_true (out.gain_s == 0);
     assert_false (out.admit);
     assert_string_equal (out.why, "not admitted: under the best parent (R) the bound "
-                                  "stays 2.9 tasks/s (gain 0.0 s <= start-up 0.5 s)");
+                                  "stays 2.9 tasks/s (gain 0.0 s on 300 tasks <= start-up 0.5 s)");
     config_node_clear (&node);
     config_destroy (&cfg);
 }
@@ -191,7 +191,9 @@ test_the_gain_must_exceed_the_start_up_cost (void **state)
     out = choose (cfg, &node, vacant, BOUND_SINGLE, 1000, 1e9, 1, 1);
     assert_true (out.admit);            /* the run admits every offer */
     assert_int_equal (out.parent, config_find_node (cfg, "A"));
-    assert_non_null (strstr (out.why, "admits every offer"));
+    assert_string_equal (out.why, "joins under A because the run admits every offer: bound "
+                                  "2.9 -> 3.8 tasks/s, saves 81.7 s on 1000 tasks against "
+                                  "start-up 1000000000.0 s");
     config_node_clear (&node);
     config_destroy (&cfg);
 }
