@@ -154,9 +154,11 @@ test_a_saturated_root_places_the_node_under_a_relay (void **state)
     assert_string_equal (out.why, "joins under A: bound 2.9 -> 3.8 tasks/s, saves 24.5 s "
                                   "on 300 tasks > start-up 0.5 s");
 
-    /*  Only R has room: it gains nothing there. */
-    int only_root[MAX_TEST_NODES] = {[0] = 1};
-    out = choose (cfg, &node, only_root, BOUND_SINGLE, 300, 0.5, 1, 0);
+    /*  R and B have room: it gains nothing under either (B's own slow
+     *  link keeps B's subtree at 1 task/s), and the earlier is named. */
+    assert_int_equal (config_find_node (cfg, "B"), 2);
+    int not_a[MAX_TEST_NODES] = {[0] = 1, [2] = 1};
+    out = choose (cfg, &node, not_a, BOUND_SINGLE, 300, 0.5, 1, 0);
     assert_int_equal (out.parent, cfg->root);
     assert_near (out.bound_after, 2.9);
     assert_true (out.gain_s == 0);
