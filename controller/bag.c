@@ -240,7 +240,8 @@ bag_prepare (bag_t *self, const char *out_dir, const config_t *cfg, results_t *r
     proto_run_t fields = {.commands = cfg->commands.count, .attempts = self->attempts,
                           .input_mb = cfg->commands.input_mb, .out = out,
                           .journal = journal, .tasks = self->tasks ? tasks : NULL,
-                          .resume = self->resume, .trace = self->trace};
+                          .resume = self->resume, .trace = self->trace,
+                          .vacant = cfg->platform.adapt ? (uint32_t) config_joins (cfg) : 0};
     run = proto_run_encode (&fields, err, errlen);
 out:
     free (out);

@@ -33,12 +33,15 @@ results_new (const config_t *cfg)
 {
     results_t *self = xcalloc (1, sizeof *self);
     self->cfg = cfg;
-    self->nodes = xcalloc (cfg->nnodes, sizeof *self->nodes);
-    for (int i = 0; i < cfg->nnodes; i++)   /* unknown until a STATS says */
+    /*  Room for the nodes that may join the run (config_attach). */
+    int room = cfg->capacity > cfg->nnodes ? cfg->capacity : cfg->nnodes;
+    self->nodes = xcalloc ((size_t) room, sizeof *self->nodes);
+    for (int i = 0; i < room; i++)   /* unknown until a STATS says */
         self->nodes[i].stats.rate = (proto_rate_stats_t){NAN, NAN, NAN, NAN, ""};
     self->cmds.failures = json_array ();
-    self->cmds.node_seconds = xcalloc (cfg->nnodes, sizeof *self->cmds.node_seconds);
-    self->cmds.node_commands = xcalloc (cfg->nnodes, sizeof *self->cmds.node_commands);
+    self->joins = json_array ();
+    self->cmds.node_seconds = xcalloc ((size_t) room, sizeof *self->cmds.node_seconds);
+    self->cmds.node_commands = xcalloc ((size_t) room, sizeof *self->cmds.node_commands);
     /*  A run is judged against the platform as it is: a node with
      *  background load at its predicted rate (docs/load.md). */
     bound_app_t app = bound_app_of (cfg);
@@ -130,6 +133,7 @@ results_destroy (results_t **self_p)
     free (self->tasks.bits);
     free (self->error);
     json_decref (self->cmds.failures);
+    json_decref (self->joins);
     free (self->cmds.node_seconds);
     free (self->cmds.node_commands);
     free (self);
@@ -570,4 +574,45 @@ results_check_writable (const char *dir, char *err, size_t errlen)
         return tf_error (err, errlen, "%s: cannot create a file there: %s", dir,
                          strerror (e));
     return 0;
+}
+
+void
+results_note_join (results_t *self, json_t *entry)
+{
+    json_array_append_new (self->joins, entry);
+}
+
+/*  The bound that was in force at each moment as nodes joined: the
+ *  offline bound until the first admitted node, then each admitted
+ *  node's bound_after from its at_s. The ideal makespan is when that
+ *  piecewise rate has done the tasks this run ran; the bound the run is
+ *  judged against is the rate that does them in that time. */
+double
+results_judged_bound (const results_t *self, double *final)
+{
+    double b = self->offline[results_policy_model (self->cfg)];
+    double tasks = (double) results_ran (self), t = 0, done = 0;
+    size_t i;
+    json_t *e;
+    int grew = 0;
+    json_array_foreach (self->joins, i, e) {
+        if (!json_is_true (json_object_get (e, "admitted")))
+            continue;
+        double at = json_real_value (json_object_get (e, "at_s"));
+        double after = json_real_value (json_object_get (e, "bound_after"));
+        if (!(b > 0) || !(after > 0) || at < t)
+            continue;
+        if (done + b * (at - t) >= tasks)
+            break;
+        done += b * (at - t);
+        t = at;
+        b = after;
+        grew = 1;
+    }
+    if (final)
+        *final = b;
+    if (!grew || !(b > 0) || tasks <= 0)
+        return self->offline[results_policy_model (self->cfg)];
+    double ideal = t + (tasks - done) / b;
+    return tasks / ideal;
 }

@@ -90,6 +90,22 @@ int results_node_reported (const results_t *self, int node);
  *  STATS; NaN when the run does not adapt or no STATS carried it yet. */
 double results_live_bound (const results_t *self);
 
+/*  The bound a run is judged against: the policy's port model. */
+bound_model_t results_policy_model (const config_t *cfg);
+
+/*  The bound the run's efficiency is against: the offline bound, or
+ *  when nodes joined the run, the rate that would have done the tasks
+ *  this run ran in the ideal makespan of the bound as it grew (the
+ *  offline bound until the first node joined, then each one's
+ *  bound_after from when it was admitted). *final, if not NULL, gets the
+ *  bound after the last node that joined in time to matter. */
+double results_judged_bound (const results_t *self, double *final);
+
+/*  A node offered to the running run, and what was decided (entry, taken:
+ *  {node, at_s, admitted, parent, bound_now, bound_after, gain_s, cost_s,
+ *  why}); results.json's "joins", in the order offered. */
+void results_note_join (results_t *self, json_t *entry);
+
 /*  The timeline text node's REPORT carried (overlay/trace.h; its end and
  *  dropped count are in its stats), or NULL. Borrowed. */
 const char *results_node_trace (const results_t *self, int node);

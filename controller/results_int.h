@@ -73,14 +73,14 @@ struct results {
     results_window_t window; /* the steady state, this run's records */
     results_tasks_t tasks;
     results_cmds_t cmds;
+    json_t *joins;           /* the offers of nodes to the running run and
+                                what became of each (results_note_join) */
 };
 
 /*  Tasks completed by this run: the root's count, less those a resumed
  *  run found done (its throughput and efficiency are this run's). */
 uint64_t results_ran (const results_t *self);
 
-/*  The bound a run is judged against: the policy's port model. */
-bound_model_t results_policy_model (const config_t *cfg);
 
 /*  Do the tree's own bound and the offline one agree (to rounding)? */
 int results_bounds_agree (double a, double b);

@@ -177,7 +177,8 @@ outcome_to_json (const results_t *self, json_t *object)
     const config_t *cfg = self->cfg;
     const results_stats_t *root = &self->nodes[cfg->root].stats;
     double span = results_makespan (self);
-    double bound = self->offline[results_policy_model (cfg)];
+    double grown, bound = results_judged_bound (self, &grown);
+    int grew = bound != self->offline[results_policy_model (cfg)];
     uint64_t ran = results_ran (self);
     json_object_set_new (object, "status",
                          json_string (results_status_str (self->status)));
@@ -200,7 +201,10 @@ outcome_to_json (const results_t *self, json_t *object)
     json_object_set_new (object, "efficiency", span > 0 && bound > 0 && ran > 0
                                                    ? json_real ((double) ran / span / bound)
                                                    : json_null ());
-    json_object_set_new (object, "steady", steady_to_json (self, bound));
+    json_object_set_new (object, "steady", steady_to_json (self, grew ? grown : bound));
+    if (grew)
+        json_object_set_new (json_object_get (object, "bound"), "grown",
+                             json_pack ("{s:f, s:f}", "judged", bound, "final", grown));
     json_object_set_new (object, "efficiency_reliable",
                          json_boolean (results_reliable (self)));
     json_object_set_new (object, "fidelity", fidelity_to_json (self));
@@ -336,6 +340,8 @@ results_to_json (const results_t *self)
     json_object_set_new (object, "lost", lost_to_json (self));
     changes_to_json (self, object);
     actions_to_json (self, object);
+    if (json_array_size (self->joins) > 0)
+        json_object_set (object, "joins", self->joins);
     json_t *nodes = json_array ();
     for (int i = 0; i < cfg->nnodes; i++)
         json_array_append_new (nodes, node_to_json (self, i));

@@ -24,13 +24,20 @@ print_bound (const results_t *self, double span, FILE *out)
     const config_t *cfg = self->cfg;
     const results_stats_t *root = &self->nodes[cfg->root].stats;
     bound_model_t model = results_policy_model (cfg);
-    double bound = self->offline[model];
+    double bound = self->offline[model], grown;
     fprintf (out, "\n  bound %.3f tasks/s (%s)", bound, bound_model_title (model));
+    double judged = results_judged_bound (self, &grown);
+    if (judged != bound) {   /* nodes joined: judged as the platform grew */
+        fprintf (out, "\n  grown to %.3f tasks/s as nodes joined; as it grew, %.3f on "
+                 "average", grown, judged);
+        bound = judged;
+    }
     if (span > 0 && bound > 0 && results_ran (self) > 0)
         fprintf (out, "  efficiency %.1f%%%s", 100.0 * results_ran (self) / span / bound,
                  results_reliable (self) ? "" : " (UNRELIABLE)");
     double throughput, efficiency;
-    if (span > 0 && results_steady (self, bound, &throughput, &efficiency) == 0
+    if (span > 0 && results_steady (self, judged != self->offline[model] ? grown : bound,
+                                    &throughput, &efficiency) == 0
         && isfinite (efficiency))
         fprintf (out, "  steady %.1f%%", 100.0 * efficiency);
     if (self->cmds.measured_bound)

@@ -139,6 +139,12 @@ run_adapt_options (config_t *cfg, int adapt, const char *reclaim, const char *co
 {
     if (adapt)
         cfg->platform.adapt = 1;
+    /*  Taking a node in is a costly action: only an adapting run weighs
+     *  it (docs/adapt.md, "Grow"). */
+    if (config_joins (cfg) > 0 && !cfg->platform.adapt)
+        return cli_usage_error (command, CLI_EXIT_USAGE, "%s: nodes that join the run "
+                                "(joins_at_s, join_slots) need --adapt (or \"adapt\": "
+                                "true in the platform)", cfg->path), -1;
     if (!reclaim)
         return 0;
     int mode = reclaim_mode_parse (reclaim);

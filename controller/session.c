@@ -189,6 +189,28 @@ make_control (session_t *self)
     return 0;
 }
 
+const char *
+session_bind_for (session_t *self, int slot)
+{
+    const char *bind = deploy_control_bind (self->setup.deploy, slot);
+    char *endpoint = zhashx_lookup (self->link.controls, bind);
+    if (endpoint)
+        return endpoint;
+    if (strchr (bind, '['))
+        zsock_set_ipv6 (self->link.control, 1);
+    if (zsock_bind (self->link.control, "%s", bind) < 0) {
+        session_fail (self, RESULTS_FAILED, "cannot bind %s: %s", bind, zmq_strerror (errno));
+        return NULL;
+    }
+    endpoint = zsock_last_endpoint (self->link.control);
+    if (!endpoint) {
+        session_fail (self, RESULTS_FAILED, "cannot tell where %s was bound", bind);
+        return NULL;
+    }
+    zhashx_insert (self->link.controls, bind, endpoint);
+    return endpoint;
+}
+
 /*  Bind the control socket on every endpoint a node needs to reach it
  *  (deploy_control_bind: loopback, the local address that routes to an
  *  ssh host, the ipc endpoint of netns nodes), each once, and note the
@@ -196,27 +218,38 @@ make_control (session_t *self)
 static int
 bind_control (session_t *self)
 {
-    for (int i = 0; i < self->cfg->nnodes; i++) {
-        const char *bind = deploy_control_bind (self->setup.deploy, i);
-        char *endpoint = zhashx_lookup (self->link.controls, bind);
-        if (!endpoint) {
-            if (strchr (bind, '['))
-                zsock_set_ipv6 (self->link.control, 1);
-            if (zsock_bind (self->link.control, "%s", bind) < 0) {
-                session_fail (self, RESULTS_FAILED, "cannot bind %s: %s", bind,
-                              zmq_strerror (errno));
-                return -1;
-            }
-            endpoint = zsock_last_endpoint (self->link.control);
-            if (!endpoint) {
-                session_fail (self, RESULTS_FAILED, "cannot tell where %s was bound",
-                              bind);
-                return -1;
-            }
-            zhashx_insert (self->link.controls, bind, endpoint);
-        }
-        self->peers[i].control = endpoint;
+    for (int i = 0; i < self->cfg->nnodes; i++)
+        if (!(self->peers[i].control = session_bind_for (self, i)))
+            return -1;
+    return 0;
+}
+
+int
+session_spawn (session_t *self, peer_t *peer, int slot, char *err, size_t errlen)
+{
+    int argc = self->setup.node_argc;
+    char **argv = xcalloc (argc + NODE_OPTION_WORDS + 1, sizeof *argv);
+    memcpy (argv, self->setup.node_argv, argc * sizeof *argv);
+    const char *bind = deploy_bind_address (self->setup.deploy, slot);
+    int k = argc;
+    argv[argc - 1] = (char *) deploy_program (self->setup.deploy, slot,
+                                              self->setup.node_argv[argc - 1]);
+    argv[k++] = "--name";
+    argv[k++] = peer->node->name;
+    argv[k++] = "--controller";
+    argv[k++] = (char *) peer->control;
+    if (bind) {
+        argv[k++] = "--bind";
+        argv[k++] = (char *) bind;
     }
+    argv[k] = NULL;
+    int rc = deploy_start (self->setup.deploy, slot, argv, err, errlen);
+    free (argv);
+    if (rc != 0)
+        return -1;
+    peer->slot = slot;
+    results_set_pid (self->results, (int) (peer - self->peers),
+                     deploy_pid (self->setup.deploy, slot));
     return 0;
 }
 
@@ -227,37 +260,13 @@ static int
 spawn_all (session_t *self)
 {
     char err[TF_ERRLEN];
-    int argc = self->setup.node_argc;
-    char **argv = xcalloc (argc + NODE_OPTION_WORDS + 1, sizeof *argv);
-    memcpy (argv, self->setup.node_argv, argc * sizeof *argv);
-    int rc = 0;
-    for (int i = 0; i < self->cfg->nnodes && rc == 0; i++) {
-        peer_t *peer = &self->peers[i];
-        const char *bind = deploy_bind_address (self->setup.deploy, i);
-        int k = argc;
-        argv[argc - 1] = (char *) deploy_program (self->setup.deploy, i,
-                                                  self->setup.node_argv[argc - 1]);
-        argv[k++] = "--name";
-        argv[k++] = peer->node->name;
-        argv[k++] = "--controller";
-        argv[k++] = (char *) peer->control;
-        if (bind) {
-            argv[k++] = "--bind";
-            argv[k++] = (char *) bind;
+    for (int i = 0; i < self->cfg->nnodes; i++)
+        if (session_spawn (self, &self->peers[i], i, err, sizeof err) != 0) {
+            session_fail (self, RESULTS_FAILED, "cannot start node %s: %s",
+                          self->peers[i].node->name, err);
+            return -1;
         }
-        argv[k] = NULL;
-        if (deploy_start (self->setup.deploy, i, argv, err, sizeof err) != 0) {
-            session_fail (self, RESULTS_FAILED, "cannot start node %s: %s", peer->node->name,
-                      err);
-            rc = -1;
-        }
-        else {
-            peer->slot = i;
-            results_set_pid (self->results, i, deploy_pid (self->setup.deploy, i));
-        }
-    }
-    free (argv);
-    return rc;
+    return 0;
 }
 
 /*  With CURVE, the ZAP handler that admits exactly the run's nodes to the
@@ -267,13 +276,14 @@ static int
 start_auth (session_t *self)
 {
     char err[TF_ERRLEN];
-    int n = self->cfg->nnodes;
+    int n = self->cfg->nnodes + self->cfg->noffered;   /* as make_certs made them */
     if (!self->setup.curve)
         return 0;
     const char **names = xcalloc ((size_t) n, sizeof *names);
     const char **keys = xcalloc ((size_t) n, sizeof *keys);
     for (int i = 0; i < n; i++) {
-        names[i] = self->cfg->nodes[i].name;
+        names[i] = i < self->cfg->nnodes ? self->cfg->nodes[i].name
+                                         : self->cfg->offered[i - self->cfg->nnodes].name;
         keys[i] = curve_run_public (self->setup.certs, i);
     }
     self->link.auth = curve_auth_new (names, keys, n, err, sizeof err);
@@ -326,6 +336,8 @@ run_until_stopping (session_t *self)
             break;
         if (self->phase == PHASE_RUNNING && self->driver->tick)
             self->driver->tick (self, self->driver->arg, now);
+        if (self->phase == PHASE_RUNNING)
+            session_join_tick (self, now);
         if (now - self->t.ping >= PROTO_PING_EVERY)
             ping_all (self, now);
         session_check_silence (self, now);

@@ -90,6 +90,19 @@ typedef struct {
     double end;              /* finished, or the failure */
 } session_times_t;
 
+/*  session_join.c: nodes that join the running tree (controller/join.h). */
+typedef struct {
+    int on;                  /* an adapting run that may take nodes in */
+    int tree;                /* nodes in the tree at START: a node at an
+                                index past them joined */
+    int *vacant;             /* per node (capacity): its vacant slots left */
+    int *slot;               /* per offered node: its deploy slot */
+    zsock_t *sock;           /* the join socket (`treefarm join`), or NULL */
+    uint32_t by_command;     /* nodes `treefarm join` offered and admitted */
+    double startup_s;        /* wall seconds the tree took from the spawn
+                                to START: a node's start-up cost */
+} session_join_t;
+
 /*  An unexpected exit outside the run proper, waiting for its FAIL. */
 typedef struct {
     char *text;              /* the exit, described; NULL: none */
@@ -113,11 +126,39 @@ struct session {
     session_link_t link;
     session_times_t t;
     session_pending_t pending;
+    session_join_t join;
 };
 
 /*  Send msg (taken) to peer through the control ROUTER; say why not
  *  unless quiet. Returns 0, or -1. */
 int session_send_peer (session_t *self, peer_t *peer, zmsg_t *msg, int quiet);
+
+/*  The control endpoint node in deploy slot `slot` connects to, bound
+ *  now if no node needed it yet; NULL after session_fail. */
+const char *session_bind_for (session_t *self, int slot);
+
+/*  Start peer's process in deploy slot `slot` (its control endpoint set).
+ *  Returns 0, or -1 with a message in err. */
+int session_spawn (session_t *self, peer_t *peer, int slot, char *err, size_t errlen);
+
+/*  Node (an index) and every node under it are lost for why, while the
+ *  run goes on (docs/reliability.md); the run fails if the root is. */
+void session_lose (session_t *self, int node, const char *why);
+
+/*  The CONFIG peer is sent: the experiment as the node must see it (a
+ *  node that joined finds itself in it). A new message. */
+zmsg_t *session_config_for (session_t *self, const peer_t *peer);
+
+/*  session_join.c. Ready the joins at START (vacant slots, the join
+ *  socket); offer the config's nodes whose time came, answer `treefarm
+ *  join` (every turn of the loop); a joining node is BOUND (ATTACH to
+ *  its parent); its parent answered ATTACHED (START it, or lose it);
+ *  close the join socket. */
+void session_join_start (session_t *self);
+void session_join_tick (session_t *self, double now);
+void session_join_bound (session_t *self, peer_t *peer);
+void session_join_attached (session_t *self, peer_t *parent, const proto_msg_t *m);
+void session_join_close (session_t *self);
 
 /*  Receive one message from the control socket and act on it: the
  *  handshake, STATS, REPORT, FAIL, LOST; the driver's for the rest. */

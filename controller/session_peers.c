@@ -45,11 +45,23 @@ peer_state_str (peer_state_t state)
  *  The handshake.
  */
 
+zmsg_t *
+session_config_for (session_t *self, const peer_t *peer)
+{
+    if ((int) (peer - self->peers) < self->join.tree || !self->join.on)
+        return proto_config (self->config_object, self->run, self->setup.keys);
+    char *text = config_to_json (self->cfg);   /* with the node that joins */
+    json_t *object = json_loads (text, 0, NULL);
+    free (text);
+    zmsg_t *msg = proto_config (object, self->run, self->setup.keys);
+    json_decref (object);
+    return msg;
+}
+
 static int
 send_config (session_t *self, peer_t *peer)
 {
-    zmsg_t *msg = proto_config (self->config_object, self->run, self->setup.keys);
-    return session_send_peer (self, peer, msg, 0);
+    return session_send_peer (self, peer, session_config_for (self, peer), 0);
 }
 
 /*  Every node is BOUND: tell each where its parent listens. */
@@ -74,6 +86,7 @@ start_all (session_t *self)
     for (int i = 0; i < self->cfg->nnodes; i++)
         self->peers[i].heard = self->t.start;
     self->phase = PHASE_RUNNING;
+    session_join_start (self);
 }
 
 /* ------------------------------------------------------------------------
@@ -172,6 +185,10 @@ on_bound (session_t *self, peer_t *peer, const proto_msg_t *m)
     }
     peer->endpoint = xstrdup (m->text);
     peer->state = PEER_BOUND;
+    if (self->phase == PHASE_RUNNING) {   /* a node that joins the run */
+        session_join_bound (self, peer);
+        return;
+    }
     self->t.handshake = tf_now ();
     for (int i = 0; i < self->cfg->nnodes; i++)
         if (self->peers[i].state != PEER_BOUND)
@@ -301,6 +318,12 @@ lose_subtree (session_t *self, int node, const char *why, int how)
     snprintf (below, sizeof below, "its parent %s was lost", peer->node->name);
     for (int c = 0; c < peer->node->nchildren; c++)
         lose_subtree (self, peer->node->children[c], below, LOST_WITH_PARENT);
+}
+
+void
+session_lose (session_t *self, int node, const char *why)
+{
+    lose_subtree (self, node, why, LOST_ITSELF);
 }
 
 /*  Node gave up, saying text (its FAIL), while the run goes on. Lost
@@ -440,6 +463,9 @@ dispatch (session_t *self, peer_t *peer, const proto_msg_t *m)
         on_lost (self, peer, m);
         break;
     case PROTO_PING:   /* a node's warm-up (overlay/proto.h) */
+        break;
+    case PROTO_ATTACHED:
+        session_join_attached (self, peer, m);
         break;
     default:
         if (!driver->message

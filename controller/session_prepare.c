@@ -136,6 +136,19 @@ check_deployable (session_t *self, char *err, size_t errlen)
             return tf_error (err, errlen, "%s: tree[%d] (node \"%s\"): %s",
                              self->opt.config_path, i, node->name, why);
     }
+    /*  The offered nodes (joins_at_s) are checked now too, each in the
+     *  slot after the tree's: a bad host is said before the run, not
+     *  when its turn comes. */
+    for (int k = 0; k < self->cfg->noffered; k++) {
+        const config_node_t *node = &self->cfg->offered[k];
+        int slot = deploy_add (self->setup.deploy, node->name, node->host, why, sizeof why);
+        assert (slot < 0 || slot == self->cfg->nnodes + k);
+        if (slot < 0
+            || deploy_check (self->setup.deploy, slot, self->setup.node_argv,
+                             self->setup.node_argc, why, sizeof why) != 0)
+            return tf_error (err, errlen, "%s: offered node \"%s\": %s",
+                             self->opt.config_path, node->name, why);
+    }
     for (int i = 0; i < self->cfg->nnodes; i++) {
         const config_node_t *node = &self->cfg->nodes[i];
         if (deploy_route (self->setup.deploy, i, node->children, node->nchildren, why,
@@ -169,24 +182,27 @@ make_certs (session_t *self, char *err, size_t errlen)
     results_set_curve (self->results, self->setup.curve);
     if (!self->setup.curve)
         return 0;
-    int n = self->cfg->nnodes;
+    /*  The offered nodes' keys too, in their deploy slots: the tree
+     *  admits them wherever they join (docs/security.md). */
+    int n = self->cfg->nnodes + self->cfg->noffered;
     const char **names = xcalloc ((size_t) n, sizeof *names);
     for (int i = 0; i < n; i++)
-        names[i] = self->cfg->nodes[i].name;
+        names[i] = i < self->cfg->nnodes ? self->cfg->nodes[i].name
+                                         : self->cfg->offered[i - self->cfg->nnodes].name;
     char *dir = xasprintf ("%s/%s", self->dir, CURVE_DIR_NAME);
     self->setup.certs = curve_run_new (dir, names, n, why, sizeof why);
     free (dir);
-    free (names);
-    if (!self->setup.certs)
-        return tf_error (err, errlen, "cannot make the run's CURVE certificates: %s",
-                         why);
-    self->setup.keys = curve_run_keys (self->setup.certs);
-    for (int i = 0; i < n; i++)
+    int rc = self->setup.certs ? 0 : tf_error (err, errlen, "cannot make the run's CURVE "
+                                               "certificates: %s", why);
+    if (rc == 0)
+        self->setup.keys = curve_run_keys (self->setup.certs);
+    for (int i = 0; rc == 0 && i < n; i++)
         if (deploy_set_cert (self->setup.deploy, i, curve_run_file (self->setup.certs, i), why,
                              sizeof why) != 0)
-            return tf_error (err, errlen, "%s: tree[%d] (node \"%s\"): %s",
-                             self->opt.config_path, i, self->cfg->nodes[i].name, why);
-    return 0;
+            rc = tf_error (err, errlen, "%s: node \"%s\": %s", self->opt.config_path,
+                           names[i], why);
+    free (names);
+    return rc;
 }
 
 /*  The experiment as the CONFIG object every node receives, or NULL
@@ -244,7 +260,11 @@ session_new (const session_opts_t *opt, config_t **cfg_p)
         session_log (NULL, "%s", err);
         goto out_fail;
     }
-    self->peers = xcalloc (self->cfg->nnodes, sizeof *self->peers);
+    int room = self->cfg->capacity > self->cfg->nnodes ? self->cfg->capacity
+                                                       : self->cfg->nnodes;
+    self->peers = xcalloc ((size_t) room, sizeof *self->peers);
+    for (int i = 0; i < room; i++)
+        self->peers[i].slot = -1;
     for (int i = 0; i < self->cfg->nnodes; i++) {
         self->peers[i].node = &self->cfg->nodes[i];
         self->peers[i].slot = -1;
@@ -261,6 +281,7 @@ session_destroy (session_t **self_p)
     session_t *self = *self_p;
     if (!self)
         return;
+    session_join_close (self);
     deploy_destroy (&self->setup.deploy);
     zpoller_destroy (&self->link.poller);
     zsock_destroy (&self->link.control);

@@ -144,6 +144,9 @@ beat_start (node_t *self, double now)
                                     config_heartbeat_s (self->cfg),
                                     config_lost_after_s (self->cfg), now);
     self->beat.warmed = xcalloc ((size_t) n + 1, 1);
+    for (int i = 0; i < n; i++)   /* a vacant slot is watched once taken */
+        if (self->cfg->nodes[self->me->children[i]].vacant)
+            liveness_forget (self->beat.live, i);
     warm_pipes (self);
 }
 

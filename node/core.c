@@ -293,6 +293,13 @@ core_set_child_rates (core_t *self, int child, const core_rates_t *rates)
     xfer_set_child_rates (self->xfer, child, rates);
 }
 
+int
+core_attach_child (core_t *self, int child, const core_child_info_t *info, char *err,
+                   size_t errlen)
+{
+    return xfer_attach_child (self->xfer, child, info, err, errlen);
+}
+
 void
 core_set_compute_rate (core_t *self, double units_per_s)
 {

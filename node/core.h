@@ -96,6 +96,9 @@ typedef struct {
     double link_bps;
     uint32_t node;           /* the child's index in the config (with
                                 core_cfg_t.tree_parent: its subtree) */
+    int absent;              /* a vacant slot kept for a node that may
+                                join (docs/adapt.md, "Grow"): no child
+                                until core_attach_child */
 } core_child_info_t;
 
 /*  Command tasks (docs/tasks.md). Tasks 0 .. command_tasks-1 of the bag
@@ -395,6 +398,13 @@ typedef struct {
  *  on. A value that is negative or infinite is ignored (its field kept),
  *  as is a bad slot. */
 void core_set_child_rates (core_t *self, int child, const core_rates_t *rates);
+
+/*  A node joins as child, a vacant slot (info.absent at creation): from
+ *  now on it is a child like the others, with info's facts (absent
+ *  ignored), nothing given, nothing asked. Returns 0, or -1 with a
+ *  message in err when the slot is bad or not vacant. */
+int core_attach_child (core_t *self, int child, const core_child_info_t *info, char *err,
+                       size_t errlen);
 
 /*  Replace the node's own compute rate (units/s, > 0 and finite, else
  *  ignored) in what its policy sees (policy_parent_t.compute_rate): the

@@ -1,6 +1,7 @@
 /*  emulate — observed transfers and emulated interference. See emulate.h. */
 #include "node/emulate.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,4 +112,11 @@ double
 emul_speed_mean (const emul_t *self)
 {
     return self->busy_time > 0 ? self->speed_sum / self->busy_time : 1.0;
+}
+
+void
+emul_set_ir_send (emul_t *self, int i, double ir_send)
+{
+    if (i >= 0 && i < self->n && ir_send >= 0 && isfinite (ir_send))
+        self->ir_send[i] = ir_send;
 }

@@ -53,4 +53,8 @@ void emul_observed (const emul_t *self, double now, double *out);
 /*  The time-weighted mean speed factor while busy; 1 if never busy. */
 double emul_speed_mean (const emul_t *self);
 
+/*  Child i's IR_s from now on (a node that joined in a vacant slot).
+ *  Ignored for a bad slot or a value not finite and >= 0. */
+void emul_set_ir_send (emul_t *self, int i, double ir_send);
+
 #endif

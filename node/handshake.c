@@ -94,6 +94,9 @@ take_config (node_t *self, json_t *object, proto_run_t *run, char *err, size_t e
     if (me < 0)
         return tf_error (err, errlen, "the experiment has no node named \"%s\"",
                          self->opts->name);
+    /*  Slots kept for nodes that may join (docs/adapt.md, "Grow"): they
+     *  grow the nodes array, so before any pointer into it is taken. */
+    config_add_vacant (self->cfg, me, (int) self->link.run.vacant);
     self->me = &self->cfg->nodes[me];
     if (!policy_find (self->cfg->policy))
         return tf_error (err, errlen, "unknown policy \"%s\"", self->cfg->policy);
@@ -141,6 +144,25 @@ bind_name (node_t *self, host_t *spec, char *err, size_t errlen)
     return name;
 }
 
+/*  With vacant slots, the keys of the nodes offered to the run (in keys,
+ *  not in the tree): any of them may join as our child. Which name may
+ *  speak for which slot is the slots table's (ATTACH), not the key's. */
+static int
+admit_offered (node_t *self, json_t *keys, const char **names, const char **out)
+{
+    if (self->link.run.vacant == 0)
+        return 0;
+    int n = 0;
+    const char *name;
+    json_t *value;
+    json_object_foreach (keys, name, value)
+        if (config_find_node (self->cfg, name) < 0 && json_is_string (value)) {
+            names[n] = name;
+            out[n++] = json_string_value (value);
+        }
+    return n;
+}
+
 /*  CONFIG's keys, which come exactly when we have a certificate: note
  *  our parent's, and start the ZAP handler that admits exactly our
  *  children's keys to the ROUTER we are about to bind. */
@@ -153,17 +175,22 @@ take_keys (node_t *self, json_t *keys, char *err, size_t errlen)
                          keys ? "given no certificate (--cert)" : "given one");
     if (!keys)
         return 0;
-    int n = self->me->nchildren, parent = self->me->parent;
+    int parent = self->me->parent, n = 0;
     const char *key = parent >= 0 ? json_string_value (json_object_get (
                           keys, self->cfg->nodes[parent].name)) : "";
-    const char **names = xcalloc ((size_t) n + 1, sizeof *names);
-    const char **children = xcalloc ((size_t) n + 1, sizeof *children);
-    for (int i = 0; i < n && key; i++) {
-        names[i] = self->cfg->nodes[self->me->children[i]].name;
-        children[i] = json_string_value (json_object_get (keys, names[i]));
-        if (!children[i])
+    size_t most = (size_t) self->me->nchildren + json_object_size (keys) + 1;
+    const char **names = xcalloc (most, sizeof *names);
+    const char **children = xcalloc (most, sizeof *children);
+    for (int i = 0; i < self->me->nchildren && key; i++) {
+        const config_node_t *c = &self->cfg->nodes[self->me->children[i]];
+        if (c->vacant)
+            continue;
+        names[n] = c->name;
+        children[n] = json_string_value (json_object_get (keys, names[n]));
+        if (!children[n++])
             key = NULL;
     }
+    n += admit_offered (self, keys, names + n, children + n);
     int rc = key ? 0 : tf_error (err, errlen, "CONFIG: no CURVE key for our parent or "
                                  "one of our children");
     if (rc == 0 && n > 0) {
@@ -205,7 +232,8 @@ bind_children (node_t *self, char *err, size_t errlen)
     self->link.slots = zhashx_new ();
     for (int i = 0; i < self->me->nchildren; i++) {
         const config_node_t *c = &self->cfg->nodes[self->me->children[i]];
-        zhashx_insert (self->link.slots, c->name, (void *) (intptr_t) (i + 1));
+        if (!c->vacant)
+            zhashx_insert (self->link.slots, c->name, (void *) (intptr_t) (i + 1));
     }
     return 0;
 }

@@ -282,3 +282,14 @@ live_ref (const live_t *self, live_what_t what, int child)
         return NAN;
     }
 }
+
+void
+live_child_set (live_t *self, int c, double link_mbps, double ir_send)
+{
+    if (c < 0 || c >= self->n)
+        return;
+    rule_init (&self->link[c], LIVE_ABS_LINK, link_mbps);
+    rule_init (&self->ir_send[c], LIVE_ABS_IR, ir_send);
+    memset (&self->lr[c], 0, sizeof self->lr[c]);
+    memset (&self->lc[c], 0, sizeof self->lc[c]);
+}

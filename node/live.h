@@ -96,6 +96,10 @@ void live_fit (live_t *self, double t, double ir_recv, double ir_recv_se,
  *  the next call to any function here. */
 const live_change_t *live_take (live_t *self, int *n);
 
+/*  Child c is a node that joined in a vacant slot: its estimates start
+ *  again from this link (MB/s) and IR_s. Ignored for a bad slot. */
+void live_child_set (live_t *self, int c, double link_mbps, double ir_send);
+
 /*  The reference now in use (child: for LINK and IR_SEND; NaN for a bad
  *  one). */
 double live_ref (const live_t *self, live_what_t what, int child);

@@ -85,6 +85,15 @@ liveness_forget (liveness_t *self, int peer)
     return 1;
 }
 
+void
+liveness_revive (liveness_t *self, int peer, double now)
+{
+    if (peer < 0 || peer >= self->npeers)
+        return;
+    self->lost[peer] = 0;
+    self->heard[peer] = now;
+}
+
 int
 liveness_lost (const liveness_t *self, int peer)
 {

@@ -33,6 +33,10 @@ int liveness_overdue (liveness_t *self, double now, double *silent);
  *  Returns 1 if it was watched, 0 if lost already or out of range. */
 int liveness_forget (liveness_t *self, int peer);
 
+/*  Watch peer again from now, heard at now: a vacant slot a joining
+ *  node took (docs/adapt.md, "Grow"). Ignored out of range. */
+void liveness_revive (liveness_t *self, int peer, double now);
+
 /*  1 if peer is lost. */
 int liveness_lost (const liveness_t *self, int peer);
 

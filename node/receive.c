@@ -276,6 +276,8 @@ receive_control (node_t *self)
         rc = 0;
     else if (m.command == PROTO_MEASURE)
         rc = measure_on_message (self, &m);
+    else if (m.command == PROTO_ATTACH)
+        rc = attach_child (self, &m);
     else
         receive_refuse (self, "the controller", proto_command_str (m.command));
     proto_msg_clear (&m);

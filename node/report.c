@@ -251,16 +251,18 @@ fill_rate (node_t *self, proto_rate_stats_t *r)
 static void
 fill_report (node_t *self, proto_stats_t *s, report_texts_t *texts)
 {
-    int n = self->me->nchildren;
+    int n = self->me->nchildren, k = 0;
     s->children = xcalloc (n + 1, sizeof *s->children);
     for (int i = 0; i < n; i++) {
+        const config_node_t *kid = &self->cfg->nodes[self->me->children[i]];
+        if (kid->vacant)   /* no child: nothing to say */
+            continue;
         core_child_stats_t c = core_child_stats (self->parts.core, i);
-        s->children[i] = (proto_child_stats_t){
-            .name = xstrdup (self->cfg->nodes[self->me->children[i]].name),
-            .tasks = c.tasks_sent, .bytes = c.bytes_sent, .requested = c.requested,
-            .send_seconds = c.send_seconds};
+        s->children[k++] = (proto_child_stats_t){
+            .name = xstrdup (kid->name), .tasks = c.tasks_sent, .bytes = c.bytes_sent,
+            .requested = c.requested, .send_seconds = c.send_seconds};
     }
-    s->nchildren = n;
+    s->nchildren = k;
     texts->node = self;
     texts->stats = s;
     texts->names = xcalloc (n + 1, sizeof *texts->names);

@@ -365,6 +365,13 @@ void steer_fill_actions (const node_t *self, proto_actions_t *out);
 /*  Free the state. */
 void steer_close (node_t *self);
 
+/*  --- attach.c: a joining node becomes a child (docs/adapt.md) ----------- */
+
+/*  ATTACH from the controller (m): take the node it describes in the
+ *  first vacant slot, then answer ATTACHED (the slot ready, or why not).
+ *  Returns 0: a refusal is the controller's to handle. */
+int attach_child (node_t *self, const proto_msg_t *m);
+
 /*  --- handshake.c --------------------------------------------------------- */
 
 /*  The handshake: HELLO, CONFIG (the experiment, the run, the keys), bind

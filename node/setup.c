@@ -22,6 +22,20 @@ setup_opts_default (void)
                           .batch_delay = SETUP_BATCH_DELAY, .meter_min = SETUP_METER_MIN};
 }
 
+/*  What the core knows of child index at bps bytes/s per MB/s: a vacant
+ *  slot (docs/adapt.md, "Grow") is absent, with rates the policies can
+ *  rank until a node takes it. */
+static core_child_info_t
+child_info (const config_t *cfg, int index, double bps)
+{
+    const config_node_t *c = &cfg->nodes[index];
+    if (c->vacant)
+        return (core_child_info_t){1, 1, 1, 0, 0, bps, (uint32_t) index, 1};
+    return (core_child_info_t){c->compute_rate, c->link_mbps, c->link_idle_mbps,
+                               c->ir_send, c->ir_recv, c->link_mbps * bps,
+                               (uint32_t) index, 0};
+}
+
 /*  Whether the core paces its links. */
 static int
 setup_paced (const config_t *cfg, setup_pace_t pace)
@@ -41,15 +55,12 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
     double bps = setup_bps_per_mbps (cfg);
     bound_app_t app = bound_app_of (cfg);   /* the task size policies see */
     core_child_info_t *kids = xcalloc (me->nchildren + 1, sizeof *kids);
-    for (int i = 0; i < me->nchildren; i++) {
-        const config_node_t *c = &cfg->nodes[me->children[i]];
-        kids[i] = (core_child_info_t){c->compute_rate, c->link_mbps, c->link_idle_mbps,
-                                      c->ir_send, c->ir_recv, c->link_mbps * bps,
-                                      (uint32_t) me->children[i]};
-    }
+    for (int i = 0; i < me->nchildren; i++)
+        kids[i] = child_info (cfg, me->children[i], bps);
     int32_t *parents = xcalloc (cfg->nnodes, sizeof *parents);
-    for (int i = 0; i < cfg->nnodes; i++)
-        parents[i] = cfg->nodes[i].parent;
+    for (int i = 0; i < cfg->nnodes; i++)   /* a vacant slot's index names a
+                                               joining node elsewhere: unknown */
+        parents[i] = cfg->nodes[i].vacant ? -1 : cfg->nodes[i].parent;
     double window = SETUP_METER_PLATFORM / cfg->platform.time_scale;
     core_cfg_t cc = {
         .self = (uint32_t) node,

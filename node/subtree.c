@@ -25,6 +25,7 @@ struct subtree {
     int dirty;               /* adapting: an input changed since the step */
     double compute, ir_recv; /* ours, live (configured until set) */
     double *link, *ir_send;  /* per child, live (configured until set) */
+    unsigned char *vacant;   /* per child: a slot kept for a joining node */
 };
 
 subtree_t *
@@ -42,9 +43,16 @@ subtree_new (const config_t *cfg, int node)
     self->ir_recv = me->ir_recv;
     self->link = xmalloc ((self->n + 1) * sizeof (double));
     self->ir_send = xmalloc ((self->n + 1) * sizeof (double));
+    self->vacant = xcalloc ((size_t) self->n + 1, 1);
     for (int i = 0; i < self->n; i++) {
         self->link[i] = cfg->nodes[me->children[i]].link_mbps;
         self->ir_send[i] = cfg->nodes[me->children[i]].ir_send;
+        if (cfg->nodes[me->children[i]].vacant) {
+            self->vacant[i] = 1;
+            for (int m = 0; m < BOUND_MODEL_COUNT; m++)
+                self->child_that[i * BOUND_MODEL_COUNT + m] = 0;
+            self->reports++;
+        }
     }
     return self;
 }
@@ -58,6 +66,7 @@ subtree_destroy (subtree_t **self_p)
     free (self->child_that);
     free (self->link);
     free (self->ir_send);
+    free (self->vacant);
     free (self);
     *self_p = NULL;
 }
@@ -181,6 +190,20 @@ subtree_set_child (subtree_t *self, int slot, double link_mbps, double ir_send)
         set_live (self, &self->link[slot], link_mbps);
     if (ir_send >= 0 && isfinite (ir_send))
         set_live (self, &self->ir_send[slot], ir_send);
+}
+
+void
+subtree_attach (subtree_t *self, int slot, double link_mbps, double ir_send)
+{
+    if (slot < 0 || slot >= self->n || !self->vacant[slot])
+        return;
+    self->vacant[slot] = 0;
+    for (int m = 0; m < BOUND_MODEL_COUNT; m++)
+        self->child_that[slot * BOUND_MODEL_COUNT + m] = -1;
+    self->reports--;
+    self->link[slot] = link_mbps;
+    self->ir_send[slot] = ir_send;
+    self->dirty = 1;
 }
 
 void

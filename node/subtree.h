@@ -53,6 +53,12 @@ void subtree_set_self (subtree_t *self, double compute, double ir_recv);
  *  alike) and IR_s. A bad slot is ignored. */
 void subtree_set_child (subtree_t *self, int slot, double link_mbps, double ir_send);
 
+/*  A joining node took vacant slot (docs/adapt.md, "Grow"), with this
+ *  link (MB/s while both compute) and IR_s: the step waits for its
+ *  SUBTREE from now on. A vacant slot counts as a child that reported a
+ *  bound of 0 until then. Ignored for a bad slot or one not vacant. */
+void subtree_attach (subtree_t *self, int slot, double link_mbps, double ir_send);
+
 /*  Our own compute rate (units/s) and IR_r as the step uses them: the
  *  configured ones until subtree_set_self replaced them (what an adapting
  *  node's SUBTREE carries to its parent). */

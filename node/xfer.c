@@ -31,6 +31,7 @@ xfer_new (const xfer_cfg_t *cfg)
     for (int i = 0; i < cfg->nchildren; i++) {
         self->children[i].info = cfg->children[i];
         self->children[i].link_share = 1;
+        self->children[i].lost = self->children[i].vacant = cfg->children[i].absent;
         self->children[i].sent = meter_new (cfg->meter_window);
         self->children[i].drains.ring = xcalloc (cfg->window, sizeof (transfer_t));
     }
@@ -279,6 +280,20 @@ xfer_set_child_rates (xfer_t *self, int c, const core_rates_t *rates)
     believe (&info->ir_send, rates->ir_send);
     believe (&info->ir_recv, rates->ir_recv);
     xfer_fanout_update (self);
+}
+
+int
+xfer_attach_child (xfer_t *self, int c, const core_child_info_t *info, char *err,
+                   size_t errlen)
+{
+    if (c < 0 || c >= self->cfg.nchildren || !self->children[c].vacant)
+        return tf_error (err, errlen, "child slot %d is not vacant", c);
+    child_t *ch = &self->children[c];
+    ch->info = *info;
+    ch->info.absent = 0;
+    ch->vacant = ch->lost = 0;
+    xfer_fanout_update (self);
+    return 0;
 }
 
 void

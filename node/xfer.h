@@ -166,6 +166,10 @@ void xfer_set_child_rates (xfer_t *self, int c, const core_rates_t *rates);
 
 /*  Replace child c's IR_s alone (xfer_set_child_rates). */
 void xfer_set_child_ir (xfer_t *self, int c, double ir_send);
+/*  Slot c, vacant since creation (info.absent), becomes child info.
+ *  Returns 0, or -1 with a message in err. */
+int xfer_attach_child (xfer_t *self, int c, const core_child_info_t *info, char *err,
+                       size_t errlen);
 
 /*  Child c's live subtree bound, tasks/s (its SUBTREE), for the ratio
  *  rule: it replaces C_i / w as the child's consumption rate. Ignored

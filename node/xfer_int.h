@@ -79,6 +79,8 @@ typedef struct {
     given_t given;
     int streaming;           /* calibration: keep a probe transfer going */
     int lost;                /* never served again */
+    int vacant;              /* kept for a joining node: lost until it
+                                attaches (xfer_attach_child) */
     core_child_stats_t stats;
 } child_t;
 

@@ -40,7 +40,7 @@ static const char *const task_keys[] = {
 static const char *const platform_keys[] = {
     "mode", "time_scale", "payload_scale", "chunk_kib", "window", "buffer",
     "matrix_n", "sample_ms", "ir", "heartbeat_ms", "heartbeat_misses", "adapt", "reclaim",
-    "join_slots", NULL
+    "join_slots", "admit", NULL
 };
 static const char *const reclaim_names[RECLAIM_MODE_COUNT] = {
     [RECLAIM_GATED] = "gated", [RECLAIM_ALWAYS] = "always", [RECLAIM_NEVER] = "never",
@@ -162,27 +162,41 @@ set_platform_defaults (config_t *self)
     self->platform.ir_measured = 0;
     self->platform.adapt = 0;
     self->platform.reclaim = RECLAIM_GATED;
+    self->platform.admit = RECLAIM_GATED;
     self->platform.heartbeat_ms = 0;
     self->platform.misses = CONFIG_DEFAULT_MISSES;
 }
 
-/*  The platform's words: mode, ir, adapt and reclaim. */
+/*  A costly action's mode, key in the platform: gated, always, never. */
+static int
+get_mode (jsonw_t *s, const char *key, reclaim_mode_t *out)
+{
+    const char *word = NULL;
+    char q[JSONW_QUOTE_LEN], where[64];
+    if (jsonw_get_string (s, key, 0, 1, SIZE_MAX, &word) < 0)
+        return -1;
+    if (!word)
+        return 0;
+    snprintf (where, sizeof where, "platform.%s", key);
+    if (reclaim_mode_parse (word) < 0)
+        return jsonw_fail (s->doc, where, "unknown value %s (expected \"gated\", "
+                           "\"always\" or \"never\")", tf_quote (q, sizeof q, word));
+    *out = (reclaim_mode_t) reclaim_mode_parse (word);
+    return 0;
+}
+
+/*  The platform's words: mode, ir, adapt, reclaim and admit. */
 static int
 get_platform_words (config_t *self, jsonw_t *s)
 {
-    const char *mode = NULL, *ir = NULL, *reclaim = NULL;
+    const char *mode = NULL, *ir = NULL;
     char q[JSONW_QUOTE_LEN];
     if (jsonw_get_string (s, "mode", 0, 1, SIZE_MAX, &mode) < 0
         || jsonw_get_string (s, "ir", 0, 1, SIZE_MAX, &ir) < 0
         || jsonw_get_bool (s, "adapt", 0, &self->platform.adapt) < 0
-        || jsonw_get_string (s, "reclaim", 0, 1, SIZE_MAX, &reclaim) < 0)
+        || get_mode (s, "reclaim", &self->platform.reclaim) < 0
+        || get_mode (s, "admit", &self->platform.admit) < 0)
         return -1;
-    if (reclaim && reclaim_mode_parse (reclaim) < 0)
-        return jsonw_fail (s->doc, "platform.reclaim",
-                           "unknown value %s (expected \"gated\", \"always\" or "
-                           "\"never\")", tf_quote (q, sizeof q, reclaim));
-    if (reclaim)
-        self->platform.reclaim = reclaim_mode_parse (reclaim);
     if (ir && streq (ir, "measured"))
         self->platform.ir_measured = 1;
     else if (ir && !streq (ir, "configured"))
@@ -419,6 +433,25 @@ config_node_to_json (const config_node_t *node)
     return entry;
 }
 
+/*  The platform's keys the canonical config has only when not default. */
+static void
+platform_options_to_json (const config_t *self, json_t *platform)
+{
+    if (self->platform.adapt)
+        json_object_set_new (platform, "adapt", json_true ());
+    if (self->platform.reclaim != RECLAIM_GATED)
+        json_object_set_new (platform, "reclaim",
+                             json_string (reclaim_mode_str (self->platform.reclaim)));
+    if (self->join_slots > 0)
+        json_object_set_new (platform, "join_slots", json_integer (self->join_slots));
+    if (self->platform.admit != RECLAIM_GATED)
+        json_object_set_new (platform, "admit",
+                             json_string (reclaim_mode_str (self->platform.admit)));
+    if (self->platform.heartbeat_ms > 0)
+        json_object_set_new (platform, "heartbeat_ms",
+                             json_integer (self->platform.heartbeat_ms));
+}
+
 char *
 config_to_json (const config_t *self)
 {
@@ -443,17 +476,8 @@ config_to_json (const config_t *self)
         "ir", self->platform.ir_measured ? "measured" : "configured",
         "heartbeat_misses", (int) self->platform.misses,
         "tree", tree);
-    if (json && self->platform.adapt)
-        json_object_set_new (json_object_get (json, "platform"), "adapt", json_true ());
-    if (json && self->platform.reclaim != RECLAIM_GATED)
-        json_object_set_new (json_object_get (json, "platform"), "reclaim",
-                             json_string (reclaim_mode_str (self->platform.reclaim)));
-    if (json && self->join_slots > 0)
-        json_object_set_new (json_object_get (json, "platform"), "join_slots",
-                             json_integer (self->join_slots));
-    if (json && self->platform.heartbeat_ms > 0)
-        json_object_set_new (json_object_get (json, "platform"), "heartbeat_ms",
-                             json_integer (self->platform.heartbeat_ms));
+    if (json)
+        platform_options_to_json (self, json_object_get (json, "platform"));
     if (json && self->tasks.count > 0)
         json_object_set_new (json, "tasks",
                              json_pack ("{s:I, s:f, s:f}", "count",

@@ -218,6 +218,10 @@ typedef struct {
         reclaim_mode_t reclaim;   /* "reclaim": when an adapting parent
                                      takes tasks back from a child that
                                      slowed; default "gated" */
+        reclaim_mode_t admit;     /* "admit": which nodes offered to the
+                                     running run join it: "gated" (when
+                                     the gain pays the start-up), "always",
+                                     "never"; default "gated" */
         uint32_t heartbeat_ms;    /* wall ms between heartbeats; 0: the
                                      default (config_heartbeat_s) */
         uint32_t misses;          /* "heartbeat_misses": silent beats

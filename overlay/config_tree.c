@@ -358,13 +358,14 @@ config_check_emulation (const config_t *self, char *err, size_t errlen)
 static int
 split_offered (config_t *self, jsonw_doc_t *ld)
 {
-    int n = self->nnodes, kept = 0;
+    int n = self->nnodes, kept = 0, offered = 0;
     for (int i = 0; i < n; i++)
-        self->noffered += self->nodes[i].joins_at_s >= 0;
-    if (self->noffered + (int) self->join_slots > CONFIG_MAX_JOINS)
+        offered += self->nodes[i].joins_at_s >= 0;
+    if (offered + (int) self->join_slots > CONFIG_MAX_JOINS)
         return jsonw_fail (ld, "tree", "offers %d nodes (joins_at_s) and platform.join_slots "
-                           "is %u: at most %d nodes may join a run", self->noffered,
+                           "is %u: at most %d nodes may join a run", offered,
                            self->join_slots, CONFIG_MAX_JOINS);
+    self->noffered = offered;
     self->offered = xcalloc ((size_t) self->noffered + 1, sizeof *self->offered);
     for (int i = 0, o = 0; i < n; i++) {
         if (self->nodes[i].joins_at_s >= 0)

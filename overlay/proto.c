@@ -25,7 +25,8 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_RESULT_ACK] = "RESULT_ACK", [PROTO_PING] = "PING",
     [PROTO_BEAT] = "BEAT",         [PROTO_LOST] = "LOST",
     [PROTO_BATCH] = "BATCH",       [PROTO_RECLAIM] = "RECLAIM",
-    [PROTO_RETURN] = "RETURN",
+    [PROTO_RETURN] = "RETURN",     [PROTO_ATTACH] = "ATTACH",
+    [PROTO_ATTACHED] = "ATTACHED",
 };
 
 const char *
@@ -235,6 +236,33 @@ decode_lost (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     return decode_text (m, "peer", cmd, err, errlen)
         || get_string (m->body, "why", &m->why, cmd, err, errlen);
+}
+
+/*  ATTACH: the joining node's description, decoded by the node
+ *  (config_node_parse), and its index in the run. */
+static int
+decode_attach (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    uint64_t index;
+    m->object = json_object_get (m->body, "node");
+    if (!json_is_object (m->object))
+        return tf_error (err, errlen, "%s: field \"node\" must be an object", cmd);
+    if (get_uint (m->body, "index", CONFIG_MAX_NODES + CONFIG_MAX_JOINS, &index, cmd, err,
+                  errlen))
+        return -1;
+    m->node = (uint32_t) index;
+    return 0;
+}
+
+/*  ATTACHED: the node's name, and why it was not taken, if it was not. */
+static int
+decode_attached (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    if (decode_text (m, "name", cmd, err, errlen))
+        return -1;
+    return json_object_get (m->body, "error")
+               ? get_string (m->body, "error", &m->why, cmd, err, errlen)
+               : 0;
 }
 
 static int
@@ -552,6 +580,8 @@ static const struct {
     [PROTO_BATCH] = {{"n"}, decode_batch},
     [PROTO_RECLAIM] = {{"n", "dropped"}, decode_reclaim},
     [PROTO_RETURN] = {{"done"}, decode_done},
+    [PROTO_ATTACH] = {{"node", "index"}, decode_attach},
+    [PROTO_ATTACHED] = {{"name", "error"}, decode_attached},
 };
 
 /*  Check and extract the fields of the message's command. */
@@ -589,7 +619,7 @@ check_frames (zframe_t *head, zframe_t *body, size_t frames, char *err, size_t e
      *  RESULT_ACK, BATCH, RECLAIM and RETURN. */
     int peer = (command >= PROTO_REQUEST && command <= PROTO_SUBTREE)
             || command == PROTO_RESULT || command == PROTO_RESULT_ACK
-            || command >= PROTO_BATCH;
+            || (command >= PROTO_BATCH && command <= PROTO_RETURN);
     size_t most = peer ? PROTO_MAX_PEER_BODY : PROTO_MAX_BODY;
     if (zframe_size (body) > most)
         return tf_error (err, errlen, "%s: body of %zu bytes exceeds %zu", cmd,

@@ -132,6 +132,11 @@ typedef enum {
                                         asks are dropped (docs/adapt.md) */
     PROTO_RETURN,       /* child -> parent {done: [[task, node], ...]}
                                         held tasks given back             */
+    PROTO_ATTACH,       /* ctl -> node  {node: {tree[] entry}, index}
+                                        take a joining node as a child in
+                                        a vacant slot (docs/adapt.md)     */
+    PROTO_ATTACHED,     /* node -> ctl  {name(, error)}  the slot is
+                                        ready, or why not                 */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -159,11 +164,13 @@ typedef struct {
     zframe_t *payload;       /* CHUNK, RESULT; REPORT (or NULL) */
     const char *text;        /* HELLO name, BOUND endpoint, START parent,
                                 FAIL error, LOST peer */
-    const char *why;         /* LOST: how contact was lost */
+    const char *why;         /* LOST: how contact was lost; ATTACHED: why
+                                the node was not taken, or NULL */
     int64_t pid;             /* HELLO */
     int version;             /* HELLO: the node's protocol version */
     int measure;             /* START: mode "measure" (else "run") */
-    json_t *object;          /* CONFIG config, STATS/REPORT stats,
+    json_t *object;          /* CONFIG config, STATS/REPORT stats, ATTACH
+                                node (a tree[] entry, config_node_parse),
                                 MEASURED send_mbps ({child: MB/s}) */
     json_t *run;             /* CONFIG: the run's object, or NULL; its
                                 fields decoded in run_fields */
@@ -184,7 +191,8 @@ typedef struct {
     uint32_t kind;           /* CHUNK: 0 synthetic, 1 command */
     uint32_t avoid[PROTO_MAX_AVOID];   /* CHUNK: nodes to avoid */
     uint32_t navoid;
-    uint32_t node;           /* RESULT: who computed the task */
+    uint32_t node;           /* RESULT: who computed the task; ATTACH: the
+                                joining node's index in the run */
     int failed;              /* RESULT: the command failed */
     proto_done_t *done;      /* DONE, RECORDED: ndone entries */
     uint32_t ndone;
@@ -241,6 +249,10 @@ zmsg_t *proto_result (uint64_t task, uint32_t node, int failed, uint64_t bytes,
                       uint32_t index, uint32_t count, zframe_t **payload_p);
 zmsg_t *proto_result_ack (uint64_t task, uint32_t index);
 zmsg_t *proto_fail (const char *error);
+/*  ATTACH: node (a tree[] entry, borrowed) joins as node index. */
+zmsg_t *proto_attach (json_t *node, uint32_t index);
+/*  ATTACHED: name's slot is ready (why NULL), or why not. */
+zmsg_t *proto_attached (const char *name, const char *why);
 zmsg_t *proto_lost (const char *peer, const char *why);
 /*  DONE or RETURN (child -> parent) or RECORDED (root -> controller): n <=
  *  PROTO_MAX_DONE completions. RECORDED may carry info, an array of n

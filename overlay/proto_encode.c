@@ -227,6 +227,22 @@ proto_measured (uint32_t phase, double seconds, double units_per_s, double recv_
 }
 
 zmsg_t *
+proto_attach (json_t *node, uint32_t index)
+{
+    return encode_packed (PROTO_ATTACH, json_pack ("{s:O, s:I}", "node", node, "index",
+                                                   (json_int_t) index));
+}
+
+zmsg_t *
+proto_attached (const char *name, const char *why)
+{
+    json_t *body = json_pack ("{s:s}", "name", name);
+    if (body && why)
+        json_object_set_new (body, "error", json_string (why));
+    return encode_packed (PROTO_ATTACHED, body);
+}
+
+zmsg_t *
 proto_lost (const char *peer, const char *why)
 {
     return encode_packed (PROTO_LOST, json_pack ("{s:s,s:s}", "peer", peer, "why", why));

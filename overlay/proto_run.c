@@ -10,7 +10,7 @@
 
 static const char *const run_keys[] = {
     "commands", "attempts", "input_mb", "out", "journal", "tasks", "scratch",
-    "resume", "trace", NULL
+    "resume", "trace", "vacant", NULL
 };
 
 /*  The path fields, in the order they are read. */
@@ -47,8 +47,9 @@ run_inconsistency (const proto_run_t *run)
 static int
 decode_numbers (jsonw_t *w, proto_run_t *out)
 {
-    long long commands = 0, attempts = 0;
+    long long commands = 0, attempts = 0, vacant = 0;
     if (jsonw_get_integer (w, "commands", 1, 0, PROTO_RUN_MAX_COMMANDS, &commands) < 0
+        || jsonw_get_integer (w, "vacant", 0, 0, CONFIG_MAX_JOINS, &vacant) < 0
         || jsonw_get_integer (w, "attempts", 1, 1, PROTO_RUN_MAX_ATTEMPTS, &attempts) < 0
         || jsonw_get_number (w, "input_mb", 1, JSONW_NONNEGATIVE, &out->input_mb) < 0
         || jsonw_get_bool (w, "resume", 0, &out->resume) < 0
@@ -59,6 +60,7 @@ decode_numbers (jsonw_t *w, proto_run_t *out)
                            PROTO_RUN_MAX_INPUT_MB);
     out->commands = (uint64_t) commands;
     out->attempts = (uint32_t) attempts;
+    out->vacant = (uint32_t) vacant;
     return 0;
 }
 
@@ -126,6 +128,8 @@ proto_run_encode (const proto_run_t *run, char *err, size_t errlen)
         json_object_set_new (o, "resume", json_true ());
     if (o && run->trace)
         json_object_set_new (o, "trace", json_true ());
+    if (o && run->vacant)
+        json_object_set_new (o, "vacant", json_integer (run->vacant));
     /*  What the decoder would refuse is refused here, with its message. */
     proto_run_t check;
     if (!o || proto_run_decode (o, &check, err, errlen) != 0) {

@@ -7,7 +7,7 @@
  *
  *    {"commands": N, "attempts": A, "input_mb": Z, "out": "/abs",
  *     "journal": "/abs", "tasks": "/abs", "scratch": "/abs",
- *     "resume": bool, "trace": bool}
+ *     "resume": bool, "trace": bool, "vacant": V}
  *
  *  commands, attempts and input_mb are required; the rest optional. The
  *  decoder refuses an unknown key (naming it), a mistyped value and any
@@ -47,6 +47,9 @@ typedef struct {
                                 or NULL ($TMPDIR) */
     int resume;              /* skip the tasks the journal holds */
     int trace;               /* record a timeline (docs/trace.md) */
+    uint32_t vacant;         /* child slots every node keeps for nodes
+                                that join the run, 0 .. CONFIG_MAX_JOINS
+                                (docs/adapt.md, "Grow") */
 } proto_run_t;
 
 /*  The run object of run (strings borrowed), a new reference; NULL with

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Integration: nodes that join a running run (docs/adapt.md, "Grow"),
+# real processes through `treefarm run --adapt`.
+# - grow3: a root and two children, and X offered at 20 platform seconds
+#   (joins_at_s) with a fast link and compute: X is admitted (the bound
+#   gains more than its start-up), joins, computes, and every task is
+#   recorded once; the tree's own first bound still agrees with the
+#   offline one (the vacant slots change nothing); results.json "joins"
+#   says where and why; the efficiency is against the bound as it grew.
+# - a node offered when the root's send port is full gains nothing
+#   anywhere and is declined: no process is started for it.
+# - a node offered with a parent goes under that parent.
+# - the joined node killed with SIGKILL: lost like any other node, the
+#   run completes, every task once.
+# - with CURVE on (--curve): the offered node's keys were made with the
+#   run's, it joins.
+# - the refusals: joins_at_s without --adapt, a bad joins_at_s, an offered
+#   node whose parent is not a node, more offers than CONFIG_MAX_JOINS:
+#   exit 2 naming the place.
+source "$(dirname "$0")/lib.sh"
+
+python3 - "$WORK" <<'PY'
+import json, sys, copy
+w = sys.argv[1]
+base = {"name": "grow3", "tasks": {"count": 300, "input_mb": 1, "units": 5},
+        "policy": "ia-multi",
+        "platform": {"time_scale": 20, "payload_scale": 0.01, "buffer": 2},
+        "tree": [{"name": "R", "compute": 2},
+                 {"name": "A", "parent": "R", "compute": 3, "link_mbps": 10},
+                 {"name": "B", "parent": "R", "compute": 3, "link_mbps": 10}]}
+def save(name, extra, mutate=None):
+    c = copy.deepcopy(base)
+    c["tree"] += extra
+    if mutate:
+        mutate(c)
+    json.dump(c, open("%s/%s.json" % (w, name), "w"), indent=1)
+x = {"name": "X", "joins_at_s": 20, "compute": 10, "link_mbps": 10}
+save("grow", [x])
+# The root's port (1.2 MB/s: 1.2 tasks/s) is what A and B compute: a node
+# anywhere gains the tree nothing.
+save("port", [dict(x, name="S")],
+     lambda c: c["tree"][0].update(send_limit_mbps=1.2))
+save("fixed", [dict(x, parent="A")])
+save("late", [dict(x, joins_at_s=10)])
+save("badat", [dict(x, joins_at_s=-1)])
+save("badparent", [dict(x, parent="nobody")])
+save("toomany", [dict(x, name="X%d" % i) for i in range(17)])
+PY
+
+# run NAME CONFIG ARGS...: the run into $WORK/NAME (stderr NAME.err); rc in RC.
+run () {
+    local name=$1 cfg=$2; shift 2
+    "$TREEFARM" run "$WORK/$cfg.json" --out "$WORK/$name" --quiet "$@" >/dev/null \
+        2>"$WORK/$name.err"
+    RC=$?
+}
+
+# joined DIR NODE PARENT ADMITTED: results.json's joins has NODE,
+# admitted (1) or not (0), under PARENT when admitted; an admitted node is
+# in nodes[] under PARENT and computed tasks; a declined one is not.
+joined () {
+    python3 - "$@" <<'PY'
+import json, sys
+d, node, parent, admitted = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+r = json.load(open(d + "/results.json"))
+j = [e for e in r.get("joins", []) if e["node"] == node]
+nodes = {n["name"]: n for n in r["nodes"]}
+bad = []
+if len(j) != 1:
+    bad.append("joins has %d entries for %s: %s" % (len(j), node, r.get("joins")))
+elif j[0]["admitted"] != admitted or (admitted and j[0]["parent"] != parent):
+    bad.append("joins entry %s" % j[0])
+if admitted and (node not in nodes or nodes[node]["parent"] != parent
+                 or nodes[node]["computed"] <= 0):
+    bad.append("nodes[] entry %s" % nodes.get(node))
+if not admitted and node in nodes:
+    bad.append("%s is in nodes[] though not admitted" % node)
+for b in bad:
+    print("    " + b)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# field DIR EXPR: print a Python expression over r (results.json).
+field () { python3 -c "import json,sys; r=json.load(open(sys.argv[1]+'/results.json')); print($2)" "$1"; }
+
+run grow grow --adapt
+run_survived "grow" "$WORK/grow" 300 "$RC" "$WORK/grow.err"
+expect "grow: X admitted under R and computed" joined "$WORK/grow" X R 1
+expect "grow: the tree's first bound agrees with the offline one" \
+    test "$(field "$WORK/grow" 'r["bound"]["agree"]')" = True
+expect "grow: judged against the bound as it grew (1.6 -> 3.6 tasks/s)" \
+    test "$(field "$WORK/grow" '"%.1f %.1f" % (r["bound"]["tasks_per_s"], r["bound"]["grown"]["final"])')" = "1.6 3.6"
+expect "grow: the efficiency is at most 100% of that" \
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if 0 < r['efficiency'] <= 1.02 else 1)" "$WORK/grow/results.json"
+expect "grow: the log says where X joins and why" grep -q "X joins under R: bound 1.6 -> 3.6" "$WORK/grow.err"
+
+run port port --adapt
+run_survived "port" "$WORK/port" 300 "$RC" "$WORK/port.err"
+expect "port: S, which gains nothing, is not admitted" joined "$WORK/port" S - 0
+expect "port: the log says why" grep -q "S not admitted" "$WORK/port.err"
+expect "port: no process was started for S"     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if len(r['nodes']) == 3 else 1)" "$WORK/port/results.json"
+
+run fixed fixed --adapt
+run_survived "fixed" "$WORK/fixed" 300 "$RC" "$WORK/fixed.err"
+expect "fixed: X joins under the parent it names, A" joined "$WORK/fixed" X A 1
+
+# The joined node killed once it computes: its tasks go out again.
+"$TREEFARM" run "$WORK/late.json" --adapt --out "$WORK/kill" --quiet >/dev/null \
+    2>"$WORK/kill.err" &
+ctl=$!
+victim=""
+for _ in $(seq 500); do
+    victim=$(pgrep -P "$ctl" -f -- "--name X( |$)" || true)
+    [ -n "$victim" ] && grep -q "X joined under" "$WORK/kill.err" && break
+    sleep 0.02
+done
+sleep 0.5
+[ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
+wait "$ctl"
+RC=$?
+run_survived "kill" "$WORK/kill" 300 "$RC" "$WORK/kill.err"
+expect "kill: X, killed after it joined, is named lost" \
+    test "$(field "$WORK/kill" '" ".join(x["name"] for x in r["lost"])')" = X
+
+run curve grow --adapt --curve
+run_survived "curve" "$WORK/curve" 300 "$RC" "$WORK/curve.err"
+expect "curve: X joins with the key made for it" joined "$WORK/curve" X R 1
+
+# refused NAME CONFIG TEXT ARGS...: exit 2 and the message holds TEXT.
+refused () {
+    local name=$1 cfg=$2 text=$3; shift 3
+    run "$name" "$cfg" "$@"
+    expect "$name: exit 2 (got $RC)" test "$RC" = 2
+    expect "$name: says \"$text\"" grep -qF -- "$text" "$WORK/$name.err"
+}
+refused noadapt grow "need --adapt"
+refused badat badat "joins_at_s" --adapt
+refused badparent badparent "parent \"nobody\" is not a node of the tree" --adapt
+refused toomany toomany "at most 16 nodes may join a run" --adapt
+
+finish
