@@ -40,7 +40,7 @@ check_host (jsonw_t *s, const char *host)
 static int
 parse_link (jsonw_t *s, config_node_t *node)
 {
-    if (!node->parent_name && node->joins_at_s < 0) {
+    if (!node->parent_name && node->joins_at_s == -1) {
         for (int k = 0; link_keys[k]; k++)
             if (json_object_get (s->obj, link_keys[k]))
                 return jsonw_fail (s->doc, s->label, "%s: the root has no parent link",
