@@ -53,6 +53,16 @@ int
 cli_parse (const char *command, int argc, char **argv, const cli_option_t *options,
            int n, void (*usage) (FILE *out), const char **operand)
 {
+    static const char *const config[] = {"CONFIG"};
+    return cli_parse_operands (command, argc, argv, options, n, usage, operand, config,
+                               operand != NULL);
+}
+
+int
+cli_parse_operands (const char *command, int argc, char **argv,
+                    const cli_option_t *options, int n, void (*usage) (FILE *out),
+                    const char **operands, const char *const *names, int noperands)
+{
     struct option table[CLI_MAX_OPTIONS + 2];
     if (n > CLI_MAX_OPTIONS)
         n = CLI_MAX_OPTIONS;
@@ -83,13 +93,13 @@ cli_parse (const char *command, int argc, char **argv, const cli_option_t *optio
             return cli_usage_error (command, CLI_EXIT_USAGE, "unknown option \"%s\"",
                                     argv[optind - 1]);
     }
-    int want = operand != NULL;
-    if (optind + want > argc)
-        return cli_usage_error (command, CLI_EXIT_USAGE, "missing CONFIG");
-    if (optind + want < argc)
+    if (optind + noperands > argc)
+        return cli_usage_error (command, CLI_EXIT_USAGE, "missing %s",
+                                names[argc - optind]);
+    if (optind + noperands < argc)
         return cli_usage_error (command, CLI_EXIT_USAGE, "unexpected argument \"%s\"",
-                                argv[optind + want]);
-    if (operand)
-        *operand = argv[optind];
+                                argv[optind + noperands]);
+    for (int i = 0; i < noperands; i++)
+        operands[i] = argv[optind + i];
     return -1;
 }

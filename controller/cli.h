@@ -1,7 +1,8 @@
 /*  cli — what every treefarm command says and parses the same way.
  *
- *  Every command takes long options and one operand (CONFIG): cli_parse
- *  reads them from a table, checks numbers, and answers --help and
+ *  Every command takes long options and one operand (CONFIG), or a
+ *  fixed number of them (`join OUT NODE.json`): cli_parse reads them
+ *  from a table, checks numbers, and answers --help and
  *  usage errors uniformly, so no command parses options by hand.
  */
 #ifndef TF_CLI_H
@@ -39,11 +40,19 @@ typedef struct {
 
 /*  Parse argv[1..argc) (argv[0] is the command's name) against options,
  *  n of them, plus -h/--help, and exactly one operand, stored in
- *  *operand (none when operand is NULL: a command without CONFIG). Returns -1 to go on; otherwise the command must exit with
+ *  *operand (none when operand is NULL: a command without CONFIG).
+ *  Returns -1 to go on; otherwise the command must exit with
  *  the code returned: 0 after printing usage to stdout for --help, 2
  *  after a usage error naming the option (unknown, missing argument,
  *  a bad number, a missing or extra operand). */
 int cli_parse (const char *command, int argc, char **argv, const cli_option_t *options,
                int n, void (*usage) (FILE *out), const char **operand);
+
+/*  cli_parse for a command of noperands operands (`join OUT NODE.json`):
+ *  exactly that many, stored in operands[] in order; a missing one is
+ *  named from names[] ("missing NODE.json"). */
+int cli_parse_operands (const char *command, int argc, char **argv,
+                        const cli_option_t *options, int n, void (*usage) (FILE *out),
+                        const char **operands, const char *const *names, int noperands);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "controller/bound.h"
+#include "controller/join_cli.h"
 #include "controller/loadrec.h"
 #include "controller/measure.h"
 #include "controller/run.h"
@@ -40,6 +41,7 @@ static const command_t commands[] = {
     {"bench", "run a grid of (send, compute, policy) cells, compare the policies",
      study_main},
     {"measure", "calibrate a deployed tree: measure C, link rates and interference", measure_main},
+    {"join", "offer a node to a running run (--adapt) writing into OUT", join_main},
     {"load", "background load tools: record this machine's load as a trace",
      loadrec_main},
     {"policies", "list the scheduling policies", policies_main},
