@@ -191,15 +191,14 @@ out:
     return rc;
 }
 
-/*  Say what the run answered about name; return the exit code. */
+/*  Say what the run answered about name; return the exit code. The run's
+ *  why is the sentence its log has after the name ("joins under R: bound
+ *  ...", "not admitted: ..."). */
 static int
 print_answer (const char *name, const answer_t *answer)
 {
-    if (answer->code == JOIN_ADMITTED)
-        printf ("treefarm: %s joins under %s: %s\n", name,
-                *answer->parent ? answer->parent : "(no parent named)", answer->why);
-    else if (answer->code == JOIN_NOT_ADMITTED)
-        printf ("treefarm: %s not admitted: %s\n", name, answer->why);
+    if (answer->code == JOIN_ADMITTED || answer->code == JOIN_NOT_ADMITTED)
+        printf ("treefarm: %s %s\n", name, answer->why);
     else
         fprintf (stderr, "treefarm: %s refused: %s\n", name, answer->why);
     return answer->code;

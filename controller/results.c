@@ -36,8 +36,10 @@ results_new (const config_t *cfg)
     /*  Room for the nodes that may join the run (config_attach). */
     int room = cfg->capacity > cfg->nnodes ? cfg->capacity : cfg->nnodes;
     self->nodes = xcalloc ((size_t) room, sizeof *self->nodes);
-    for (int i = 0; i < room; i++)   /* unknown until a STATS says */
+    for (int i = 0; i < room; i++) {   /* unknown until a STATS says */
         self->nodes[i].stats.rate = (proto_rate_stats_t){NAN, NAN, NAN, NAN, ""};
+        self->nodes[i].left_at = -1;
+    }
     self->cmds.failures = json_array ();
     self->joins = json_array ();
     self->cmds.node_seconds = xcalloc ((size_t) room, sizeof *self->cmds.node_seconds);
@@ -395,6 +397,13 @@ results_set_lost (results_t *self, int node, const char *why, double at_s)
     n->lost_why = xstrdup (why);
     n->lost_at = at_s;
     self->nlost++;
+}
+
+void
+results_set_left (results_t *self, int node, double at_s)
+{
+    if (self->nodes[node].left_at < 0)
+        self->nodes[node].left_at = at_s;
 }
 
 void

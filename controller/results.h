@@ -139,6 +139,10 @@ void results_set_lost (results_t *self, int node, const char *why, double at_s);
 /*  Node, lost already, said why after it was lost (its FAIL came late):
  *  why (copied) replaces the reason; the time it was lost stays. Nothing
  *  if node was not lost. */
+/*  Node was drained by its parent and let go at at_s (wall seconds after
+ *  START): results.json's nodes[].left_s (docs/adapt.md, "Shrink"). */
+void results_set_left (results_t *self, int node, double at_s);
+
 void results_explain_lost (results_t *self, int node, const char *why);
 
 /*  Whether node was lost (results_set_lost); how many nodes were. */

@@ -27,6 +27,9 @@ typedef struct {
     char *trace_csv;         /* its timeline, from its REPORT (--trace) */
     char *lost_why;          /* why it was lost, NULL while it was not */
     double lost_at;          /* wall seconds after START */
+    double left_at;          /* drained and let go (docs/adapt.md,
+                                "Shrink"): wall seconds after START; < 0
+                                while it was not */
     int announced;           /* of its changes (stats.changes, its own
                                 copy), those results_new_changes gave */
     int announced_actions;   /* of its actions, those results_new_actions

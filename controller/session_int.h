@@ -55,6 +55,8 @@ typedef struct {
                                 borrowed from session.link.controls */
     uint64_t malformed;      /* its messages the controller refused */
     int lost;                /* declared lost: neither heard nor awaited */
+    int left;                /* drained and stopped during the run: its
+                                exit and its silence are expected */
     double heard;            /* when its last message came (after START) */
     double fail_awaited;     /* lost by its exit: until when its FAIL may
                                 still come to say why (0: not awaited) */
@@ -159,6 +161,11 @@ void session_join_tick (session_t *self, double now);
 void session_join_bound (session_t *self, peer_t *peer);
 void session_join_attached (session_t *self, peer_t *parent, const proto_msg_t *m);
 void session_join_close (session_t *self);
+
+/*  DRAINED from parent: its child (m->text) holds nothing of the run's
+ *  and leaves: STOP it and its subtree, which are then not lost when
+ *  they fall silent or exit (docs/adapt.md, "Shrink"). */
+void session_join_drained (session_t *self, peer_t *parent, const proto_msg_t *m);
 
 /*  Receive one message from the control socket and act on it: the
  *  handshake, STATS, REPORT, FAIL, LOST; the driver's for the rest. */

@@ -276,3 +276,35 @@ session_join_attached (session_t *self, peer_t *parent, const proto_msg_t *m)
     peer->heard = tf_now ();
     session_log (self, "%s joined under %s", peer->node->name, parent->node->name);
 }
+
+/*  Node and its subtree leave: STOP each, noted as let go. */
+static void
+let_go (session_t *self, int node, double now)
+{
+    peer_t *peer = &self->peers[node];
+    if (peer->lost || peer->left)
+        return;
+    peer->left = 1;
+    results_set_left (self->results, node, now - self->t.start);
+    if (peer->state != PEER_STOPPED && !peer->exited) {
+        session_send_peer (self, peer, proto_empty (PROTO_STOP), 1);
+        peer->state = PEER_STOPPED;
+    }
+    for (int c = 0; c < peer->node->nchildren; c++)
+        let_go (self, peer->node->children[c], now);
+}
+
+void
+session_join_drained (session_t *self, peer_t *parent, const proto_msg_t *m)
+{
+    int c = config_find_node (self->cfg, m->text);
+    if (c < 0 || self->cfg->nodes[c].parent != (int) (parent - self->peers)) {
+        session_log (self, "node %s: DRAINED names %.64s, not one of its children; dropped",
+                     parent->node->name, m->text);
+        return;
+    }
+    if (self->phase != PHASE_RUNNING || self->peers[c].lost)
+        return;
+    session_log (self, "%s drained by %s: it leaves the run", m->text, parent->node->name);
+    let_go (self, c, tf_now ());
+}

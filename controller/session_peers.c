@@ -359,8 +359,8 @@ on_lost (session_t *self, peer_t *peer, const proto_msg_t *m)
     char why[TF_ERRLEN];
     /*  Once the run is stopping, nodes leave one by one and may see each
      *  other go: nothing is lost any more. */
-    if (!in_run (self, peer))
-        return;
+    if (!in_run (self, peer) || peer->left || (other >= 0 && self->peers[other].left))
+        return;   /* a node let go, or its parent: expected */
     if (other >= 0 && self->cfg->nodes[other].parent == from) {
         snprintf (why, sizeof why, "%.64s: %.200s", peer->node->name, m->why);
         lose_subtree (self, other, why, LOST_ITSELF);
@@ -381,7 +381,7 @@ session_check_silence (session_t *self, double now)
     double silence = fmax (PROTO_CONTROL_SILENCE, config_lost_after_s (self->cfg));
     for (int i = 0; i < self->cfg->nnodes && self->phase == PHASE_RUNNING; i++) {
         peer_t *peer = &self->peers[i];
-        if (peer->lost || peer->exited || now - peer->heard <= silence)
+        if (peer->lost || peer->left || peer->exited || now - peer->heard <= silence)
             continue;
         char why[64];
         snprintf (why, sizeof why, "silent for %.0f s", now - peer->heard);
@@ -466,6 +466,9 @@ dispatch (session_t *self, peer_t *peer, const proto_msg_t *m)
         break;
     case PROTO_ATTACHED:
         session_join_attached (self, peer, m);
+        break;
+    case PROTO_DRAINED:
+        session_join_drained (self, peer, m);
         break;
     default:
         if (!driver->message
@@ -563,8 +566,8 @@ session_handle_exits (session_t *self)
         if (peer)
             peer->exited = 1;
         deploy_describe_exit (&ex, text, sizeof text);
-        if (peer && peer->lost)
-            continue;   /* expected: killed, or stopped on its own */
+        if (peer && (peer->lost || peer->left))
+            continue;   /* expected: killed, stopped on its own, or let go */
         /*  While the run goes on, a node that dies is lost. Only an exit
          *  with a status may come with a FAIL that says why (the pending
          *  exit's grace); a death by a signal says it all. */

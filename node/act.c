@@ -49,6 +49,8 @@ act_subtree_send (node_t *self, int force)
 {
     subtree_t *st = self->parts.subtree;
     int changed = subtree_step (st);
+    if (changed)
+        steer_check_unused (self);
     const double *bounds = subtree_bounds (st);
     /*  Until every child reported there is nothing to send: the first
      *  SUBTREE will carry what changed meanwhile. */

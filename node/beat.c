@@ -168,6 +168,12 @@ beat_heard (node_t *self, int slot, double now)
     liveness_heard (self->beat.live, slot, now);
 }
 
+void
+beat_forget (node_t *self, int slot)
+{
+    liveness_forget (self->beat.live, slot);
+}
+
 int
 beat_lost (const node_t *self, int slot)
 {

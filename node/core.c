@@ -300,6 +300,19 @@ core_attach_child (core_t *self, int child, const core_child_info_t *info, char 
     return xfer_attach_child (self->xfer, child, info, err, errlen);
 }
 
+int
+core_detach_child (core_t *self, int child, char *err, size_t errlen)
+{
+    if (xfer_check_child (self->xfer, child, err, errlen))
+        return -1;
+    if (core_child_stats (self, child).given > 0)
+        return tf_error (err, errlen, "child %d still has tasks", child);
+    uint32_t n;
+    xfer_lose_child (self->xfer, child, &n);
+    streams_drop_child (self->streams, child, &self->acts);
+    return 0;
+}
+
 void
 core_set_compute_rate (core_t *self, double units_per_s)
 {

@@ -406,6 +406,12 @@ void core_set_child_rates (core_t *self, int child, const core_rates_t *rates);
 int core_attach_child (core_t *self, int child, const core_child_info_t *info, char *err,
                        size_t errlen);
 
+/*  Child, drained (nothing given to its subtree, docs/adapt.md
+ *  "Shrink"), leaves: it is never served nor heard again, as if lost,
+ *  but it is not counted lost. Returns 0, or -1 with a message in err
+ *  when the slot is bad or its subtree still has tasks. */
+int core_detach_child (core_t *self, int child, char *err, size_t errlen);
+
 /*  Replace the node's own compute rate (units/s, > 0 and finite, else
  *  ignored) in what its policy sees (policy_parent_t.compute_rate): the
  *  never-use rule and the priorities that weigh the parent's loss. */

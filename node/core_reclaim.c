@@ -22,13 +22,14 @@
 #include "overlay/config.h"
 #include "overlay/util.h"
 
-/*  How many tasks a node may be told to hold: one at least (a node
- *  holding none would idle between tasks), the config's limit at most. */
+/*  How many tasks a node may be told to hold: the config's limit at
+ *  most; 0 is a shrink's drain (docs/adapt.md, "Shrink"): everything held
+ *  comes back and nothing more is asked for. */
 static int
 check_hold (uint32_t n, char *err, size_t errlen)
 {
-    if (n == 0 || n > CONFIG_MAX_BUFFER)
-        return tf_error (err, errlen, "a reclaim to hold %u tasks (1 .. %u)", n,
+    if (n > CONFIG_MAX_BUFFER)
+        return tf_error (err, errlen, "a reclaim to hold %u tasks (0 .. %u)", n,
                          CONFIG_MAX_BUFFER);
     return 0;
 }

@@ -231,7 +231,9 @@ receive_child (node_t *self)
     int beat = 0;
     intptr_t slot = child_slot (self, name, &beat);
     int rc = 0;
-    if (slot < 0 || beat_lost (self, (int) slot)) {
+    if (slot >= 0 && self->steer.leaving && self->steer.leaving[slot] == STEER_LEFT)
+        zmsg_destroy (&msg);   /* it left (drained): its last beats mean nothing */
+    else if (slot < 0 || beat_lost (self, (int) slot)) {
         receive_refuse (self, name ? name : "?",
                         slot < 0 ? "not one of our children" : "a child lost already");
         zmsg_destroy (&msg);

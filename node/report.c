@@ -120,6 +120,7 @@ take_sample (node_t *self, double now)
                     self->rep.observed);
     self->rep.observe_cpu += fmin (tf_now () - t0, NODE_SAMPLE_MAX);
     adapt_sample (self, now);
+    steer_poll_drained (self);
 }
 
 static json_t *

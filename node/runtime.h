@@ -191,11 +191,16 @@ typedef struct {
 
 /*  steer.c: an adapting parent's costly actions (docs/adapt.md, "Costly
  *  actions"), NULL arrays when the run does not adapt. */
+enum { STEER_STAYS = 0, STEER_DRAINING, STEER_LEFT };
 typedef struct {
     double *compute;         /* per child: its compute rate as last heard,
                                 units/s (configured, then SUBTREE's) */
     uint32_t *hold;          /* per child: the tasks a reclaim let it hold;
                                 0: its buffer */
+    unsigned char *leaving;  /* per child: STEER_STAYS, _DRAINING (shrunk:
+                                it gives back what it holds), _LEFT */
+    int *weighed;            /* per child: our changes declared when a
+                                shrink was last weighed (once a change) */
     proto_action_t *log;     /* the actions weighed, for STATS: n of */
     int n;                   /* them, at most PROTO_MAX_ACTIONS, */
     uint64_t dropped;        /* and how many more */
@@ -357,6 +362,18 @@ void steer_start (node_t *self);
  *  transfer, if the gate says it pays (platform.reclaim); when it sped
  *  up again, let it hold more. Every decision is logged for STATS. */
 void steer_child_rate (node_t *self, int slot, double to);
+
+/*  Our subtree bound was stepped again (act.c): a child it now leaves
+ *  unused because sending to it costs this node more compute than the
+ *  child returns (the never-use rule, with the live estimates) is shrunk
+ *  if the gate lets its tasks come back: it holds nothing from now on
+ *  and, once nothing given to its subtree is out, leaves (DRAINED to the
+ *  controller, which stops it). docs/adapt.md, "Shrink". */
+void steer_check_unused (node_t *self);
+
+/*  Every sample (report.c): children shrunk whose subtree holds nothing
+ *  of ours any more leave. */
+void steer_poll_drained (node_t *self);
 
 /*  The actions weighed so far, for STATS: copied into *out (the
  *  caller's proto_stats_clear frees them). */
@@ -551,6 +568,10 @@ void beat_heard (node_t *self, int slot, double now);
 
 /*  1 if child slot is lost. */
 int beat_lost (const node_t *self, int slot);
+
+/*  Child slot left the run (drained, docs/adapt.md "Shrink"): no more
+ *  heartbeats to it, and its silence is not a loss. */
+void beat_forget (node_t *self, int slot);
 
 /*  Traffic on child slot's heartbeat connection: the first time, send it
  *  the warm-up BEATs back. */

@@ -33,6 +33,8 @@ steer_start (node_t *self)
         return;
     st->compute = xcalloc (n + 1, sizeof *st->compute);
     st->hold = xcalloc (n + 1, sizeof *st->hold);
+    st->leaving = xcalloc (n + 1, sizeof *st->leaving);
+    st->weighed = xcalloc (n + 1, sizeof *st->weighed);
     for (int i = 0; i < n; i++)
         st->compute[i] = self->cfg->nodes[self->me->children[i]].compute_rate;
     st->log = xcalloc (PROTO_MAX_ACTIONS, sizeof *st->log);
@@ -127,6 +129,71 @@ steer_child_rate (node_t *self, int slot, double to)
         take_back (self, slot, want);
 }
 
+/*  The policy's port model, for the bound's shares. */
+static int
+policy_model (const node_t *self)
+{
+    const policy_t *p = policy_find (self->cfg->policy);
+    return p && p->multiport ? BOUND_MULTI : BOUND_SINGLE;
+}
+
+void
+steer_check_unused (node_t *self)
+{
+    node_steer_t *st = &self->steer;
+    /*  Only on evidence: a child the configured platform leaves unused
+     *  is the plan's, and the policies never send to it; one this node's
+     *  own declared change (its compute rate, an IR) leaves unused is
+     *  the news a shrink acts on. */
+    if (!st->compute || self->cfg->platform.reclaim == RECLAIM_NEVER || self->adapt.n == 0)
+        return;
+    bound_app_t app = bound_app_of (self->cfg);
+    for (int slot = 0; slot < self->me->nchildren; slot++) {
+        const config_node_t *kid = &self->cfg->nodes[self->me->children[slot]];
+        bound_why_t why;
+        if (kid->vacant || st->leaving[slot] != STEER_STAYS || beat_lost (self, slot)
+            || st->weighed[slot] == self->adapt.n
+            || !subtree_child_unused (self->parts.subtree, slot, policy_model (self), &why)
+            || why != BOUND_WHY_INTERFERENCE)
+            continue;
+        st->weighed[slot] = self->adapt.n;   /* once for each change of ours */
+        proto_action_t a = {.hold = 0, .at_s = report_platform_time (self, tf_now ())};
+        snprintf (a.node, sizeof a.node, "%s", self->me->name);
+        snprintf (a.child, sizeof a.child, "%s", kid->name);
+        snprintf (a.what, sizeof a.what, "shrink");
+        weigh_reclaim (self, slot, 0, st->compute[slot] / app.units, app.input_mb,
+                       kid->link_mbps, &a);
+        note (self, &a);
+        if (!a.taken)
+            continue;
+        st->leaving[slot] = STEER_DRAINING;
+        take_back (self, slot, 0);
+    }
+}
+
+void
+steer_poll_drained (node_t *self)
+{
+    node_steer_t *st = &self->steer;
+    for (int slot = 0; st->leaving && slot < self->me->nchildren; slot++) {
+        if (st->leaving[slot] != STEER_DRAINING
+            || core_child_stats (self->parts.core, slot).given > 0)
+            continue;
+        char err[TF_ERRLEN];
+        const char *name = self->cfg->nodes[self->me->children[slot]].name;
+        if (core_detach_child (self->parts.core, slot, err, sizeof err) != 0) {
+            node_log (self, "cannot let %s go: %s", name, err);
+            continue;
+        }
+        st->leaving[slot] = STEER_LEFT;
+        beat_forget (self, slot);
+        node_log (self, "%s drained: it leaves the run", name);
+        zmsg_t *msg = proto_drained (name);
+        if (zmsg_send (&msg, self->link.ctl) != 0)
+            zmsg_destroy (&msg);
+    }
+}
+
 void
 steer_fill_actions (const node_t *self, proto_actions_t *out)
 {
@@ -146,6 +213,8 @@ steer_close (node_t *self)
     node_steer_t *st = &self->steer;
     free (st->compute);
     free (st->hold);
+    free (st->leaving);
+    free (st->weighed);
     free (st->log);
     *st = (node_steer_t){0};
 }

@@ -26,6 +26,7 @@ struct subtree {
     double compute, ir_recv; /* ours, live (configured until set) */
     double *link, *ir_send;  /* per child, live (configured until set) */
     unsigned char *vacant;   /* per child: a slot kept for a joining node */
+    bound_share_t *shares;   /* per child x model: its part of our step */
 };
 
 subtree_t *
@@ -44,6 +45,7 @@ subtree_new (const config_t *cfg, int node)
     self->link = xmalloc ((self->n + 1) * sizeof (double));
     self->ir_send = xmalloc ((self->n + 1) * sizeof (double));
     self->vacant = xcalloc ((size_t) self->n + 1, 1);
+    self->shares = xcalloc ((size_t) self->n * BOUND_MODEL_COUNT + 1, sizeof *self->shares);
     for (int i = 0; i < self->n; i++) {
         self->link[i] = cfg->nodes[me->children[i]].link_mbps;
         self->ir_send[i] = cfg->nodes[me->children[i]].ir_send;
@@ -67,6 +69,7 @@ subtree_destroy (subtree_t **self_p)
     free (self->link);
     free (self->ir_send);
     free (self->vacant);
+    free (self->shares);
     free (self);
     *self_p = NULL;
 }
@@ -141,6 +144,8 @@ subtree_step (subtree_t *self)
         inputs (self, &app, &node, kids, m);
         bound_step_t step;
         bound_step (&node, m, kids, self->n, INFINITY, &step, shares);
+        for (int i = 0; i < self->n; i++)
+            self->shares[i * BOUND_MODEL_COUNT + m] = shares[i];
         changed |= step.t != self->that[m];
         self->that[m] = step.t;
         if (!self->known)
@@ -223,4 +228,16 @@ const double *
 subtree_first_bounds (const subtree_t *self)
 {
     return self->known ? self->first : NULL;
+}
+
+int
+subtree_child_unused (const subtree_t *self, int slot, int model, bound_why_t *why)
+{
+    if (!self->known || slot < 0 || slot >= self->n || self->vacant[slot] || model < 0
+        || model >= BOUND_MODEL_COUNT)
+        return 0;
+    const bound_share_t *s = &self->shares[slot * BOUND_MODEL_COUNT + model];
+    if (why)
+        *why = s->why;
+    return s->role == BOUND_ROLE_UNUSED;
 }

@@ -59,6 +59,11 @@ void subtree_set_child (subtree_t *self, int slot, double link_mbps, double ir_s
  *  bound of 0 until then. Ignored for a bad slot or one not vacant. */
 void subtree_attach (subtree_t *self, int slot, double link_mbps, double ir_send);
 
+/*  In our last step in model, does child slot get nothing (bound role
+ *  unused)? *why, if not NULL, gets the reason. 0 before the first step
+ *  and for a vacant or bad slot. */
+int subtree_child_unused (const subtree_t *self, int slot, int model, bound_why_t *why);
+
 /*  Our own compute rate (units/s) and IR_r as the step uses them: the
  *  configured ones until subtree_set_self replaced them (what an adapting
  *  node's SUBTREE carries to its parent). */

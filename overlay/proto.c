@@ -26,7 +26,7 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_BEAT] = "BEAT",         [PROTO_LOST] = "LOST",
     [PROTO_BATCH] = "BATCH",       [PROTO_RECLAIM] = "RECLAIM",
     [PROTO_RETURN] = "RETURN",     [PROTO_ATTACH] = "ATTACH",
-    [PROTO_ATTACHED] = "ATTACHED",
+    [PROTO_ATTACHED] = "ATTACHED", [PROTO_DRAINED] = "DRAINED",
 };
 
 const char *
@@ -266,6 +266,12 @@ decode_attached (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 }
 
 static int
+decode_drained (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    return decode_text (m, "peer", cmd, err, errlen);
+}
+
+static int
 decode_start (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     const char *mode = NULL;
@@ -353,10 +359,11 @@ decode_request (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 static int
 decode_reclaim (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
-    uint64_t dropped;
-    if (decode_request (m, cmd, err, errlen)
+    uint64_t dropped, n;
+    if (get_uint (m->body, "n", UINT32_MAX, &n, cmd, err, errlen)   /* 0: drain */
         || get_uint (m->body, "dropped", UINT32_MAX, &dropped, cmd, err, errlen))
         return -1;
+    m->n = (uint32_t) n;
     m->count = (uint32_t) dropped;
     return 0;
 }
@@ -582,6 +589,7 @@ static const struct {
     [PROTO_RETURN] = {{"done"}, decode_done},
     [PROTO_ATTACH] = {{"node", "index"}, decode_attach},
     [PROTO_ATTACHED] = {{"name", "error"}, decode_attached},
+    [PROTO_DRAINED] = {{"peer"}, decode_drained},
 };
 
 /*  Check and extract the fields of the message's command. */

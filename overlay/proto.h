@@ -137,6 +137,9 @@ typedef enum {
                                         a vacant slot (docs/adapt.md)     */
     PROTO_ATTACHED,     /* node -> ctl  {name(, error)}  the slot is
                                         ready, or why not                 */
+    PROTO_DRAINED,      /* node -> ctl  {peer}  the child, shrunk, holds
+                                        no task of ours: stop its subtree
+                                        (docs/adapt.md, "Shrink")         */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -163,7 +166,8 @@ typedef struct {
     json_t *body;            /* the whole body */
     zframe_t *payload;       /* CHUNK, RESULT; REPORT (or NULL) */
     const char *text;        /* HELLO name, BOUND endpoint, START parent,
-                                FAIL error, LOST peer */
+                                FAIL error, LOST and DRAINED peer,
+                                ATTACHED name */
     const char *why;         /* LOST: how contact was lost; ATTACHED: why
                                 the node was not taken, or NULL */
     int64_t pid;             /* HELLO */
@@ -253,6 +257,8 @@ zmsg_t *proto_fail (const char *error);
 zmsg_t *proto_attach (json_t *node, uint32_t index);
 /*  ATTACHED: name's slot is ready (why NULL), or why not. */
 zmsg_t *proto_attached (const char *name, const char *why);
+/*  DRAINED: child peer holds nothing of ours and may stop. */
+zmsg_t *proto_drained (const char *peer);
 zmsg_t *proto_lost (const char *peer, const char *why);
 /*  DONE or RETURN (child -> parent) or RECORDED (root -> controller): n <=
  *  PROTO_MAX_DONE completions. RECORDED may carry info, an array of n

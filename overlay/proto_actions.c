@@ -15,6 +15,11 @@ proto_action_text (const proto_action_t *a, char *buf, size_t len)
 {
     if (strcmp (a->what, "restore") == 0)
         snprintf (buf, len, "restore %s: it holds %u again", a->child, a->hold);
+    else if (strcmp (a->what, "shrink") == 0)
+        snprintf (buf, len, "%sshrink %s: sending to it costs more than it returns; %u "
+                  "task%s %s (saves %.1f s, costs %.1f s)", a->taken ? "" : "no ", a->child,
+                  a->tasks, a->tasks == 1 ? "" : "s", a->taken ? "back, then it leaves"
+                  : "would come back", a->saved_s, a->cost_s);
     else if (a->taken)
         snprintf (buf, len, "reclaim from %s: %u task%s back, it holds %u (saves %.1f s, "
                   "costs %.1f s)", a->child, a->tasks, a->tasks == 1 ? "" : "s", a->hold,
@@ -77,9 +82,10 @@ get_action (const json_t *entry, size_t i, void *item, char *err, size_t errlen)
     if (get_name (node, a->node, i, "node", err, errlen)
         || get_name (child, a->child, i, "child", err, errlen))
         return -1;
-    if (strcmp (what, "reclaim") != 0 && strcmp (what, "restore") != 0)
-        return tf_error (err, errlen, "stats: actions[%zu]: \"what\" must be reclaim or "
-                         "restore", i);
+    if (strcmp (what, "reclaim") != 0 && strcmp (what, "restore") != 0
+        && strcmp (what, "shrink") != 0)
+        return tf_error (err, errlen, "stats: actions[%zu]: \"what\" must be reclaim, "
+                         "restore or shrink", i);
     if (hold < 0 || hold > CONFIG_MAX_BUFFER || tasks < 0 || tasks > CONFIG_MAX_BUFFER)
         return tf_error (err, errlen, "stats: actions[%zu]: \"hold\" and \"tasks\" must "
                          "be 0 .. %d", i, CONFIG_MAX_BUFFER);

@@ -243,6 +243,12 @@ proto_attached (const char *name, const char *why)
 }
 
 zmsg_t *
+proto_drained (const char *peer)
+{
+    return encode_packed (PROTO_DRAINED, json_pack ("{s:s}", "peer", peer));
+}
+
+zmsg_t *
 proto_lost (const char *peer, const char *why)
 {
     return encode_packed (PROTO_LOST, json_pack ("{s:s,s:s}", "peer", peer, "why", why));

@@ -91,7 +91,7 @@ void proto_change_text (const proto_change_t *c, char *buf, size_t len);
  *  taken or not, with the gate's figures. */
 typedef struct {
     char node[PROTO_CHANGE_NODE_MAX];   /* the node that weighed it */
-    char what[PROTO_CHANGE_WHAT_MAX];   /* "reclaim", "restore" */
+    char what[PROTO_CHANGE_WHAT_MAX];   /* "reclaim", "restore", "shrink" */
     char child[PROTO_CHANGE_NODE_MAX];  /* the child it concerns */
     uint32_t hold;           /* the tasks the child may hold after it */
     uint32_t tasks;          /* tasks it moves (an estimate: the child
