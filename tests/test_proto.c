@@ -494,11 +494,49 @@ test_malformed_fields_are_refused (void **state)
     refused (raw (PROTO_VERSION, PROTO_LOST, "{\"peer\":1,\"why\":\"x\"}", NULL), "\"peer\"");
     refused (raw (PROTO_VERSION, PROTO_BEAT, "{\"now\":1}", NULL), "unexpected field");
     refused (raw (PROTO_VERSION, PROTO_RECLAIM, "{\"n\":1}", NULL), "\"dropped\"");
-    refused (raw (PROTO_VERSION, PROTO_RECLAIM, "{\"n\":0,\"dropped\":0}", NULL),
-             "positive");
+    refused (raw (PROTO_VERSION, PROTO_RECLAIM, "{\"n\":-1,\"dropped\":0}", NULL),
+             "\"n\"");
+    refused (raw (PROTO_VERSION, PROTO_ATTACH, "{\"node\":1,\"index\":3}", NULL),
+             "\"node\" must be an object");
+    refused (raw (PROTO_VERSION, PROTO_ATTACH, "{\"node\":{},\"index\":99999999}", NULL),
+             "\"index\"");
+    refused (raw (PROTO_VERSION, PROTO_ATTACHED, "{\"name\":\"X\",\"error\":2}", NULL),
+             "\"error\"");
+    refused (raw (PROTO_VERSION, PROTO_DRAINED, "{}", NULL), "\"peer\"");
     refused (raw (PROTO_VERSION, PROTO_RECLAIM, "{\"n\":1,\"dropped\":-1}", NULL),
              "\"dropped\"");
     refused (raw (PROTO_VERSION, PROTO_RETURN, "{\"done\":[[1]]}", NULL), "entry 0");
+}
+
+/*  ATTACH, ATTACHED and DRAINED: a node joins, a node leaves
+ *  (docs/adapt.md, "Grow" and "Shrink"). */
+static void
+test_join_messages_round_trip (void **state)
+{
+    (void) state;
+    proto_msg_t m;
+    json_t *node = json_pack ("{s:s, s:f, s:f}", "name", "X", "compute", 2.0, "link_mbps",
+                              5.0);
+    decode_ok (proto_attach (node, 7), &m);
+    json_decref (node);
+    assert_int_equal (m.command, PROTO_ATTACH);
+    assert_int_equal (m.node, 7);
+    assert_string_equal (json_string_value (json_object_get (m.object, "name")), "X");
+    proto_msg_clear (&m);
+    decode_ok (proto_attached ("X", NULL), &m);
+    assert_string_equal (m.text, "X");
+    assert_null (m.why);
+    proto_msg_clear (&m);
+    decode_ok (proto_attached ("X", "no vacant child slot is left"), &m);
+    assert_string_equal (m.why, "no vacant child slot is left");
+    proto_msg_clear (&m);
+    decode_ok (proto_drained ("X"), &m);
+    assert_int_equal (m.command, PROTO_DRAINED);
+    assert_string_equal (m.text, "X");
+    proto_msg_clear (&m);
+    decode_ok (proto_reclaim (0, 0), &m);   /* a shrink's drain */
+    assert_int_equal (m.n, 0);
+    proto_msg_clear (&m);
 }
 
 /*  RECLAIM and RETURN, the reclaim's exchange (docs/adapt.md). */
@@ -1027,6 +1065,7 @@ main (void)
         cmocka_unit_test (test_malformed_framing_is_refused),
         cmocka_unit_test (test_malformed_fields_are_refused),
         cmocka_unit_test (test_reclaim_messages_round_trip),
+        cmocka_unit_test (test_join_messages_round_trip),
         cmocka_unit_test (test_malformed_chunks_are_refused),
         cmocka_unit_test (test_malformed_completions_bounds_and_phases_are_refused),
         cmocka_unit_test (test_sizes_beyond_the_limits_are_refused),

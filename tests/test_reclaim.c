@@ -100,6 +100,28 @@ test_a_reclaimed_leaf_gives_back_its_newest_held_tasks (void **state)
     core_destroy (&leaf);
 }
 
+/*  A shrink's drain (docs/adapt.md, "Shrink"): RECLAIM 0 gives back
+ *  every held task, and the leaf asks for nothing more, even once its
+ *  running task is done. */
+static void
+test_a_drained_leaf_gives_back_all_and_asks_for_nothing (void **state)
+{
+    (void) state;
+    core_t *leaf = busy_leaf ();
+    int n;
+    const core_action_t *a =
+        test_core_feed (leaf, (core_event_t){.type = CORE_EV_RECLAIM, .n = 0}, &n);
+    const core_action_t *ret = test_core_find (a, n, CORE_ACT_RETURN);
+    assert_non_null (ret);
+    assert_int_equal (ret->ndone, 3);
+    assert_int_equal (core_stats (leaf).held, 0);
+    a = test_core_feed (leaf, (core_event_t){.type = CORE_EV_COMPUTED, .task = 0}, &n);
+    assert_null (test_core_find (a, n, CORE_ACT_COMPUTE));
+    assert_null (test_core_find (a, n, CORE_ACT_REQUEST));
+    assert_non_null (test_core_find (a, n, CORE_ACT_REPORT));
+    core_destroy (&leaf);
+}
+
 static void
 test_a_reclaim_forgets_the_asks_the_parent_dropped (void **state)
 {
@@ -121,11 +143,9 @@ test_bad_reclaims_are_refused_and_change_nothing (void **state)
 {
     (void) state;
     core_t *leaf = busy_leaf ();
-    test_core_refuse (leaf, (core_event_t){.type = CORE_EV_RECLAIM, .n = 0},
-                      "hold 0 tasks");
     test_core_refuse (leaf,
                       (core_event_t){.type = CORE_EV_RECLAIM, .n = CONFIG_MAX_BUFFER + 1},
-                      "1 ..");
+                      "0 ..");
     assert_int_equal (core_stats (leaf).held, 3);
     test_core_refuse (leaf, (core_event_t){.type = CORE_EV_RETURNED, .child = 0},
                       "no child");
@@ -136,8 +156,8 @@ test_bad_reclaims_are_refused_and_change_nothing (void **state)
     test_core_refuse (root, (core_event_t){.type = CORE_EV_RECLAIM, .n = 1}, "the root");
     test_core_refuse (root, (core_event_t){.type = CORE_EV_TAKE_BACK, .child = 2, .n = 1},
                       "slot");
-    test_core_refuse (root, (core_event_t){.type = CORE_EV_TAKE_BACK, .child = 0, .n = 0},
-                      "hold 0");
+    test_core_refuse (root, (core_event_t){.type = CORE_EV_TAKE_BACK, .child = 0,
+                                            .n = CONFIG_MAX_BUFFER + 1}, "hold");
     core_done_t never = {.task = 5, .node = 1};
     test_core_refuse (
         root,
@@ -316,6 +336,7 @@ main (void)
         cmocka_unit_test (test_a_reclaimed_leaf_gives_back_its_newest_held_tasks),
         cmocka_unit_test (test_a_reclaim_forgets_the_asks_the_parent_dropped),
         cmocka_unit_test (test_bad_reclaims_are_refused_and_change_nothing),
+        cmocka_unit_test (test_a_drained_leaf_gives_back_all_and_asks_for_nothing),
         cmocka_unit_test (test_the_parent_queues_what_comes_back_and_sends_it_again),
         cmocka_unit_test (test_a_tree_under_reclaims_records_every_task_once),
     };
