@@ -81,6 +81,39 @@ sys.exit(lost != [\"rackB\", \"rackB-n1\", \"rackB-n2\"])" "$WORK/vgl/results.js
 expect "a lost node: no memcheck report from any process, the orphans' included" \
     eval '! grep -m3 "^==[0-9]*== " "$WORK/vgl.err"'
 
+# Nodes that join and leave under memcheck (docs/adapt.md, "Grow",
+# "Shrink"): X offered at 4 platform seconds joins a three-node tree
+# (the controller's placement; admit "always", since memcheck's start-up
+# cost would rightly make the gate decline; the spawn, ATTACH in R's
+# vacant slot, X's CONFIG and START), with CURVE on (the offered node's
+# keys); then, R's background load ending at 30 s, R shrinks Y
+# (--reclaim always: RECLAIM 0, DRAINED, the controller stops Y).
+cat >"$WORK/vg-grow.json" <<'EOF'
+{"name": "vggrow", "tasks": {"count": 300, "input_mb": 10, "units": 5}, "policy": "ia-multi",
+ "platform": {"time_scale": 10, "payload_scale": 0.001, "buffer": 2, "admit": "always"},
+ "tree": [{"name": "R", "compute": 30},
+          {"name": "A", "parent": "R", "compute": 5, "link_mbps": 20},
+          {"name": "Y", "parent": "R", "compute": 5, "link_mbps": 10, "ir_send": 0.02},
+          {"name": "X", "joins_at_s": 4, "compute": 10, "link_mbps": 20}]}
+EOF
+echo '{"R": {"steps": [{"at_s": 0, "load": 4.0}, {"at_s": 30, "load": 1.0}]}}' \
+    >"$WORK/vg-grow-load.json"
+TREEFARM_NODE_WRAPPER="$VG" $VG "$TREEFARM" run "$WORK/vg-grow.json" --curve --adapt \
+    --reclaim always --load "$WORK/vg-grow-load.json" --out "$WORK/vgg" --quiet \
+    >"$WORK/vgg.out" 2>"$WORK/vgg.err"
+rc=$?
+expect "grow and shrink: controller and nodes valgrind-clean, run complete (exit $rc)" \
+    test "$rc" = 0
+[ "$rc" = 0 ] || tail -30 "$WORK/vgg.err"
+expect "grow and shrink: every task exactly once, X joined, Y left" \
+    eval 'tasks_exactly_once "$WORK/vgg" 300 && python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+n = {x[\"name\"]: x for x in r[\"nodes\"]}
+sys.exit(not (\"X\" in n and n[\"X\"][\"computed\"] > 0 and \"left_s\" in n[\"Y\"]))" "$WORK/vgg/results.json"'
+expect "grow and shrink: no memcheck report from any process" \
+    eval '! grep -m3 "^==[0-9]*== " "$WORK/vgg.err"'
+
 # Calibration under memcheck: measure mode in every node (probe streams,
 # MEASURE/MEASURED), the controller's plan, platform file and plot.
 TREEFARM_NODE_WRAPPER="$VG" $VG "$TREEFARM" measure configs/chain4.json --seconds 10 \
