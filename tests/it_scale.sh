@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Integration at the scale users run: a 63-node binary tree (depth 5) of
-# emulated nodes, 3000 tasks, three times in a row, the third adapting. Each run must end
+# emulated nodes, 3000 tasks, three times in a row, the third adapting,
+# then once more adapting with two nodes joining. Each run must end
 # "complete" with every node's REPORT filed (the end of a run used to
 # race node exits against their REPORTs and fail about one run in ten
 # with "no REPORT from ..."), every task exactly once, no process left, and
@@ -69,6 +70,45 @@ b = r["bound"]
 print("  changes of: %s; bound %.2f, live %s" % (got, b["tree"], b.get("live")))
 sys.exit(0 if set(got) >= {"n3", "n40", "n50", "n62"} and b.get("live", 1e9) < b["tree"]
          else 1)
+PY
+
+# Nodes that join at this scale (docs/adapt.md, "Grow"): the first tree
+# adapting, with two nodes offered at 20 platform seconds and admitted
+# (admit "always": where is the controller's choice). Every node keeps
+# two vacant child slots (bound, metered, sampled) for them: the run must
+# still end complete, with every task once, all 65 REPORTs filed, both
+# nodes joined and computing, and nothing refused.
+python3 - "$WORK/tree63.json" "$WORK/tree63-join.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["platform"]["admit"] = "always"
+c["tree"] += [{"name": "j%d" % k, "joins_at_s": 20, "compute": 5, "link_mbps": 50}
+              for k in (1, 2)]
+json.dump(c, open(sys.argv[2], "w"))
+PY
+out="$WORK/t63-join"
+"$TREEFARM" run "$WORK/tree63-join.json" --adapt --out "$out" --quiet >"$out.out" 2>"$out.err"
+rc=$?
+expect "63 nodes, two join: exit 0 (got $rc)" test "$rc" = 0
+[ "$rc" = 0 ] || head -c 600 "$out.err"
+expect "63 nodes, two join: every task exactly once" tasks_exactly_once "$out" 3000
+expect "63 nodes, two join: 65 REPORTs, both joined and computed, nothing refused" \
+    python3 - "$out" <<'PY'
+import json, sys
+d = sys.argv[1]
+r = json.load(open(d + "/results.json"))
+n = {x["name"]: x for x in r["nodes"]}
+bad = []
+if len(n) != 65 or [k for k, x in n.items() if not x["reported"]]:
+    bad.append("%d nodes, not reported: %s" % (len(n), [k for k, x in n.items() if not x["reported"]]))
+for j in ("j1", "j2"):
+    if j not in n or n[j]["computed"] <= 0:
+        bad.append("%s: %s" % (j, n.get(j)))
+said = [l for l in open(d + ".err").read().splitlines() if "refused" in l or "dropped" in l]
+if said or r["malformed"]:
+    bad.append("refused: %s, malformed %s" % (said[:3], r["malformed"]))
+for b in bad: print("  " + b)
+sys.exit(1 if bad else 0)
 PY
 
 # Fidelity is what the lag says: per node 1 - max(loop, engine, link) /
