@@ -29,7 +29,25 @@ dir_of (const char *path)
     return slash ? xasprintf ("%.*s", (int) (slash - path + 1), path) : NULL;
 }
 
-/*  Each entry of the file's object into loads (by node index). */
+/*  Node i of the tree's nodes and then the offered ones (the nodes a
+ *  load file may name). */
+static config_node_t *
+node_at (const config_t *self, int i)
+{
+    return i < self->nnodes ? &self->nodes[i] : &self->offered[i - self->nnodes];
+}
+
+/*  The index of the node called name in node_at's order, or -1. */
+static int
+find_any (const config_t *self, const char *name)
+{
+    for (int i = 0; i < self->nnodes + self->noffered; i++)
+        if (strcmp (node_at (self, i)->name, name) == 0)
+            return i;
+    return -1;
+}
+
+/*  Each entry of the file's object into loads (by node_at's index). */
 static int
 parse_entries (const config_t *self, jsonw_doc_t *doc, json_t *json, const char *dir,
                load_t **loads)
@@ -38,12 +56,12 @@ parse_entries (const config_t *self, jsonw_doc_t *doc, json_t *json, const char 
     json_t *value;
     char q[JSONW_QUOTE_LEN];
     json_object_foreach (json, name, value) {
-        int i = config_find_node (self, name);
+        int i = find_any (self, name);
         if (i < 0)
             return jsonw_fail (doc, NULL, "no node named %s in %s",
                                tf_quote (q, sizeof q, name), self->path);
         jsonw_t w = {.doc = doc, .obj = value, .sep = ": "};
-        snprintf (w.label, sizeof w.label, "node \"%s\"", self->nodes[i].name);
+        snprintf (w.label, sizeof w.label, "node \"%s\"", node_at (self, i)->name);
         if (!json_is_object (value))
             return jsonw_fail (doc, w.label, "expected an object (a load), got %s",
                                jsonw_type_name (doc, value));
@@ -66,16 +84,17 @@ config_apply_load_file (config_t *self, const char *path, char *err, size_t errl
     fclose (file);
     if (!json)
         return jsonw_fail_syntax (&doc, jerr.line, jerr.column, jerr.text);
-    load_t **loads = xcalloc ((size_t) self->nnodes, sizeof *loads);
+    int n = self->nnodes + self->noffered;
+    load_t **loads = xcalloc ((size_t) n + 1, sizeof *loads);
     char *dir = dir_of (path);
     int rc = json_is_object (json)
                  ? parse_entries (self, &doc, json, dir, loads)
                  : jsonw_fail (&doc, NULL, "expected an object (node name -> load), got %s",
                                jsonw_type_name (&doc, json));
-    for (int i = 0; i < self->nnodes; i++) {
+    for (int i = 0; i < n; i++) {
         if (rc == 0 && loads[i]) {
-            load_destroy (&self->nodes[i].load);
-            self->nodes[i].load = loads[i];
+            load_destroy (&node_at (self, i)->load);
+            node_at (self, i)->load = loads[i];
         }
         else
             load_destroy (&loads[i]);

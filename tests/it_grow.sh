@@ -14,6 +14,12 @@
 #   run completes, every task once.
 # - with CURVE on (--curve): the offered node's keys were made with the
 #   run's, it joins.
+# - a node that lies about its compute (its machine loaded): its change
+#   is declared like any node's, every task once.
+# - treefarm join against the running run: admitted (exit 0) and
+#   computing; the same name again, and a host that cannot be reached,
+#   refused (exit 2); after the run, exit 2; where it gains nothing, not
+#   admitted (exit 1).
 # - the refusals: joins_at_s without --adapt, a bad joins_at_s, an offered
 #   node whose parent is not a node, more offers than CONFIG_MAX_JOINS:
 #   exit 2 naming the place.
@@ -42,6 +48,14 @@ save("port", [dict(x, name="S")],
      lambda c: c["tree"][0].update(send_limit_mbps=1.2))
 save("fixed", [dict(x, parent="A")])
 save("late", [dict(x, joins_at_s=10)])
+save("liar", [x])
+save("slots", [], lambda c: c["platform"].update(join_slots=2))
+save("portslots", [], lambda c: (c["platform"].update(join_slots=1),
+                                 c["tree"][0].update(send_limit_mbps=1.2)))
+json.dump({"name": "Y", "compute": 10, "link_mbps": 10}, open(w + "/y.json", "w"))
+json.dump({"name": "Far", "compute": 10, "link_mbps": 10,
+           "host": "ssh://nobody@198.18.0.254:1"}, open(w + "/far.json", "w"))
+json.dump({"X": {"steps": [{"at_s": 0, "load": 8.0}]}}, open(w + "/liar-load.json", "w"))
 save("badat", [dict(x, joins_at_s=-1)])
 save("badparent", [dict(x, parent="nobody")])
 save("toomany", [dict(x, name="X%d" % i) for i in range(17)])
@@ -119,13 +133,67 @@ sleep 0.5
 [ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
 wait "$ctl"
 RC=$?
-run_survived "kill" "$WORK/kill" 300 "$RC" "$WORK/kill.err"
+# A lost node's counters are its last STATS (docs/reliability.md): the
+# sum of "computed" is not held to 300 here, tasks.csv is.
+expect "kill: exit 0 (got $RC)" test "$RC" = 0
+expect "kill: every task exactly once" tasks_exactly_once "$WORK/kill" 300
+expect "kill: no duplicate recorded" \
+    test "$(field "$WORK/kill" 'r["duplicates"], r["completed"]')" = "(0, 300)"
+expect "kill: no node process outlives the run" no_node_alive "$WORK/kill"
 expect "kill: X, killed after it joined, is named lost" \
     test "$(field "$WORK/kill" '" ".join(x["name"] for x in r["lost"])')" = X
 
 run curve grow --adapt --curve
 run_survived "curve" "$WORK/curve" 300 "$RC" "$WORK/curve.err"
 expect "curve: X joins with the key made for it" joined "$WORK/curve" X R 1
+
+# A node that lies about its compute rate: X says 10 units/s, but its
+# machine is loaded (8.0 from the start: 1.25). Its live estimate says
+# so, the change is declared, and the run still records every task once.
+run liar liar --adapt --load "$WORK/liar-load.json"
+run_survived "liar" "$WORK/liar" 300 "$RC" "$WORK/liar.err"
+expect "liar: X joined, and its compute change is declared" python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+ch = [c for c in r['changes'] if c['node'] == 'X' and c['what'] == 'compute']
+sys.exit(0 if ch and ch[0]['to'] < 5 else 1)" "$WORK/liar/results.json"
+
+# treefarm join against a running run with two join slots: Y pays and
+# joins (exit 0); Y again is refused (its name is taken: exit 2); a node
+# whose host cannot be reached is refused (exit 2); after the run, exit 2.
+"$TREEFARM" run "$WORK/slots.json" --adapt --out "$WORK/cli" --quiet >/dev/null \
+    2>"$WORK/cli.err" &
+ctl=$!
+for _ in $(seq 500); do [ -S "$WORK/cli/.join" ] && break; sleep 0.02; done
+sleep 0.5
+"$TREEFARM" join "$WORK/cli" "$WORK/y.json" >"$WORK/j1.out" 2>&1; rc1=$?
+"$TREEFARM" join "$WORK/cli" "$WORK/y.json" >"$WORK/j2.out" 2>&1; rc2=$?
+"$TREEFARM" join "$WORK/cli" "$WORK/far.json" >"$WORK/j3.out" 2>&1; rc3=$?
+wait "$ctl"
+RC=$?
+"$TREEFARM" join "$WORK/cli" "$WORK/y.json" >"$WORK/j4.out" 2>&1; rc4=$?
+run_survived "join" "$WORK/cli" 300 "$RC" "$WORK/cli.err"
+expect "join: Y admitted (exit $rc1): $(cat "$WORK/j1.out")" test "$rc1" = 0
+expect "join: Y joined under R and computed" joined "$WORK/cli" Y R 1
+expect "join: Y again refused, its name taken (exit $rc2)" \
+    eval 'test "$rc2" = 2 && grep -q "is in the run already" "$WORK/j2.out"'
+expect "join: a host that cannot be reached refused (exit $rc3)" \
+    eval 'test "$rc3" = 2 && grep -q "Far refused" "$WORK/j3.out"'
+expect "join: after the run, no run is taking nodes (exit $rc4)" \
+    eval 'test "$rc4" = 2 && grep -q "no run is taking nodes" "$WORK/j4.out"'
+
+# Offered where it gains nothing (the full port): not admitted, exit 1.
+"$TREEFARM" run "$WORK/portslots.json" --adapt --out "$WORK/cli1" --quiet >/dev/null \
+    2>"$WORK/cli1.err" &
+ctl=$!
+for _ in $(seq 500); do [ -S "$WORK/cli1/.join" ] && break; sleep 0.02; done
+sleep 0.5
+"$TREEFARM" join "$WORK/cli1" "$WORK/y.json" >"$WORK/j5.out" 2>&1; rc5=$?
+wait "$ctl"
+RC=$?
+run_survived "join declined" "$WORK/cli1" 300 "$RC" "$WORK/cli1.err"
+expect "join declined: exit 1, saying why (exit $rc5)" \
+    eval 'test "$rc5" = 1 && grep -q "Y not admitted" "$WORK/j5.out"'
 
 # refused NAME CONFIG TEXT ARGS...: exit 2 and the message holds TEXT.
 refused () {
