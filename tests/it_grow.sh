@@ -138,7 +138,7 @@ RC=$?
 expect "kill: exit 0 (got $RC)" test "$RC" = 0
 expect "kill: every task exactly once" tasks_exactly_once "$WORK/kill" 300
 expect "kill: no duplicate recorded" \
-    test "$(field "$WORK/kill" 'r["duplicates"], r["completed"]')" = "(0, 300)"
+    test "$(field "$WORK/kill" 'r["duplicates"], r["completed"]')" = "0 300"
 expect "kill: no node process outlives the run" no_node_alive "$WORK/kill"
 expect "kill: X, killed after it joined, is named lost" \
     test "$(field "$WORK/kill" '" ".join(x["name"] for x in r["lost"])')" = X
