@@ -286,7 +286,15 @@ start_auth (session_t *self)
                                          : self->cfg->offered[i - self->cfg->nnodes].name;
         keys[i] = curve_run_public (self->setup.certs, i);
     }
-    self->link.auth = curve_auth_new (names, keys, n, err, sizeof err);
+    /*  `treefarm join` may add nodes: keys made then are admitted then,
+     *  through a store the handler rereads (overlay/curve.h). */
+    if (self->cfg->join_slots > 0) {
+        self->link.zap_dir = xasprintf ("%s/%s/zap", self->dir, CURVE_DIR_NAME);
+        self->link.auth = curve_auth_dir_new (self->link.zap_dir, names, keys, n, err,
+                                              sizeof err);
+    }
+    else
+        self->link.auth = curve_auth_new (names, keys, n, err, sizeof err);
     free (keys);
     free (names);
     if (!self->link.auth) {

@@ -79,6 +79,8 @@ typedef struct {
     zhashx_t *controls;      /* control bind -> endpoint bound there */
     zpoller_t *poller;
     zactor_t *auth;          /* the control socket's ZAP handler, or NULL */
+    char *zap_dir;           /* its store when `treefarm join` may add
+                                nodes (OUT/.curve/zap), or NULL */
     uint64_t malformed;      /* messages refused, all peers */
     ratelog_t refusals;      /* how often refusals are said */
 } session_link_t;

@@ -184,13 +184,30 @@ refusal (session_t *self, const config_node_t *node, char *buf, size_t len)
     if (self->join.by_command >= cfg->join_slots)
         return snprintf (buf, len, "the run took the %u nodes its join_slots allow",
                          cfg->join_slots), buf;
-    if (self->setup.curve)
-        return "the run's sockets are CURVE and a node offered by treefarm join has no "
-               "key the tree knows (offer it in the config, with joins_at_s)";
     if (node->parent_name && config_find_node (cfg, node->parent_name) < 0)
         return snprintf (buf, len, "parent \"%s\" is not a node of the run",
                          node->parent_name), buf;
     return NULL;
+}
+
+/*  With CURVE, the keys of a node `treefarm join` offers, made for it
+ *  now (docs/security.md): its certificate, for its deploy slot, and its
+ *  public key, admitted by the control socket and shipped in CONFIG (its
+ *  parent gets it in ATTACH) before its process starts. Returns 0, or -1
+ *  with err. */
+static int
+issue_keys (session_t *self, const config_node_t *node, int slot, char *err, size_t errlen)
+{
+    int i = curve_run_add (self->setup.certs, node->name, err, errlen);
+    if (i < 0
+        || deploy_set_cert (self->setup.deploy, slot, curve_run_file (self->setup.certs, i),
+                            err, errlen) != 0
+        || curve_auth_admit (self->link.zap_dir, node->name,
+                             curve_run_public (self->setup.certs, i), err, errlen) != 0)
+        return -1;
+    json_object_set_new (self->setup.keys, node->name,
+                         json_string (curve_run_public (self->setup.certs, i)));
+    return 0;
 }
 
 /*  One request on the join socket: refused, declined or admitted. */
@@ -212,6 +229,8 @@ on_join_request (session_t *self)
                                      sizeof hostwhy);
     if (!no && (slot < 0 || deploy_check (self->setup.deploy, slot, self->setup.node_argv,
                                           self->setup.node_argc, hostwhy, sizeof hostwhy)))
+        no = hostwhy;
+    if (!no && self->setup.curve && issue_keys (self, &node, slot, hostwhy, sizeof hostwhy))
         no = hostwhy;
     if (no) {
         session_log (self, "refused %s, offered by treefarm join: %s", node.name, no);
@@ -243,7 +262,10 @@ session_join_bound (session_t *self, peer_t *peer)
 {
     int parent = peer->node->parent;
     json_t *desc = config_node_to_json (peer->node);
-    zmsg_t *msg = proto_attach (desc, (uint32_t) (peer - self->peers));
+    const char *key = self->setup.keys ? json_string_value (json_object_get (
+                                             self->setup.keys, peer->node->name))
+                                       : NULL;
+    zmsg_t *msg = proto_attach (desc, (uint32_t) (peer - self->peers), key);
     json_decref (desc);
     if (session_send_peer (self, &self->peers[parent], msg, 0) != 0)
         session_lose (self, (int) (peer - self->peers), "its parent could not be told");

@@ -286,6 +286,8 @@ session_destroy (session_t **self_p)
     zpoller_destroy (&self->link.poller);
     zsock_destroy (&self->link.control);
     zactor_destroy (&self->link.auth);   /* after the socket it guards */
+    curve_auth_dir_remove (self->link.zap_dir);
+    free (self->link.zap_dir);
     curve_run_destroy (&self->setup.certs);
     json_decref (self->setup.keys);
     zhashx_destroy (&self->link.controls);

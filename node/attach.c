@@ -21,10 +21,12 @@ vacant_slot (const node_t *self)
     return -1;
 }
 
-/*  Slot takes node index `index` described by desc: every part. */
+/*  Slot takes node index `index` described by desc: every part; with
+ *  CURVE, the children's ZAP handler admits key (made for it when it
+ *  joined; NULL: made at START, admitted then). */
 static int
-take_slot (node_t *self, int slot, const config_node_t *desc, uint32_t index, char *err,
-           size_t errlen)
+take_slot (node_t *self, int slot, const config_node_t *desc, uint32_t index,
+           const char *key, char *err, size_t errlen)
 {
     int at = self->me->children[slot];
     if (config_fill_vacant (self->cfg, at, desc, err, errlen) < 0)
@@ -33,6 +35,9 @@ take_slot (node_t *self, int slot, const config_node_t *desc, uint32_t index, ch
     core_child_info_t info = {c->compute_rate, c->link_mbps, c->link_idle_mbps,
                               c->ir_send, c->ir_recv,
                               c->link_mbps * self->parts.bps_per_mbps, index, 0};
+    if (self->link.zap_dir && key
+        && curve_auth_admit (self->link.zap_dir, c->name, key, err, errlen) < 0)
+        return -1;
     if (core_attach_child (self->parts.core, slot, &info, err, errlen) < 0)
         return -1;
     zhashx_insert (self->link.slots, c->name, (void *) (intptr_t) (slot + 1));
@@ -59,7 +64,7 @@ attach_child (node_t *self, const proto_msg_t *m)
             tf_error (err, sizeof err, "no vacant child slot is left");
         else if (self->link.slots && zhashx_lookup (self->link.slots, desc.name))
             slot = -1, tf_error (err, sizeof err, "%s is a child already", desc.name);
-        else if (take_slot (self, slot, &desc, m->node, err, sizeof err) < 0)
+        else if (take_slot (self, slot, &desc, m->node, m->text, err, sizeof err) < 0)
             slot = -1;
     }
     const char *name = desc.name ? desc.name : "?";

@@ -4,7 +4,10 @@
  *  opens (node_link_t), until handshake_close. See node/runtime.h and
  *  docs/protocol.md.
  */
+#include <errno.h>
 #include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "node/runtime.h"
@@ -166,6 +169,26 @@ admit_offered (node_t *self, json_t *keys, const char **names, const char **out)
 /*  CONFIG's keys, which come exactly when we have a certificate: note
  *  our parent's, and start the ZAP handler that admits exactly our
  *  children's keys to the ROUTER we are about to bind. */
+/*  With vacant slots the children's ZAP handler must admit a node that
+ *  joins with keys made for it then (ATTACH carries its public key): a
+ *  store in a private directory of its own, which the handler rereads. */
+static int
+start_growing_auth (node_t *self, const char **names, const char **keys, int n,
+                    char *err, size_t errlen)
+{
+    const char *tmp = getenv ("TMPDIR");
+    char *dir = xasprintf ("%s/treefarm-zap.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp (dir)) {
+        tf_error (err, errlen, "cannot make a directory for the children's keys in %s: %s",
+                  tmp && *tmp ? tmp : "/tmp", strerror (errno));
+        free (dir);
+        return -1;
+    }
+    self->link.zap_dir = dir;
+    self->link.auth = curve_auth_dir_new (dir, names, keys, n, err, errlen);
+    return self->link.auth ? 0 : -1;
+}
+
 static int
 take_keys (node_t *self, json_t *keys, char *err, size_t errlen)
 {
@@ -193,7 +216,9 @@ take_keys (node_t *self, json_t *keys, char *err, size_t errlen)
     n += admit_offered (self, keys, names + n, children + n);
     int rc = key ? 0 : tf_error (err, errlen, "CONFIG: no CURVE key for our parent or "
                                  "one of our children");
-    if (rc == 0 && n > 0) {
+    if (rc == 0 && self->link.run.vacant > 0)
+        rc = start_growing_auth (self, names, children, n, err, errlen);
+    else if (rc == 0 && n > 0) {
         self->link.auth = curve_auth_new (names, children, n, err, errlen);
         rc = self->link.auth ? 0 : -1;
     }
@@ -335,6 +360,9 @@ handshake_close (node_t *self)
     zhashx_destroy (&link->slots);
     zsock_destroy (&link->router);
     zactor_destroy (&link->auth);   /* after the socket it guards */
+    curve_auth_dir_remove (link->zap_dir);
+    free (link->zap_dir);
+    link->zap_dir = NULL;
     zcert_destroy (&link->cert);
     zsock_destroy (&link->parent);
     zsock_destroy (&link->beat);

@@ -69,6 +69,8 @@ typedef struct {
     char controller_key[CURVE_KEY_LEN + 1];   /* the controller's public key */
     char parent_key[CURVE_KEY_LEN + 1];       /* our parent's, from CONFIG */
     zactor_t *auth;          /* the children ROUTER's ZAP handler */
+    char *zap_dir;           /* its store, when nodes may join under us
+                                (a directory it rereads), or NULL */
     proto_run_t run;         /* CONFIG's run object: commands, and on the
                                 root the tasks file, OUT and the journal
                                 (all zero: no run object) */

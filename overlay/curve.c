@@ -191,6 +191,26 @@ curve_run_destroy (curve_run_t **self_p)
     *self_p = NULL;
 }
 
+int
+curve_run_add (curve_run_t *self, const char *name, char *err, size_t errlen)
+{
+    for (int i = 0; i < self->n; i++)
+        if (strcmp (self->names[i], name) == 0)
+            return tf_error (err, errlen, "%s has keys already", name);
+    int i = self->n;
+    self->names = xrealloc (self->names, (size_t) (i + 1) * sizeof *self->names);
+    self->files = xrealloc (self->files, (size_t) (i + 1) * sizeof *self->files);
+    self->pub = xrealloc (self->pub, (size_t) (i + 1) * sizeof *self->pub);
+    self->names[i] = xstrdup (name);
+    self->files[i] = NULL;
+    self->n++;
+    if (make_node (self, i, err, errlen) == 0)
+        return i;
+    free (self->names[i]);
+    self->n--;
+    return -1;
+}
+
 const char *
 curve_run_file (const curve_run_t *self, int i)
 {

@@ -55,6 +55,12 @@ typedef struct curve_run curve_run_t;
 curve_run_t *curve_run_new (const char *dir, const char *const names[], int n,
                             char *err, size_t errlen);
 
+/*  Make one more node's key pair, for name (a node that joins the run,
+ *  docs/adapt.md "Grow"), written as curve_run_new writes them. Returns
+ *  its index (curve_run_file, curve_run_public), or -1 with a message in
+ *  err (a name that has keys already, a file that cannot be written). */
+int curve_run_add (curve_run_t *self, const char *name, char *err, size_t errlen);
+
 /*  Remove the run's certificate files and its directory (if empty), and
  *  destroy it; null the pointer. Safe on NULL. */
 void curve_run_destroy (curve_run_t **self_p);
@@ -94,6 +100,27 @@ int curve_key_valid (const char *text);
  *  with a message in err. */
 zactor_t *curve_auth_new (const char *const names[], const char *const keys[], int n,
                           char *err, size_t errlen);
+
+/*  The same ZAP handler, with a store that can grow while the process
+ *  runs (a run that nodes may join, docs/adapt.md "Grow"): the public
+ *  certificates in dir (created mode 0700, or taken over if it is ours),
+ *  one file per admitted name, each written with the name as metadata;
+ *  the handler (czmq's zauth, CURVE with a location) reads the directory
+ *  again at a handshake whenever its files changed. names/keys[0..n) are
+ *  admitted at once. Returns the actor, or NULL with a message in err. */
+zactor_t *curve_auth_dir_new (const char *dir, const char *const names[],
+                              const char *const keys[], int n, char *err, size_t errlen);
+
+/*  Admit name's public key (Z85) to the store in dir from the next
+ *  handshake on. The file is written under a name the handler skips and
+ *  renamed into place, so it is never read half written. Returns 0, or -1
+ *  with a message in err. */
+int curve_auth_admit (const char *dir, const char *name, const char *key, char *err,
+                      size_t errlen);
+
+/*  Remove the store's files and dir (what curve_auth_dir_new made), after
+ *  the handler is gone. Safe on NULL. */
+void curve_auth_dir_remove (const char *dir);
 
 /*  Make sock, not yet bound, a CURVE server with cert's keys in the ZAP
  *  domain of the run. */

@@ -251,6 +251,10 @@ decode_attach (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
                   errlen))
         return -1;
     m->node = (uint32_t) index;
+    if (json_object_get (m->body, "key")
+        && (get_string (m->body, "key", &m->text, cmd, err, errlen)
+            || !curve_key_valid (m->text)))
+        return tf_error (err, errlen, "%s: field \"key\" must be a CURVE key", cmd);
     return 0;
 }
 
@@ -587,7 +591,7 @@ static const struct {
     [PROTO_BATCH] = {{"n"}, decode_batch},
     [PROTO_RECLAIM] = {{"n", "dropped"}, decode_reclaim},
     [PROTO_RETURN] = {{"done"}, decode_done},
-    [PROTO_ATTACH] = {{"node", "index"}, decode_attach},
+    [PROTO_ATTACH] = {{"node", "index", "key"}, decode_attach},
     [PROTO_ATTACHED] = {{"name", "error"}, decode_attached},
     [PROTO_DRAINED] = {{"peer"}, decode_drained},
 };

@@ -132,7 +132,8 @@ typedef enum {
                                         asks are dropped (docs/adapt.md) */
     PROTO_RETURN,       /* child -> parent {done: [[task, node], ...]}
                                         held tasks given back             */
-    PROTO_ATTACH,       /* ctl -> node  {node: {tree[] entry}, index}
+    PROTO_ATTACH,       /* ctl -> node  {node: {tree[] entry}, index(,
+                                         key)}
                                         take a joining node as a child in
                                         a vacant slot (docs/adapt.md)     */
     PROTO_ATTACHED,     /* node -> ctl  {name(, error)}  the slot is
@@ -167,7 +168,7 @@ typedef struct {
     zframe_t *payload;       /* CHUNK, RESULT; REPORT (or NULL) */
     const char *text;        /* HELLO name, BOUND endpoint, START parent,
                                 FAIL error, LOST and DRAINED peer,
-                                ATTACHED name */
+                                ATTACHED name, ATTACH key (or NULL) */
     const char *why;         /* LOST: how contact was lost; ATTACHED: why
                                 the node was not taken, or NULL */
     int64_t pid;             /* HELLO */
@@ -253,8 +254,9 @@ zmsg_t *proto_result (uint64_t task, uint32_t node, int failed, uint64_t bytes,
                       uint32_t index, uint32_t count, zframe_t **payload_p);
 zmsg_t *proto_result_ack (uint64_t task, uint32_t index);
 zmsg_t *proto_fail (const char *error);
-/*  ATTACH: node (a tree[] entry, borrowed) joins as node index. */
-zmsg_t *proto_attach (json_t *node, uint32_t index);
+/*  ATTACH: node (a tree[] entry, borrowed) joins as node index, with the
+ *  public key made for it (Z85; NULL: CURVE off, or made at START). */
+zmsg_t *proto_attach (json_t *node, uint32_t index, const char *key);
 /*  ATTACHED: name's slot is ready (why NULL), or why not. */
 zmsg_t *proto_attached (const char *name, const char *why);
 /*  DRAINED: child peer holds nothing of ours and may stop. */

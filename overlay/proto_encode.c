@@ -227,10 +227,12 @@ proto_measured (uint32_t phase, double seconds, double units_per_s, double recv_
 }
 
 zmsg_t *
-proto_attach (json_t *node, uint32_t index)
+proto_attach (json_t *node, uint32_t index, const char *key)
 {
-    return encode_packed (PROTO_ATTACH, json_pack ("{s:O, s:I}", "node", node, "index",
-                                                   (json_int_t) index));
+    json_t *body = json_pack ("{s:O, s:I}", "node", node, "index", (json_int_t) index);
+    if (body && key)
+        json_object_set_new (body, "key", json_string (key));
+    return encode_packed (PROTO_ATTACH, body);
 }
 
 zmsg_t *

@@ -18,8 +18,8 @@
 #   is declared like any node's, every task once.
 # - treefarm join against the running run: admitted (exit 0) and
 #   computing; the same name again, and a host that cannot be reached,
-#   refused (exit 2); after the run, exit 2; where it gains nothing, not
-#   admitted (exit 1).
+#   refused (exit 2); after the run, exit 2; with CURVE on, keys made for
+#   the node when offered; where it gains nothing, not admitted (exit 1).
 # - the refusals: joins_at_s without --adapt, a bad joins_at_s, an offered
 #   node whose parent is not a node, more offers than CONFIG_MAX_JOINS:
 #   exit 2 naming the place.
@@ -181,6 +181,20 @@ expect "join: a host that cannot be reached refused (exit $rc3)" \
     eval 'test "$rc3" = 2 && grep -q "Far refused" "$WORK/j3.out"'
 expect "join: after the run, no run is taking nodes (exit $rc4)" \
     eval 'test "$rc4" = 2 && grep -q "no run is taking nodes" "$WORK/j4.out"'
+
+# The same with CURVE on: keys are made for Y when it is offered; its
+# parent admits them (ATTACH carries its public key), it joins.
+"$TREEFARM" run "$WORK/slots.json" --adapt --curve --out "$WORK/clic" --quiet >/dev/null \
+    2>"$WORK/clic.err" &
+ctl=$!
+for _ in $(seq 500); do [ -S "$WORK/clic/.join" ] && break; sleep 0.02; done
+sleep 0.5
+"$TREEFARM" join "$WORK/clic" "$WORK/y.json" >"$WORK/j6.out" 2>&1; rc6=$?
+wait "$ctl"
+RC=$?
+run_survived "join, CURVE" "$WORK/clic" 300 "$RC" "$WORK/clic.err"
+expect "join, CURVE: Y admitted with keys made for it, joined and computed (exit $rc6)" \
+    eval 'test "$rc6" = 0 && joined "$WORK/clic" Y R 1 && test "$(field "$WORK/clic" "r[\"curve\"]")" = True'
 
 # Offered where it gains nothing (the full port): not admitted, exit 1.
 "$TREEFARM" run "$WORK/portslots.json" --adapt --out "$WORK/cli1" --quiet >/dev/null \

@@ -500,6 +500,8 @@ test_malformed_fields_are_refused (void **state)
              "\"node\" must be an object");
     refused (raw (PROTO_VERSION, PROTO_ATTACH, "{\"node\":{},\"index\":99999999}", NULL),
              "\"index\"");
+    refused (raw (PROTO_VERSION, PROTO_ATTACH, "{\"node\":{},\"index\":1,\"key\":\"x\"}",
+                  NULL), "CURVE key");
     refused (raw (PROTO_VERSION, PROTO_ATTACHED, "{\"name\":\"X\",\"error\":2}", NULL),
              "\"error\"");
     refused (raw (PROTO_VERSION, PROTO_DRAINED, "{}", NULL), "\"peer\"");
@@ -517,10 +519,15 @@ test_join_messages_round_trip (void **state)
     proto_msg_t m;
     json_t *node = json_pack ("{s:s, s:f, s:f}", "name", "X", "compute", 2.0, "link_mbps",
                               5.0);
-    decode_ok (proto_attach (node, 7), &m);
-    json_decref (node);
+    decode_ok (proto_attach (node, 7, NULL), &m);
     assert_int_equal (m.command, PROTO_ATTACH);
     assert_int_equal (m.node, 7);
+    assert_null (m.text);
+    proto_msg_clear (&m);
+    const char *key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+    decode_ok (proto_attach (node, 7, key), &m);
+    json_decref (node);
+    assert_string_equal (m.text, key);
     assert_string_equal (json_string_value (json_object_get (m.object, "name")), "X");
     proto_msg_clear (&m);
     decode_ok (proto_attached ("X", NULL), &m);
