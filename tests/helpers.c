@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "overlay/config.h"
 #include "overlay/util.h"
 
 void
@@ -107,4 +108,33 @@ test_stats_refused (const char *text, const char *why)
     if (!strstr (err, why))
         fail_msg ("%s: \"%s\" does not name %s", text, err, why);
     json_decref (o);
+}
+
+const char *
+test_srcdir (void)
+{
+    const char *dir = getenv ("TF_SRCDIR");
+    return dir && *dir ? dir : ".";
+}
+
+char *
+test_dequote (const char *text)
+{
+    char *json = xstrdup (text);
+    for (char *p = json; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    return json;
+}
+
+config_t *
+test_config_from (const char *text)
+{
+    char *json = test_dequote (text);
+    char err[TF_ERRLEN] = "";
+    config_t *cfg = config_load_string (json, "<test>", err, sizeof err);
+    if (!cfg)
+        fail_msg ("config: %s\n%s", err, json);
+    free (json);
+    return cfg;
 }

@@ -12,6 +12,17 @@
 #include "node/core.h"
 #include "overlay/proto_stats.h"
 
+/*  The source tree's root ($TF_SRCDIR, else "."), for configs/. */
+const char *test_srcdir (void);
+
+/*  A copy of text with every single quote made a double quote: JSON
+ *  written with single quotes, for legibility. The caller frees. */
+char *test_dequote (const char *text);
+
+/*  A config loaded from text written with single quotes (test_dequote);
+ *  the test fails if the loader refuses it. */
+config_t *test_config_from (const char *text);
+
 /*  Create a new directory /tmp/NAME.XXXXXX (mkdtemp) and write its path
  *  into dir (len bytes). */
 void test_temp_dir (char *dir, size_t len, const char *name);

@@ -95,6 +95,19 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# start_run NAME CONFIG ARGS...: an adapting run into $WORK/NAME in the
+# background (its pid in ctl), once its join socket is there and it runs.
+# end_run: wait for it, its exit status in RC.
+start_run () {
+    local name=$1 cfg=$2; shift 2
+    "$TREEFARM" run "$WORK/$cfg.json" --adapt --out "$WORK/$name" --quiet "$@" >/dev/null \
+        2>"$WORK/$name.err" &
+    ctl=$!
+    for _ in $(seq 500); do [ -S "$WORK/$name/.join" ] && break; sleep 0.02; done
+    sleep 0.5
+}
+end_run () { wait "$ctl"; RC=$?; }
+
 # field DIR EXPR: print a Python expression over r (results.json).
 field () { python3 -c "import json,sys; r=json.load(open(sys.argv[1]+'/results.json')); print($2)" "$1"; }
 
@@ -161,16 +174,11 @@ sys.exit(0 if ch and ch[0]['to'] < 5 else 1)" "$WORK/liar/results.json"
 # treefarm join against a running run with two join slots: Y pays and
 # joins (exit 0); Y again is refused (its name is taken: exit 2); a node
 # whose host cannot be reached is refused (exit 2); after the run, exit 2.
-"$TREEFARM" run "$WORK/slots.json" --adapt --out "$WORK/cli" --quiet >/dev/null \
-    2>"$WORK/cli.err" &
-ctl=$!
-for _ in $(seq 500); do [ -S "$WORK/cli/.join" ] && break; sleep 0.02; done
-sleep 0.5
+start_run cli slots
 "$TREEFARM" join "$WORK/cli" "$WORK/y.json" >"$WORK/j1.out" 2>&1; rc1=$?
 "$TREEFARM" join "$WORK/cli" "$WORK/y.json" >"$WORK/j2.out" 2>&1; rc2=$?
 "$TREEFARM" join "$WORK/cli" "$WORK/far.json" >"$WORK/j3.out" 2>&1; rc3=$?
-wait "$ctl"
-RC=$?
+end_run
 "$TREEFARM" join "$WORK/cli" "$WORK/y.json" >"$WORK/j4.out" 2>&1; rc4=$?
 run_survived "join" "$WORK/cli" 300 "$RC" "$WORK/cli.err"
 expect "join: Y admitted (exit $rc1): $(cat "$WORK/j1.out")" test "$rc1" = 0
@@ -184,27 +192,17 @@ expect "join: after the run, no run is taking nodes (exit $rc4)" \
 
 # The same with CURVE on: keys are made for Y when it is offered; its
 # parent admits them (ATTACH carries its public key), it joins.
-"$TREEFARM" run "$WORK/slots.json" --adapt --curve --out "$WORK/clic" --quiet >/dev/null \
-    2>"$WORK/clic.err" &
-ctl=$!
-for _ in $(seq 500); do [ -S "$WORK/clic/.join" ] && break; sleep 0.02; done
-sleep 0.5
+start_run clic slots --curve
 "$TREEFARM" join "$WORK/clic" "$WORK/y.json" >"$WORK/j6.out" 2>&1; rc6=$?
-wait "$ctl"
-RC=$?
+end_run
 run_survived "join, CURVE" "$WORK/clic" 300 "$RC" "$WORK/clic.err"
 expect "join, CURVE: Y admitted with keys made for it, joined and computed (exit $rc6)" \
     eval 'test "$rc6" = 0 && joined "$WORK/clic" Y R 1 && test "$(field "$WORK/clic" "r[\"curve\"]")" = True'
 
 # Offered where it gains nothing (the full port): not admitted, exit 1.
-"$TREEFARM" run "$WORK/portslots.json" --adapt --out "$WORK/cli1" --quiet >/dev/null \
-    2>"$WORK/cli1.err" &
-ctl=$!
-for _ in $(seq 500); do [ -S "$WORK/cli1/.join" ] && break; sleep 0.02; done
-sleep 0.5
+start_run cli1 portslots
 "$TREEFARM" join "$WORK/cli1" "$WORK/y.json" >"$WORK/j5.out" 2>&1; rc5=$?
-wait "$ctl"
-RC=$?
+end_run
 run_survived "join declined" "$WORK/cli1" 300 "$RC" "$WORK/cli1.err"
 expect "join declined: exit 1, saying why (exit $rc5)" \
     eval 'test "$rc5" = 1 && grep -q "Y not admitted" "$WORK/j5.out"'

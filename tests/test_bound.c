@@ -10,6 +10,7 @@
 #include "overlay/bound.h"
 #include "overlay/config.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -46,29 +47,6 @@ assert_near_at (double actual, double expected, double rel, const char *what,
                      expected);
         _fail (file, line);
     }
-}
-
-static const char *
-srcdir (void)
-{
-    const char *dir = getenv ("TF_SRCDIR");
-    return dir && *dir ? dir : ".";
-}
-
-/*  Load a config from text written with single quotes (for legibility). */
-static config_t *
-config_from (const char *text)
-{
-    char *json = xstrdup (text);
-    for (char *p = json; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    char err[TF_ERRLEN] = "";
-    config_t *cfg = config_load_string (json, "<test>", err, sizeof err);
-    if (!cfg)
-        fail_msg ("config: %s\n%s", err, json);
-    free (json);
-    return cfg;
 }
 
 /*  The bound of cfg in model for the config's application type. */
@@ -157,7 +135,7 @@ static void
 test_bad_application (void **state)
 {
     (void) state;
-    config_t *cfg = config_from ("{'tasks': {'count': 1, 'input_mb': 1, 'units': 1},"
+    config_t *cfg = test_config_from ("{'tasks': {'count': 1, 'input_mb': 1, 'units': 1},"
                                  " 'tree': [{'name': 'r', 'compute': 1}]}");
     char err[TF_ERRLEN] = "";
     bound_app_t bad[] = {{-1, 1}, {NAN, 1}, {INFINITY, 1}, {1, 0}, {1, -2}, {1, NAN}};
@@ -180,7 +158,7 @@ static void
 test_lone_root (void **state)
 {
     (void) state;
-    config_t *cfg = config_from ("{'tasks': {'count': 1, 'input_mb': 2, 'units': 3},"
+    config_t *cfg = test_config_from ("{'tasks': {'count': 1, 'input_mb': 2, 'units': 3},"
                                  " 'tree': [{'name': 'r', 'compute': 9}]}");
     for (int m = 0; m < BOUND_MODEL_COUNT; m++) {
         bound_tree_t *tree = tree_of (cfg, m);
@@ -215,7 +193,7 @@ static void
 test_one_child (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (
+    config_t *cfg = test_config_from (
         "{'tasks': {'count': 1, 'input_mb': 1, 'units': 2},"
         " 'tree': [{'name': 'root', 'compute': 4},"
         "  {'name': 'c', 'parent': 'root', 'compute': 6, 'link_mbps': 4,"
@@ -252,7 +230,7 @@ static void
 test_excluded_child (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (
+    config_t *cfg = test_config_from (
         "{'tasks': {'count': 1, 'input_mb': 1, 'units': 1},"
         " 'tree': [{'name': 'root', 'compute': 8},"
         "  {'name': 'x', 'parent': 'root', 'compute': 5, 'link_mbps': 10,"
@@ -301,7 +279,7 @@ static void
 test_bandwidth_fork (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (
+    config_t *cfg = test_config_from (
         "{'tasks': {'count': 1, 'input_mb': 2, 'units': 1},"
         " 'tree': [{'name': 'root', 'compute': 6, 'send_limit_mbps': 10},"
         "  {'name': 'c4', 'parent': 'root', 'compute': 2, 'link_mbps': 8,"
@@ -362,7 +340,7 @@ static void
 test_bwc_classic (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (
+    config_t *cfg = test_config_from (
         "{'tasks': {'count': 1, 'input_mb': 1, 'units': 1},"
         " 'tree': [{'name': 'root', 'compute': 1},"
         "  {'name': 'D', 'parent': 'root', 'compute': 1, 'link_mbps': 1},"
@@ -403,7 +381,7 @@ static void
 test_recv_cap (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (
+    config_t *cfg = test_config_from (
         "{'tasks': {'count': 1, 'input_mb': 1, 'units': 1},"
         " 'tree': [{'name': 'root', 'compute': 1},"
         "  {'name': 'mid', 'parent': 'root', 'compute': 2, 'link_mbps': 3,"
@@ -435,7 +413,7 @@ static void
 test_cpu_limit_multi (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (
+    config_t *cfg = test_config_from (
         "{'tasks': {'count': 1, 'input_mb': 1, 'units': 1},"
         " 'tree': [{'name': 'root', 'compute': 1},"
         "  {'name': 'c', 'parent': 'root', 'compute': 10, 'link_mbps': 100,"
@@ -465,7 +443,7 @@ static void
 test_cpu_limit_single (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (
+    config_t *cfg = test_config_from (
         "{'tasks': {'count': 1, 'input_mb': 1, 'units': 1},"
         " 'tree': [{'name': 'root', 'compute': 1},"
         "  {'name': 'A', 'parent': 'root', 'compute': 10, 'link_mbps': 10,"
@@ -504,7 +482,7 @@ static void
 test_deep_chain (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (
+    config_t *cfg = test_config_from (
         "{'tasks': {'count': 1, 'input_mb': 1, 'units': 2},"
         " 'tree': [{'name': 'N3', 'parent': 'N2', 'compute': 3, 'link_mbps': 1,"
         "   'ir_send': 0.2},"
@@ -553,7 +531,7 @@ test_long_chain (void **state)
                                    ", {'name': 'n%d', 'parent': 'n%d', 'compute': 1,"
                                    " 'link_mbps': 10000}", i, i - 1);
     snprintf (text + used, len - used, "]}");
-    config_t *cfg = config_from (text);
+    config_t *cfg = test_config_from (text);
     free (text);
     bound_tree_t *tree = tree_of (cfg, BOUND_MULTI);
     assert_near (tree->bound, 2000.0, HAND_TOL);
@@ -570,7 +548,7 @@ static void
 test_zero_input (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (
+    config_t *cfg = test_config_from (
         "{'tasks': {'count': 1, 'input_mb': 0, 'units': 1},"
         " 'tree': [{'name': 'root', 'compute': 2, 'send_limit_mbps': 0.1},"
         "  {'name': 'a', 'parent': 'root', 'compute': 3, 'link_mbps': 0.1, 'ir_send': 5,"
@@ -658,7 +636,7 @@ test_step_alone (void **state)
 static config_t *
 fork7 (void)
 {
-    char *path = xasprintf ("%s/configs/fork7.json", srcdir ());
+    char *path = xasprintf ("%s/configs/fork7.json", test_srcdir ());
     char err[TF_ERRLEN] = "";
     config_t *cfg = config_load_file (path, err, sizeof err);
     if (!cfg)

@@ -9,6 +9,7 @@
 #include "overlay/bound.h"
 #include "overlay/config.h"
 #include "overlay/util.h"
+#include "tests/helpers.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -45,42 +46,12 @@
  *  serves A 2 tasks/s (0.2 s) and B 0.8: 1 + 2 + 0.8 = 3.8 tasks/s. */
 #define SLOW_NODE "{'name': 'N', 'compute': 1, 'link_mbps': 1}"
 
-static const char *
-srcdir (void)
-{
-    const char *dir = getenv ("TF_SRCDIR");
-    return dir && *dir ? dir : ".";
-}
-
-/*  text written with single quotes (for legibility), in double quotes. */
-static char *
-dequote (const char *text)
-{
-    char *json = xstrdup (text);
-    for (char *p = json; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    return json;
-}
-
-static config_t *
-config_from (const char *text)
-{
-    char *json = dequote (text);
-    char err[TF_ERRLEN] = "";
-    config_t *cfg = config_load_string (json, "<test>", err, sizeof err);
-    if (!cfg)
-        fail_msg ("config: %s\n%s", err, json);
-    free (json);
-    return cfg;
-}
-
-/*  The reference fork (configs/fork7.json), with room for joins slots. */
+/*  The reference fork (configs/fork7.json), with room for joins nodes. */
 static config_t *
 fork7_with_room (int joins)
 {
     char path[1024], err[TF_ERRLEN] = "";
-    snprintf (path, sizeof path, "%s/configs/fork7.json", srcdir ());
+    snprintf (path, sizeof path, "%s/configs/fork7.json", test_srcdir ());
     json_error_t jerr;
     json_t *json = json_load_file (path, 0, &jerr);
     if (!json)
@@ -99,7 +70,7 @@ fork7_with_room (int joins)
 static void
 node_from (const char *text, config_node_t *node)
 {
-    char *dq = dequote (text), err[TF_ERRLEN] = "";
+    char *dq = test_dequote (text), err[TF_ERRLEN] = "";
     json_t *json = json_loads (dq, 0, NULL);
     if (!json || config_node_parse (json, "<test node>", node, err, sizeof err) < 0)
         fail_msg ("node: %s\n%s", err, dq);
@@ -142,7 +113,7 @@ static void
 test_a_saturated_root_places_the_node_under_a_relay (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (RELAY_TREE);
+    config_t *cfg = test_config_from (RELAY_TREE);
     config_node_t node;
     node_from (SLOW_NODE, &node);
     place_t out = choose (cfg, &node, slots_all (cfg, 1), BOUND_SINGLE, 300, 0.5, 1, 0);
@@ -173,7 +144,7 @@ static void
 test_the_gain_must_exceed_the_start_up_cost (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (RELAY_TREE);
+    config_t *cfg = test_config_from (RELAY_TREE);
     config_node_t node;
     node_from (SLOW_NODE, &node);
     const int *vacant = slots_all (cfg, 1);
@@ -204,7 +175,7 @@ static void
 test_the_live_factor_scales_both_bounds (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (RELAY_TREE);
+    config_t *cfg = test_config_from (RELAY_TREE);
     config_node_t node;
     node_from (SLOW_NODE, &node);
     const int *vacant = slots_all (cfg, 1);
@@ -316,7 +287,7 @@ static void
 test_bad_input_is_refused (void **state)
 {
     (void) state;
-    config_t *cfg = config_from (RELAY_TREE);
+    config_t *cfg = test_config_from (RELAY_TREE);
     config_node_t node;
     node_from (SLOW_NODE, &node);
     const int *vacant = slots_all (cfg, 1);
