@@ -103,8 +103,12 @@ typedef struct {
     int *slot;               /* per offered node: its deploy slot */
     zsock_t *sock;           /* the join socket (`treefarm join`), or NULL */
     uint32_t by_command;     /* nodes `treefarm join` offered and admitted */
-    double startup_s;        /* wall seconds the tree took from the spawn
-                                to START: a node's start-up cost */
+    double startup_s;        /* a node's start-up cost, wall seconds: the
+                                last joined node's, from its spawn to its
+                                START; before any, the tree's from the
+                                spawn to START (an upper bound) */
+    double *spawned;         /* per node (capacity): when a joining node
+                                was spawned (tf_now) */
 } session_join_t;
 
 /*  An unexpected exit outside the run proper, waiting for its FAIL. */

@@ -41,6 +41,7 @@ session_join_start (session_t *self)
     if (!j->on)
         return;
     j->vacant = xcalloc ((size_t) cfg->capacity + 1, sizeof *j->vacant);
+    j->spawned = xcalloc ((size_t) cfg->capacity + 1, sizeof *j->spawned);
     for (int i = 0; i < cfg->nnodes; i++)
         j->vacant[i] = config_joins (cfg);
     j->startup_s = self->t.start - self->t.launch;
@@ -60,6 +61,8 @@ session_join_close (session_t *self)
     self->join.vacant = NULL;
     free (self->join.slot);
     self->join.slot = NULL;
+    free (self->join.spawned);
+    self->join.spawned = NULL;
 }
 
 /*  The bound of the tree as it is now, in the run's model: the live
@@ -115,6 +118,7 @@ admit (session_t *self, const config_node_t *node, int parent, int slot)
         return -1;
     self->join.vacant[parent]--;
     self->join.vacant[g] = config_joins (self->cfg);
+    self->join.spawned[g] = tf_now ();
     if (session_spawn (self, peer, slot, err, sizeof err) != 0) {
         char why[TF_ERRLEN + 32];
         snprintf (why, sizeof why, "cannot start it: %s", err);
@@ -296,6 +300,7 @@ session_join_attached (session_t *self, peer_t *parent, const proto_msg_t *m)
         session_send_peer (self, peer, proto_empty (PROTO_PING), 1);
     peer->state = PEER_STARTED;
     peer->heard = tf_now ();
+    self->join.startup_s = peer->heard - self->join.spawned[g];   /* measured */
     session_log (self, "%s joined under %s", peer->node->name, parent->node->name);
 }
 
