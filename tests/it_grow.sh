@@ -28,7 +28,7 @@ source "$(dirname "$0")/lib.sh"
 python3 - "$WORK" <<'PY'
 import json, sys, copy
 w = sys.argv[1]
-base = {"name": "grow3", "tasks": {"count": 300, "input_mb": 1, "units": 5},
+base = {"name": "grow3", "tasks": {"count": 200, "input_mb": 1, "units": 5},
         "policy": "ia-multi",
         "platform": {"time_scale": 20, "payload_scale": 0.01, "buffer": 2},
         "tree": [{"name": "R", "compute": 2},
@@ -112,7 +112,7 @@ end_run () { wait "$ctl"; RC=$?; }
 field () { python3 -c "import json,sys; r=json.load(open(sys.argv[1]+'/results.json')); print($2)" "$1"; }
 
 run grow grow --adapt
-run_survived "grow" "$WORK/grow" 300 "$RC" "$WORK/grow.err"
+run_survived "grow" "$WORK/grow" 200 "$RC" "$WORK/grow.err"
 expect "grow: X admitted under R and computed" joined "$WORK/grow" X R 1
 expect "grow: the tree's first bound agrees with the offline one" \
     test "$(field "$WORK/grow" 'r["bound"]["agree"]')" = True
@@ -123,13 +123,13 @@ expect "grow: the efficiency is at most 100% of that" \
 expect "grow: the log says where X joins and why" grep -q "X joins under R: bound 1.6 -> 3.6" "$WORK/grow.err"
 
 run port port --adapt
-run_survived "port" "$WORK/port" 300 "$RC" "$WORK/port.err"
+run_survived "port" "$WORK/port" 200 "$RC" "$WORK/port.err"
 expect "port: S, which gains nothing, is not admitted" joined "$WORK/port" S - 0
 expect "port: the log says why" grep -q "S not admitted" "$WORK/port.err"
 expect "port: no process was started for S"     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if len(r['nodes']) == 3 else 1)" "$WORK/port/results.json"
 
 run fixed fixed --adapt
-run_survived "fixed" "$WORK/fixed" 300 "$RC" "$WORK/fixed.err"
+run_survived "fixed" "$WORK/fixed" 200 "$RC" "$WORK/fixed.err"
 expect "fixed: X joins under the parent it names, A" joined "$WORK/fixed" X A 1
 
 # The joined node killed once it computes: its tasks go out again.
@@ -147,24 +147,24 @@ sleep 0.5
 wait "$ctl"
 RC=$?
 # A lost node's counters are its last STATS (docs/reliability.md): the
-# sum of "computed" is not held to 300 here, tasks.csv is.
+# sum of "computed" is not held to 200 here, tasks.csv is.
 expect "kill: exit 0 (got $RC)" test "$RC" = 0
-expect "kill: every task exactly once" tasks_exactly_once "$WORK/kill" 300
+expect "kill: every task exactly once" tasks_exactly_once "$WORK/kill" 200
 expect "kill: no duplicate recorded" \
-    test "$(field "$WORK/kill" 'r["duplicates"], r["completed"]')" = "0 300"
+    test "$(field "$WORK/kill" 'r["duplicates"], r["completed"]')" = "0 200"
 expect "kill: no node process outlives the run" no_node_alive "$WORK/kill"
 expect "kill: X, killed after it joined, is named lost" \
     test "$(field "$WORK/kill" '" ".join(x["name"] for x in r["lost"])')" = X
 
 run curve grow --adapt --curve
-run_survived "curve" "$WORK/curve" 300 "$RC" "$WORK/curve.err"
+run_survived "curve" "$WORK/curve" 200 "$RC" "$WORK/curve.err"
 expect "curve: X joins with the key made for it" joined "$WORK/curve" X R 1
 
 # A node that lies about its compute rate: X says 10 units/s, but its
 # machine is loaded (8.0 from the start: 1.25). Its live estimate says
 # so, the change is declared, and the run still records every task once.
 run liar liar --adapt --load "$WORK/liar-load.json"
-run_survived "liar" "$WORK/liar" 300 "$RC" "$WORK/liar.err"
+run_survived "liar" "$WORK/liar" 200 "$RC" "$WORK/liar.err"
 expect "liar: X joined, and its compute change is declared" python3 -c "
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -180,7 +180,7 @@ start_run cli slots
 "$TREEFARM" join "$WORK/cli" "$WORK/far.json" >"$WORK/j3.out" 2>&1; rc3=$?
 end_run
 "$TREEFARM" join "$WORK/cli" "$WORK/y.json" >"$WORK/j4.out" 2>&1; rc4=$?
-run_survived "join" "$WORK/cli" 300 "$RC" "$WORK/cli.err"
+run_survived "join" "$WORK/cli" 200 "$RC" "$WORK/cli.err"
 expect "join: Y admitted (exit $rc1): $(cat "$WORK/j1.out")" test "$rc1" = 0
 expect "join: Y joined under R and computed" joined "$WORK/cli" Y R 1
 expect "join: Y again refused, its name taken (exit $rc2)" \
@@ -195,7 +195,7 @@ expect "join: after the run, no run is taking nodes (exit $rc4)" \
 start_run clic slots --curve
 "$TREEFARM" join "$WORK/clic" "$WORK/y.json" >"$WORK/j6.out" 2>&1; rc6=$?
 end_run
-run_survived "join, CURVE" "$WORK/clic" 300 "$RC" "$WORK/clic.err"
+run_survived "join, CURVE" "$WORK/clic" 200 "$RC" "$WORK/clic.err"
 expect "join, CURVE: Y admitted with keys made for it, joined and computed (exit $rc6)" \
     eval 'test "$rc6" = 0 && joined "$WORK/clic" Y R 1 && test "$(field "$WORK/clic" "r[\"curve\"]")" = True'
 
@@ -203,7 +203,7 @@ expect "join, CURVE: Y admitted with keys made for it, joined and computed (exit
 start_run cli1 portslots
 "$TREEFARM" join "$WORK/cli1" "$WORK/y.json" >"$WORK/j5.out" 2>&1; rc5=$?
 end_run
-run_survived "join declined" "$WORK/cli1" 300 "$RC" "$WORK/cli1.err"
+run_survived "join declined" "$WORK/cli1" 200 "$RC" "$WORK/cli1.err"
 expect "join declined: exit 1, saying why (exit $rc5)" \
     eval 'test "$rc5" = 1 && grep -q "Y not admitted" "$WORK/j5.out"'
 
