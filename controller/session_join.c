@@ -65,12 +65,21 @@ session_join_close (session_t *self)
     self->join.spawned = NULL;
 }
 
-/*  The bound of the tree as it is now, in the run's model: the live
- *  bound over the configured one, the factor place_choose scales by. */
+/*  The live bound over the configured one, the factor place_choose
+ *  scales by (1 when the live bound is unknown). After an admission the
+ *  root's live bound is of the tree without the node (its SUBTREE has
+ *  yet to climb the tree) while the config has it: the factor taken
+ *  before is kept until the live bound moves. A node that adds nothing
+ *  never moves it, and then the factor kept is still the right one. */
 static double
 live_factor (session_t *self)
 {
+    session_join_t *j = &self->join;
     double live = results_live_bound (self->results);
+    if (j->admitted_at > 0 && (live == j->live_then || (isnan (live) && isnan (j->live_then))))
+        return j->factor;
+    j->admitted_at = 0;
+    j->factor = 1;
     if (!isfinite (live) || live <= 0)
         return 1;
     bound_app_t app = bound_app_of (self->cfg);
@@ -79,7 +88,8 @@ live_factor (session_t *self)
                                          err, sizeof err);
     double now = tree ? tree->bound : NAN;
     bound_tree_destroy (&tree);
-    return isfinite (now) && now > 0 ? live / now : 1;
+    j->factor = isfinite (now) && now > 0 ? live / now : 1;
+    return j->factor;
 }
 
 /*  What was decided of node, for results.json and the log. */
@@ -118,7 +128,8 @@ admit (session_t *self, const config_node_t *node, int parent, int slot)
         return -1;
     self->join.vacant[parent]--;
     self->join.vacant[g] = config_joins (self->cfg);
-    self->join.spawned[g] = tf_now ();
+    self->join.spawned[g] = self->join.admitted_at = tf_now ();
+    self->join.live_then = results_live_bound (self->results);
     if (session_spawn (self, peer, slot, err, sizeof err) != 0) {
         char why[TF_ERRLEN + 32];
         snprintf (why, sizeof why, "cannot start it: %s", err);
@@ -292,7 +303,9 @@ session_join_attached (session_t *self, peer_t *parent, const proto_msg_t *m)
         session_lose (self, g, why);
         return;
     }
-    if (session_send_peer (self, peer, proto_start (parent->endpoint, 0), 0) != 0) {
+    double since = tf_now () - self->t.start;
+    if (session_send_peer (self, peer, proto_start_since (parent->endpoint, 0, since), 0)
+        != 0) {
         session_lose (self, g, "cannot send START");
         return;
     }

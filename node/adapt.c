@@ -39,7 +39,10 @@ adapt_start (node_t *self)
     a->log = xcalloc (LIVE_MAX_CHANGES, sizeof *a->log);
     a->n = 0;
     a->dropped = 0;
-    a->at = a->units = a->busy = 0;
+    a->units = a->busy = 0;
+    /*  A node that joined the run counts from the run's START: its first
+     *  interval starts when it did. */
+    a->at = self->link.since * self->cfg->platform.time_scale;
     /*  The last sample's bytes observed (n + 1), then scratch for the
      *  interval's MB sent per child (n). */
     a->observed = xcalloc (2 * n + 2, sizeof *a->observed);

@@ -273,6 +273,7 @@ take_start (node_t *self, const proto_msg_t *m, char *err, size_t errlen)
                                                 ? "START names no parent endpoint"
                                                 : "START names a parent for the root");
     self->link.measure = m->measure;
+    self->link.since = m->seconds;
     if (self->me->parent < 0)
         return 0;
     self->link.parent = zsock_new (ZMQ_DEALER);

@@ -380,7 +380,7 @@ report_start (node_t *self)
 void
 report_begin_trace (node_t *self)
 {
-    self->rep.trace_t0 = tf_now ();
+    self->rep.trace_t0 = tf_now () - self->link.since;   /* the run's START */
     if (!self->link.run.trace)
         return;
     uint32_t lanes = self->parts.nworkers ? self->parts.nworkers : 1;

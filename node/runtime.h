@@ -75,6 +75,8 @@ typedef struct {
                                 root the tasks file, OUT and the journal
                                 (all zero: no run object) */
     int measure;             /* calibration mode (START mode "measure") */
+    double since;            /* START "since": a node that joined the run
+                                counts its times from the run's START */
 } node_link_t;
 
 /*  build.c: the core and what works around it. */

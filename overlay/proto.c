@@ -285,6 +285,12 @@ decode_start (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
     if (strcmp (mode, "run") != 0 && strcmp (mode, "measure") != 0)
         return tf_error (err, errlen, "%s: mode must be \"run\" or \"measure\"", cmd);
     m->measure = strcmp (mode, "measure") == 0;
+    m->seconds = 0;
+    if (json_object_get (m->body, "since")
+        && (get_optional (m->body, "since", &m->seconds, cmd, err, errlen)
+            || m->seconds > PROTO_MAX_SINCE_S))
+        return tf_error (err, errlen, "%s: field \"since\" must be 0 .. %g seconds", cmd,
+                         PROTO_MAX_SINCE_S);
     return 0;
 }
 
@@ -566,7 +572,7 @@ static const struct {
     [PROTO_HELLO] = {{"name", "pid", "version"}, decode_hello},
     [PROTO_CONFIG] = {{"config", "run", "keys"}, decode_config},
     [PROTO_BOUND] = {{"endpoint"}, decode_bound},
-    [PROTO_START] = {{"parent", "mode"}, decode_start},
+    [PROTO_START] = {{"parent", "mode", "since"}, decode_start},
     [PROTO_STATS] = {{"stats"}, decode_stats},
     [PROTO_FINISHED] = {{NULL}, decode_nothing},
     [PROTO_STOP] = {{NULL}, decode_nothing},

@@ -86,7 +86,7 @@ typedef enum {
                                          run?: {...} (overlay/proto_run.h)}    */
     PROTO_BOUND,        /* node -> ctl  {endpoint: "tcp://..."|""}        */
     PROTO_START,        /* ctl -> node  {parent: "tcp://..."|"", mode:
-                                         "run"|"measure"}                 */
+                                         "run"|"measure"(, since: s)}     */
     PROTO_STATS,        /* node -> ctl  {stats: {...}}      periodic      */
     PROTO_FINISHED,     /* root -> ctl  {}                  bag complete  */
     PROTO_STOP,         /* ctl -> node  {}                                */
@@ -143,6 +143,10 @@ typedef enum {
                                         (docs/adapt.md, "Shrink")         */
     PROTO_COMMAND_END
 } proto_command_t;
+
+/*  The latest START "since" (wall seconds since the run's START) a node
+ *  takes: a year. */
+#define PROTO_MAX_SINCE_S (365.0 * 86400)
 
 /*  Return the command's name ("HELLO", ...), or "?" if unknown. */
 const char *proto_command_str (int command);
@@ -207,7 +211,8 @@ typedef struct {
                                 IR_r, NaN when absent (docs/adapt.md) */
     uint32_t phase;          /* MEASURE, MEASURED */
     double seconds, warmup;  /* MEASURE: phase and warm-up, wall seconds;
-                                MEASURED: platform seconds measured */
+                                MEASURED: platform seconds measured;
+                                START: since (0 when absent) */
     const char **streams;    /* MEASURE: nstreams child names */
     uint32_t nstreams;
     double units_per_s, recv_mbps;   /* MEASURED, platform terms */
@@ -241,6 +246,10 @@ zmsg_t *proto_hello (const char *name, int64_t pid);
 zmsg_t *proto_config (json_t *config, json_t *run, json_t *keys);
 zmsg_t *proto_bound (const char *endpoint);
 zmsg_t *proto_start (const char *parent_endpoint, int measure);
+/*  START to a node that joins the running run: since, the wall seconds
+ *  since the run's START, is its clock's origin (its samples, trace and
+ *  the times of its changes are the run's). */
+zmsg_t *proto_start_since (const char *parent_endpoint, int measure, double since);
 zmsg_t *proto_request (uint32_t n);
 /*  CHUNK: kind 0 with navoid 0 writes neither field. */
 zmsg_t *proto_chunk (uint64_t task, double units, uint64_t bytes, uint32_t index,

@@ -79,8 +79,17 @@ proto_bound (const char *endpoint)
 zmsg_t *
 proto_start (const char *parent_endpoint, int measure)
 {
-    return encode_packed (PROTO_START, json_pack ("{s:s, s:s}", "parent", parent_endpoint,
-                                                  "mode", measure ? "measure" : "run"));
+    return proto_start_since (parent_endpoint, measure, 0);
+}
+
+zmsg_t *
+proto_start_since (const char *parent_endpoint, int measure, double since)
+{
+    json_t *body = json_pack ("{s:s, s:s}", "parent", parent_endpoint, "mode",
+                              measure ? "measure" : "run");
+    if (body && since > 0)
+        json_object_set_new (body, "since", json_real (since));
+    return encode_packed (PROTO_START, body);
 }
 
 zmsg_t *
