@@ -112,11 +112,39 @@ test_vacant_slots_count_as_zero_until_a_node_joins (void **state)
     subtree_attach (st, slot, 1, 0);
     subtree_attach (st, 7, 1, 0);
     assert_int_equal (subtree_step (st), 0);
+    assert_int_equal (subtree_child (st, slot, j, err, sizeof err), -1);   /* still had */
+    assert_bounds_equal (subtree_bounds (st), with);
     subtree_destroy (&st);
     config_destroy (&desc_cfg);
     config_destroy (&cfg);
     config_destroy (&grown);
     config_destroy (&plain);
+}
+
+/*  Adapting, the step computes again after any change, but not while a
+ *  joined child's SUBTREE is awaited. */
+static void
+test_adapting_waits_for_the_joined_child (void **state)
+{
+    (void) state;
+    char err[TF_ERRLEN] = "";
+    config_t *cfg = load_text ("{" TASKS ", \"tree\": [" ROOT ", " A "]}");
+    config_add_vacant (cfg, cfg->root, 1);
+    double a[BOUND_MODEL_COUNT];
+    leaf_bounds (cfg, config_find_node (cfg, "a"), a);
+    subtree_t *st = subtree_new (cfg, cfg->root);
+    subtree_adapt (st);
+    assert_int_equal (subtree_child (st, 0, a, err, sizeof err), 0);
+    assert_int_equal (subtree_step (st), 1);
+    subtree_set_self (st, 60, NAN);
+    assert_int_equal (subtree_step (st), 1);   /* a change: computed again */
+    subtree_attach (st, 1, 15, 0);
+    subtree_set_self (st, 90, NAN);
+    assert_int_equal (subtree_step (st), 0);   /* waits for the joined child */
+    assert_int_equal (subtree_child (st, 1, a, err, sizeof err), 0);
+    assert_int_equal (subtree_step (st), 1);
+    subtree_destroy (&st);
+    config_destroy (&cfg);
 }
 
 /*  Child a: IR_s Z C = 0.02 x 10 MB x (30 / 5) tasks/s = 1.2 >= 1, so
@@ -161,6 +189,7 @@ main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_vacant_slots_count_as_zero_until_a_node_joins),
+        cmocka_unit_test (test_adapting_waits_for_the_joined_child),
         cmocka_unit_test (test_child_unused_and_why),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
