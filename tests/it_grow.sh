@@ -10,6 +10,8 @@
 # - a node offered when the root's send port is full gains nothing
 #   anywhere and is declined: no process is started for it.
 # - a node offered with a parent goes under that parent.
+# - two offered at once and admitted: the run is judged against the bound
+#   of the tree with both (each offer weighed against the tree as it is).
 # - the joined node killed with SIGKILL: lost like any other node, the
 #   run completes, every task once.
 # - with CURVE on (--curve): the offered node's keys were made with the
@@ -48,6 +50,8 @@ save("port", [dict(x, name="S")],
      lambda c: c["tree"][0].update(send_limit_mbps=1.2))
 save("fixed", [dict(x, parent="A")])
 save("late", [dict(x, joins_at_s=10)])
+save("two", [x, dict(x, name="X2", compute=6)],
+     lambda c: c["platform"].update(admit="always"))
 save("liar", [x])
 save("slots", [], lambda c: c["platform"].update(join_slots=2))
 save("portslots", [], lambda c: (c["platform"].update(join_slots=1),
@@ -131,6 +135,32 @@ expect "port: no process was started for S"     python3 -c "import json,sys; r=j
 run fixed fixed --adapt
 run_survived "fixed" "$WORK/fixed" 200 "$RC" "$WORK/fixed.err"
 expect "fixed: X joins under the parent it names, A" joined "$WORK/fixed" X A 1
+
+# Two nodes offered at once, admitted (admit "always"): each offer is
+# weighed against the tree as it then is, and the bound the run ends
+# judged against is that of the tree with both where they joined (what
+# `treefarm bound` says of it), not of the tree before the second.
+run two two --adapt
+run_survived "two" "$WORK/two" 200 "$RC" "$WORK/two.err"
+python3 - "$WORK" <<'PY'
+import json, sys
+w = sys.argv[1]
+c = json.load(open(w + "/two.json"))
+r = json.load(open(w + "/two/results.json"))
+at = {j["node"]: j["parent"] for j in r["joins"]}
+for n in c["tree"]:
+    if "joins_at_s" in n:
+        del n["joins_at_s"]
+        n["parent"] = at.get(n["name"], "R")
+json.dump(c, open(w + "/two-grown.json", "w"))
+PY
+grown=$("$TREEFARM" bound "$WORK/two-grown.json" --model multi 2>/dev/null \
+        | sed -n 's/^bound: T(root) = \([0-9.]*\) .*/\1/p')
+expect "two: judged against the grown tree's bound ($grown tasks/s)" python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if abs(r['bound']['grown']['final'] - float(sys.argv[2])) < 1e-3 else 1)" \
+    "$WORK/two/results.json" "${grown:-0}"
 
 # The joined node killed once it computes: its tasks go out again.
 "$TREEFARM" run "$WORK/late.json" --adapt --out "$WORK/kill" --quiet >/dev/null \
