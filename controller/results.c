@@ -38,7 +38,7 @@ results_new (const config_t *cfg)
     self->nodes = xcalloc ((size_t) room, sizeof *self->nodes);
     for (int i = 0; i < room; i++) {   /* unknown until a STATS says */
         self->nodes[i].stats.rate = (proto_rate_stats_t){NAN, NAN, NAN, NAN, ""};
-        self->nodes[i].left_at = -1;
+        self->nodes[i].left_at = self->nodes[i].joined_at = -1;
     }
     self->cmds.failures = json_array ();
     self->joins = json_array ();
@@ -397,6 +397,18 @@ results_set_lost (results_t *self, int node, const char *why, double at_s)
     n->lost_why = xstrdup (why);
     n->lost_at = at_s;
     self->nlost++;
+}
+
+void
+results_set_joined (results_t *self, int node, double at_s)
+{
+    self->nodes[node].joined_at = at_s;
+}
+
+double
+results_node_joined (const results_t *self, int node)
+{
+    return self->nodes[node].joined_at;
 }
 
 void

@@ -139,6 +139,12 @@ void results_set_lost (results_t *self, int node, const char *why, double at_s);
 /*  Node, lost already, said why after it was lost (its FAIL came late):
  *  why (copied) replaces the reason; the time it was lost stays. Nothing
  *  if node was not lost. */
+/*  Node joined the run: its START came at_s wall seconds after the run's
+ *  (results.json nodes[].joined_s, platform seconds). results_node_joined
+ *  gives it back, < 0 for a node of the tree from the start. */
+void results_set_joined (results_t *self, int node, double at_s);
+double results_node_joined (const results_t *self, int node);
+
 /*  Node was drained by its parent and let go at at_s (wall seconds after
  *  START): results.json's nodes[].left_s (docs/adapt.md, "Shrink"). */
 void results_set_left (results_t *self, int node, double at_s);

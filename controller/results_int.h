@@ -27,6 +27,9 @@ typedef struct {
     char *trace_csv;         /* its timeline, from its REPORT (--trace) */
     char *lost_why;          /* why it was lost, NULL while it was not */
     double lost_at;          /* wall seconds after START */
+    double joined_at;        /* joined the run (docs/adapt.md, "Grow"):
+                                its START, wall seconds after the run's;
+                                < 0 for a node of the tree from the start */
     double left_at;          /* drained and let go (docs/adapt.md,
                                 "Shrink"): wall seconds after START; < 0
                                 while it was not */

@@ -87,6 +87,9 @@ node_to_json (const results_t *self, int i)
                                 "parent", node->parent_name);
     json_object_set_new (object, "pid", n->pid > 0 ? json_integer (n->pid) : json_null ());
     json_object_set_new (object, "lost", json_boolean (n->lost_why != NULL));
+    if (n->joined_at >= 0)
+        json_object_set_new (object, "joined_s",
+                             json_real (n->joined_at * self->cfg->platform.time_scale));
     if (n->left_at >= 0)   /* platform seconds, as the run's other times */
         json_object_set_new (object, "left_s",
                              json_real (n->left_at * self->cfg->platform.time_scale));

@@ -304,6 +304,7 @@ session_join_attached (session_t *self, peer_t *parent, const proto_msg_t *m)
         return;
     }
     double since = tf_now () - self->t.start;
+    results_set_joined (self->results, g, since);
     if (session_send_peer (self, peer, proto_start_since (parent->endpoint, 0, since), 0)
         != 0) {
         session_lose (self, g, "cannot send START");

@@ -149,7 +149,7 @@ emit_lane (timeline_t *self, const timeline_node_t *node, size_t *i, int tid)
     trace_kind_t kind = first->kind;
     uint32_t lane = first->lane;
     int pid = node->index + 1;
-    double busy_to = 0;
+    double busy_to = node->begin;
     for (; *i < node->nspans && node->spans[*i].kind == kind
            && node->spans[*i].lane == lane; (*i)++) {
         const trace_span_t *s = &node->spans[*i];
@@ -304,7 +304,8 @@ timeline_add_node (timeline_t *self, timeline_node_t *node)
         for (size_t i = 0; i < node->nspans && !used; i++)
             used = node->spans[i].kind == TRACE_COMPUTE && node->spans[i].lane == k;
         if (!used)
-            emit_idle (self, node->index + 1, tid_of (TRACE_COMPUTE, k), 0, node->end);
+            emit_idle (self, node->index + 1, tid_of (TRACE_COMPUTE, k), node->begin,
+                       node->end);
     }
     for (size_t i = 0; i < node->nspans;)
         emit_lane (self, node, &i, tid_of (node->spans[i].kind, node->spans[i].lane));
@@ -427,6 +428,7 @@ add_node (timeline_t *t, const config_t *cfg, const results_t *results, int i,
     timeline_node_t node = {.name = me->name, .index = i, .root = me->parent < 0,
                             .slots = st->slots > 1 ? (uint32_t) st->slots : 1,
                             .nchildren = me->nchildren, .children = kids,
+                            .begin = fmax (0, results_node_joined (results, i)),
                             .end = st->trace_end};
     const char *text = results_node_trace (results, i);
     char why[TF_ERRLEN];

@@ -74,6 +74,8 @@ typedef struct {
     const char *const *children;   /* their names: one send track each */
     trace_span_t *spans;
     size_t nspans;
+    double begin;            /* seconds it started at: 0, or for a node that
+                                joined the run, when it did (idle from there) */
     double end;              /* seconds its trace is whole to: idle ends there */
     const timeline_point_t *background;   /* its background track's points
                                              (platform time), or NULL: none */

@@ -115,7 +115,7 @@ end_run () { wait "$ctl"; RC=$?; }
 # field DIR EXPR: print a Python expression over r (results.json).
 field () { python3 -c "import json,sys; r=json.load(open(sys.argv[1]+'/results.json')); print($2)" "$1"; }
 
-run grow grow --adapt
+run grow grow --adapt --trace "$WORK/grow.trace.json"
 run_survived "grow" "$WORK/grow" 200 "$RC" "$WORK/grow.err"
 expect "grow: X admitted under R and computed" joined "$WORK/grow" X R 1
 expect "grow: the tree's first bound agrees with the offline one" \
@@ -125,6 +125,22 @@ expect "grow: judged against the bound as it grew (1.6 -> 3.6 tasks/s)" \
 expect "grow: the efficiency is at most 100% of that" \
     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if 0 < r['efficiency'] <= 1.02 else 1)" "$WORK/grow/results.json"
 expect "grow: the log says where X joins and why" grep -q "X joins under R: bound 1.6 -> 3.6" "$WORK/grow.err"
+expect "grow: X's times are the run's: joined_s after 20 s, its samples and spans from then" \
+    python3 - "$WORK" <<'PY'
+import csv, json, sys
+w = sys.argv[1]
+r = json.load(open(w + "/grow/results.json"))
+x = [n for n in r["nodes"] if n["name"] == "X"][0]
+t = json.load(open(w + "/grow.trace.json"))["traceEvents"]
+pid = {e["pid"]: e["args"]["name"] for e in t
+       if e.get("ph") == "M" and e.get("name") == "process_name"}
+spans = [e["ts"] / 1e6 for e in t if pid.get(e["pid"]) == "X" and e.get("ph") == "X"]
+rows = list(csv.DictReader(open(w + "/grow/samples/X.csv")))
+j = x.get("joined_s", 0)
+ok = 20 <= j < 40 and spans and min(spans) >= j - 0.5 and float(rows[0]["t0"]) >= j - 0.5
+print("    joined_s %s, first span %s, first sample %s" % (j, min(spans or [None]), rows[0]["t0"]))
+sys.exit(0 if ok else 1)
+PY
 
 run port port --adapt
 run_survived "port" "$WORK/port" 200 "$RC" "$WORK/port.err"
