@@ -1,5 +1,8 @@
-/*  proto — strict decoding of treefarm messages, and the command names.
- *  See proto.h; the encoders are overlay/proto_encode.c's. */
+/*  proto — strict decoding of treefarm messages, and the command names:
+ *  the command table, the framing and the peer commands (a child and its
+ *  parent). See proto.h; the encoders are overlay/proto_encode.c's, the
+ *  controller's commands' decoders overlay/proto_control.c's, the typed
+ *  fields overlay/proto_fields.c's. */
 #include "overlay/proto.h"
 
 #include <math.h>
@@ -9,6 +12,7 @@
 #include "overlay/config.h"
 #include "overlay/curve.h"
 #include "overlay/jsonw.h"
+#include "overlay/proto_int.h"
 #include "overlay/util.h"
 
 static const char *const command_names[PROTO_COMMAND_END] = {
@@ -48,111 +52,6 @@ proto_msg_clear (proto_msg_t *msg)
     memset (msg, 0, sizeof *msg);
 }
 
-/*  The body as the walker reads it (overlay/jsonw.h), for cmd's
- *  messages. */
-static void
-walk (jsonw_t *w, jsonw_doc_t *doc, json_t *body, const char *cmd, char *err,
-      size_t errlen)
-{
-    *doc = (jsonw_doc_t) {.style = JSONW_PROTO, .origin = cmd, .err = err,
-                          .errlen = errlen};
-    jsonw_init (w, doc, body);
-}
-
-/*  Integer field in [0, max], as JSON integer. */
-static int
-get_uint (json_t *body, const char *key, uint64_t max, uint64_t *out,
-          const char *cmd, char *err, size_t errlen)
-{
-    jsonw_doc_t doc;
-    jsonw_t w;
-    long long v;
-    walk (&w, &doc, body, cmd, err, errlen);
-    if (jsonw_get_integer (&w, key, 1, 0, (long long) max, &v) < 0)
-        return -1;
-    *out = (uint64_t) v;
-    return 0;
-}
-
-static int
-get_string (json_t *body, const char *key, const char **out, const char *cmd,
-            char *err, size_t errlen)
-{
-    jsonw_doc_t doc;
-    jsonw_t w;
-    walk (&w, &doc, body, cmd, err, errlen);
-    return jsonw_get_string (&w, key, 1, 0, SIZE_MAX, out) < 0 ? -1 : 0;
-}
-
-/*  Refuse a body with keys outside the allowed set: a field we do not know
- *  is a sender we do not understand. */
-static int
-check_keys (json_t *body, const char *const *allowed, const char *cmd,
-            char *err, size_t errlen)
-{
-    jsonw_doc_t doc;
-    jsonw_t w;
-    walk (&w, &doc, body, cmd, err, errlen);
-    return jsonw_check_keys (&w, allowed);
-}
-
-/*  A finite number >= 0. */
-static int
-get_number (json_t *body, const char *key, double *out, const char *cmd, char *err,
-            size_t errlen)
-{
-    jsonw_doc_t doc;
-    jsonw_t w;
-    walk (&w, &doc, body, cmd, err, errlen);
-    return jsonw_get_number (&w, key, 1, JSONW_NONNEGATIVE, out) < 0 ? -1 : 0;
-}
-
-/*  Optional: a finite number >= 0 into *out, left as it is when absent. */
-static int
-get_optional (json_t *body, const char *key, double *out, const char *cmd, char *err,
-              size_t errlen)
-{
-    jsonw_doc_t doc;
-    jsonw_t w;
-    walk (&w, &doc, body, cmd, err, errlen);
-    return jsonw_get_number (&w, key, 0, JSONW_NONNEGATIVE, out) < 0 ? -1 : 0;
-}
-
-/*  The body's field key, an array of at most `most` elements (`what`, for
- *  the message), into *array; returns room for as many elements of elem
- *  bytes (the caller's), or NULL with a message in err. */
-static void *
-get_array (const proto_msg_t *m, const char *key, size_t most, const char *what,
-           size_t elem, json_t **array, const char *cmd, char *err, size_t errlen)
-{
-    *array = json_object_get (m->body, key);
-    if (!json_is_array (*array) || json_array_size (*array) > most) {
-        tf_error (err, errlen, "%s: field \"%s\" must be an array of at most %zu %s", cmd,
-                  key, most, what);
-        return NULL;
-    }
-    return xcalloc (json_array_size (*array) + 1, elem);
-}
-
-/*  An object of at most `most` names -> finite numbers >= 0. */
-static int
-check_named (json_t *object, size_t most, const char *cmd, const char *field, char *err,
-             size_t errlen)
-{
-    if (!json_is_object (object) || json_object_size (object) > most)
-        return tf_error (err, errlen, "%s: field \"%s\" must be an object of at most "
-                         "%zu entries", cmd, field, most);
-    const char *key;
-    json_t *v;
-    json_object_foreach (object, key, v) {
-        if (!json_is_number (v) || !(json_number_value (v) >= 0)
-            || !isfinite (json_number_value (v)))
-            return tf_error (err, errlen, "%s: %s \"%s\" must be a finite number >= 0",
-                             cmd, field, key);
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------------------
  *  One decoder per command: its fields, checked, into the message.
  */
@@ -160,204 +59,10 @@ check_named (json_t *object, size_t most, const char *cmd, const char *field, ch
 typedef int (*decode_fn) (proto_msg_t *m, const char *cmd, char *err, size_t errlen);
 
 static int
-decode_hello (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    uint64_t pid, version;
-    if (get_string (m->body, "name", &m->text, cmd, err, errlen)
-        || get_uint (m->body, "pid", INT64_MAX, &pid, cmd, err, errlen)
-        || get_uint (m->body, "version", 255, &version, cmd, err, errlen))
-        return -1;
-    m->pid = (int64_t) pid;
-    m->version = (int) version;
-    return 0;
-}
-
-/*  The body's field key, an object, into m->object. */
-static int
-decode_object (proto_msg_t *m, const char *key, const char *cmd, char *err, size_t errlen)
-{
-    m->object = json_object_get (m->body, key);
-    if (!json_is_object (m->object))
-        return tf_error (err, errlen, "%s: field \"%s\" must be an object", cmd, key);
-    return 0;
-}
-
-/*  CONFIG keys: {node name: its public key}, one per node at most. */
-static int
-decode_keys (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    m->keys = json_object_get (m->body, "keys");
-    if (!m->keys)
-        return 0;
-    if (!json_is_object (m->keys) || json_object_size (m->keys) > CONFIG_MAX_NODES)
-        return tf_error (err, errlen, "%s: field \"keys\" must be an object of at most "
-                         "%d entries", cmd, CONFIG_MAX_NODES);
-    const char *name;
-    json_t *v;
-    json_object_foreach (m->keys, name, v) {
-        if (!curve_key_valid (json_string_value (v)))
-            return tf_error (err, errlen, "%s: the key of \"%.64s\" is not a CURVE key "
-                             "(%d characters of Z85)", cmd, name, CURVE_KEY_LEN);
-    }
-    return 0;
-}
-
-static int
-decode_config (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    m->run = json_object_get (m->body, "run");
-    if (m->run && proto_run_decode (m->run, &m->run_fields, err, errlen) != 0)
-        return -1;
-    if (decode_keys (m, cmd, err, errlen) != 0)
-        return -1;
-    return decode_object (m, "config", cmd, err, errlen);
-}
-
-static int
-decode_text (proto_msg_t *m, const char *key, const char *cmd, char *err, size_t errlen)
-{
-    return get_string (m->body, key, &m->text, cmd, err, errlen);
-}
-
-static int
-decode_bound (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    return decode_text (m, "endpoint", cmd, err, errlen);
-}
-
-static int
-decode_fail (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    return decode_text (m, "error", cmd, err, errlen);
-}
-
-static int
-decode_lost (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    return decode_text (m, "peer", cmd, err, errlen)
-        || get_string (m->body, "why", &m->why, cmd, err, errlen);
-}
-
-/*  ATTACH: the joining node's description, decoded by the node
- *  (config_node_parse), and its index in the run. */
-static int
-decode_attach (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    uint64_t index;
-    m->object = json_object_get (m->body, "node");
-    if (!json_is_object (m->object))
-        return tf_error (err, errlen, "%s: field \"node\" must be an object", cmd);
-    if (get_uint (m->body, "index", CONFIG_MAX_NODES + CONFIG_MAX_JOINS, &index, cmd, err,
-                  errlen))
-        return -1;
-    m->node = (uint32_t) index;
-    if (json_object_get (m->body, "key")
-        && (get_string (m->body, "key", &m->text, cmd, err, errlen)
-            || !curve_key_valid (m->text)))
-        return tf_error (err, errlen, "%s: field \"key\" must be a CURVE key", cmd);
-    return 0;
-}
-
-/*  ATTACHED: the node's name, and why it was not taken, if it was not. */
-static int
-decode_attached (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    if (decode_text (m, "name", cmd, err, errlen))
-        return -1;
-    return json_object_get (m->body, "error")
-               ? get_string (m->body, "error", &m->why, cmd, err, errlen)
-               : 0;
-}
-
-static int
-decode_drained (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    return decode_text (m, "peer", cmd, err, errlen);
-}
-
-static int
-decode_start (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    const char *mode = NULL;
-    if (get_string (m->body, "parent", &m->text, cmd, err, errlen)
-        || get_string (m->body, "mode", &mode, cmd, err, errlen))
-        return -1;
-    if (strcmp (mode, "run") != 0 && strcmp (mode, "measure") != 0)
-        return tf_error (err, errlen, "%s: mode must be \"run\" or \"measure\"", cmd);
-    m->measure = strcmp (mode, "measure") == 0;
-    m->seconds = 0;
-    if (json_object_get (m->body, "since")
-        && (get_optional (m->body, "since", &m->seconds, cmd, err, errlen)
-            || m->seconds > PROTO_MAX_SINCE_S))
-        return tf_error (err, errlen, "%s: field \"since\" must be 0 .. %g seconds", cmd,
-                         PROTO_MAX_SINCE_S);
-    return 0;
-}
-
-/*  MEASURE and MEASURED: the phase and its seconds. */
-static int
-decode_phase (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    uint64_t phase;
-    if (get_uint (m->body, "phase", UINT32_MAX, &phase, cmd, err, errlen)
-        || get_number (m->body, "seconds", &m->seconds, cmd, err, errlen))
-        return -1;
-    m->phase = (uint32_t) phase;
-    return 0;
-}
-
-static int
-decode_measure (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    if (decode_phase (m, cmd, err, errlen)
-        || get_number (m->body, "warmup", &m->warmup, cmd, err, errlen))
-        return -1;
-    if (!(m->seconds > 0) || m->warmup >= m->seconds)
-        return tf_error (err, errlen, "%s: need 0 <= warmup < seconds", cmd);
-    json_t *streams;
-    m->streams = get_array (m, "streams", PROTO_MAX_STREAMS, "names", sizeof *m->streams,
-                            &streams, cmd, err, errlen);
-    if (!m->streams)
-        return -1;
-    size_t i;
-    json_t *e;
-    json_array_foreach (streams, i, e) {
-        if (!json_is_string (e))
-            return tf_error (err, errlen, "%s: streams[%zu] must be a name", cmd, i);
-        m->streams[m->nstreams++] = json_string_value (e);
-    }
-    return 0;
-}
-
-static int
-decode_measured (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    if (decode_phase (m, cmd, err, errlen)
-        || get_number (m->body, "units_per_s", &m->units_per_s, cmd, err, errlen)
-        || get_number (m->body, "recv_mbps", &m->recv_mbps, cmd, err, errlen))
-        return -1;
-    m->object = json_object_get (m->body, "send_mbps");
-    return check_named (m->object, PROTO_MAX_STREAMS, cmd, "send_mbps", err, errlen);
-}
-
-static int
-decode_stats (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    return decode_object (m, "stats", cmd, err, errlen);
-}
-
-static int
-decode_nothing (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
-{
-    (void) m, (void) cmd, (void) err, (void) errlen;
-    return 0;
-}
-
-static int
 decode_request (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     uint64_t n;
-    if (get_uint (m->body, "n", UINT32_MAX, &n, cmd, err, errlen))
+    if (pf_get_uint (m->body, "n", UINT32_MAX, &n, cmd, err, errlen))
         return -1;
     if (n == 0)
         return tf_error (err, errlen, "%s: field \"n\" must be positive", cmd);
@@ -370,8 +75,8 @@ static int
 decode_reclaim (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     uint64_t dropped, n;
-    if (get_uint (m->body, "n", UINT32_MAX, &n, cmd, err, errlen)   /* 0: drain */
-        || get_uint (m->body, "dropped", UINT32_MAX, &dropped, cmd, err, errlen))
+    if (pf_get_uint (m->body, "n", UINT32_MAX, &n, cmd, err, errlen)   /* 0: drain */
+        || pf_get_uint (m->body, "dropped", UINT32_MAX, &dropped, cmd, err, errlen))
         return -1;
     m->n = (uint32_t) n;
     m->count = (uint32_t) dropped;
@@ -382,8 +87,8 @@ static int
 decode_ack (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     uint64_t index;
-    if (get_uint (m->body, "task", INT64_MAX, &m->task, cmd, err, errlen)
-        || get_uint (m->body, "index", UINT32_MAX, &index, cmd, err, errlen))
+    if (pf_get_uint (m->body, "task", INT64_MAX, &m->task, cmd, err, errlen)
+        || pf_get_uint (m->body, "index", UINT32_MAX, &index, cmd, err, errlen))
         return -1;
     m->index = (uint32_t) index;
     return 0;
@@ -410,10 +115,11 @@ static int
 decode_stream (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     uint64_t index, count;
-    if (get_uint (m->body, "task", INT64_MAX, &m->task, cmd, err, errlen)
-        || get_uint (m->body, "bytes", PROTO_MAX_STREAM_BYTES, &m->bytes, cmd, err, errlen)
-        || get_uint (m->body, "index", UINT32_MAX, &index, cmd, err, errlen)
-        || get_uint (m->body, "count", UINT32_MAX, &count, cmd, err, errlen))
+    if (pf_get_uint (m->body, "task", INT64_MAX, &m->task, cmd, err, errlen)
+        || pf_get_uint (m->body, "bytes", PROTO_MAX_STREAM_BYTES, &m->bytes, cmd, err,
+                        errlen)
+        || pf_get_uint (m->body, "index", UINT32_MAX, &index, cmd, err, errlen)
+        || pf_get_uint (m->body, "count", UINT32_MAX, &count, cmd, err, errlen))
         return -1;
     m->index = (uint32_t) index;
     m->count = (uint32_t) count;
@@ -429,7 +135,7 @@ decode_kind (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     uint64_t kind = 0;
     if (json_object_get (m->body, "kind")
-        && get_uint (m->body, "kind", 1, &kind, cmd, err, errlen))
+        && pf_get_uint (m->body, "kind", 1, &kind, cmd, err, errlen))
         return -1;
     m->kind = (uint32_t) kind;
     json_t *avoid = json_object_get (m->body, "avoid");
@@ -472,8 +178,8 @@ decode_result (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     uint64_t node, failed;
     if (decode_stream (m, cmd, err, errlen)
-        || get_uint (m->body, "node", UINT32_MAX, &node, cmd, err, errlen)
-        || get_uint (m->body, "failed", 1, &failed, cmd, err, errlen))
+        || pf_get_uint (m->body, "node", UINT32_MAX, &node, cmd, err, errlen)
+        || pf_get_uint (m->body, "failed", 1, &failed, cmd, err, errlen))
         return -1;
     m->node = (uint32_t) node;
     m->failed = (int) failed;
@@ -513,8 +219,8 @@ decode_done (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     json_t *done;
     int recorded = m->command == PROTO_RECORDED;
-    m->done = get_array (m, "done", PROTO_MAX_DONE, "entries", sizeof *m->done, &done, cmd,
-                         err, errlen);
+    m->done = pf_get_array (m, "done", PROTO_MAX_DONE, "entries", sizeof *m->done, &done,
+                            cmd, err, errlen);
     if (!m->done)
         return -1;
     size_t i;
@@ -539,7 +245,7 @@ static int
 decode_subtree (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
     json_t *bounds = json_object_get (m->body, "bounds");
-    if (check_named (bounds, PROTO_MAX_BOUNDS, cmd, "bounds", err, errlen))
+    if (pf_check_named (bounds, PROTO_MAX_BOUNDS, cmd, "bounds", err, errlen))
         return -1;
     for (int k = 0; k < BOUND_MODEL_COUNT; k++) {
         json_t *v = json_object_get (bounds, bound_model_str (k));
@@ -550,8 +256,8 @@ decode_subtree (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
     /*  An adapting run's: the child's live compute rate and IR_r, each a
      *  finite number >= 0 when present. */
     m->live_compute = m->live_ir_recv = NAN;
-    if (get_optional (m->body, "compute", &m->live_compute, cmd, err, errlen)
-        || get_optional (m->body, "ir_recv", &m->live_ir_recv, cmd, err, errlen))
+    if (pf_get_optional (m->body, "compute", &m->live_compute, cmd, err, errlen)
+        || pf_get_optional (m->body, "ir_recv", &m->live_ir_recv, cmd, err, errlen))
         return -1;
     return 0;
 }
@@ -569,37 +275,37 @@ static const struct {
     const char *keys[8];
     decode_fn decode;
 } codecs[PROTO_COMMAND_END] = {
-    [PROTO_HELLO] = {{"name", "pid", "version"}, decode_hello},
-    [PROTO_CONFIG] = {{"config", "run", "keys"}, decode_config},
-    [PROTO_BOUND] = {{"endpoint"}, decode_bound},
-    [PROTO_START] = {{"parent", "mode", "since"}, decode_start},
-    [PROTO_STATS] = {{"stats"}, decode_stats},
-    [PROTO_FINISHED] = {{NULL}, decode_nothing},
-    [PROTO_STOP] = {{NULL}, decode_nothing},
-    [PROTO_REPORT] = {{"stats"}, decode_stats},
-    [PROTO_FAIL] = {{"error"}, decode_fail},
+    [PROTO_HELLO] = {{"name", "pid", "version"}, pc_hello},
+    [PROTO_CONFIG] = {{"config", "run", "keys"}, pc_config},
+    [PROTO_BOUND] = {{"endpoint"}, pc_bound},
+    [PROTO_START] = {{"parent", "mode", "since"}, pc_start},
+    [PROTO_STATS] = {{"stats"}, pc_stats},
+    [PROTO_FINISHED] = {{NULL}, pc_nothing},
+    [PROTO_STOP] = {{NULL}, pc_nothing},
+    [PROTO_REPORT] = {{"stats"}, pc_stats},
+    [PROTO_FAIL] = {{"error"}, pc_fail},
     [PROTO_REQUEST] = {{"n"}, decode_request},
     [PROTO_CHUNK] = {{"task", "units", "bytes", "index", "count", "kind", "avoid"},
                      decode_chunk},
     [PROTO_ACK] = {{"task", "index"}, decode_ack},
     [PROTO_DONE] = {{"done"}, decode_done},
     [PROTO_SUBTREE] = {{"bounds", "compute", "ir_recv"}, decode_subtree},
-    [PROTO_MEASURE] = {{"phase", "seconds", "warmup", "streams"}, decode_measure},
+    [PROTO_MEASURE] = {{"phase", "seconds", "warmup", "streams"}, pc_measure},
     [PROTO_MEASURED] = {{"phase", "seconds", "units_per_s", "recv_mbps", "send_mbps"},
-                        decode_measured},
-    [PROTO_BYE] = {{NULL}, decode_nothing},
+                        pc_measured},
+    [PROTO_BYE] = {{NULL}, pc_nothing},
     [PROTO_RECORDED] = {{"done", "info"}, decode_done},
     [PROTO_RESULT] = {{"task", "node", "failed", "bytes", "index", "count"}, decode_result},
     [PROTO_RESULT_ACK] = {{"task", "index"}, decode_ack},
-    [PROTO_PING] = {{NULL}, decode_nothing},
-    [PROTO_BEAT] = {{NULL}, decode_nothing},
-    [PROTO_LOST] = {{"peer", "why"}, decode_lost},
+    [PROTO_PING] = {{NULL}, pc_nothing},
+    [PROTO_BEAT] = {{NULL}, pc_nothing},
+    [PROTO_LOST] = {{"peer", "why"}, pc_lost},
     [PROTO_BATCH] = {{"n"}, decode_batch},
     [PROTO_RECLAIM] = {{"n", "dropped"}, decode_reclaim},
     [PROTO_RETURN] = {{"done"}, decode_done},
-    [PROTO_ATTACH] = {{"node", "index", "key"}, decode_attach},
-    [PROTO_ATTACHED] = {{"name", "error"}, decode_attached},
-    [PROTO_DRAINED] = {{"peer"}, decode_drained},
+    [PROTO_ATTACH] = {{"node", "index", "key"}, pc_attach},
+    [PROTO_ATTACHED] = {{"name", "error"}, pc_attached},
+    [PROTO_DRAINED] = {{"peer"}, pc_drained},
 };
 
 /*  Check and extract the fields of the message's command. */
@@ -607,7 +313,7 @@ static int
 decode_fields (proto_msg_t *m, char *err, size_t errlen)
 {
     const char *cmd = proto_command_str (m->command);
-    if (check_keys (m->body, codecs[m->command].keys, cmd, err, errlen))
+    if (pf_check_keys (m->body, codecs[m->command].keys, cmd, err, errlen))
         return -1;
     return codecs[m->command].decode (m, cmd, err, errlen);
 }
