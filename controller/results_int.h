@@ -1,10 +1,13 @@
 /*  results_int — the results' state, shared by the files of the results
  *  and by nothing else.
  *
- *  The results are four jobs, one file each:
- *    results.c          the store: each node's figures, the outcome, the
- *                       losses, fidelity, the steady-state window, the
- *                       results directory;
+ *  The results are five jobs, one file each:
+ *    results.c          the store: each node's figures, the outcome,
+ *                       fidelity, the steady-state window, the results
+ *                       directory;
+ *    results_members.c  who was in the run: the losses, the nodes that
+ *                       joined and those let go, and the bound a run
+ *                       that grew is judged against;
  *    results_tasks.c    tasks.csv, written as the root's records arrive,
  *                       and the commands' tallies (failures, measured
  *                       times, the measured bound);
