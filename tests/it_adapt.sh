@@ -41,10 +41,12 @@ run () {
 }
 
 # has_change DIR NODE WHAT BY LO HI FROM_S TO_S: DIR/results.json's
-# "changes" holds a change of NODE's WHAT, and the first, declared by BY,
-# has its "to" in [LO, HI] and its at_s in (FROM_S, TO_S). Only the first
-# is held to it: on a machine busy enough to make the emulation late, a
-# second change may follow, correcting the first.
+# "changes" holds a change of NODE's WHAT after FROM_S, and the first of
+# them, declared by BY, has its "to" in [LO, HI] and its at_s before
+# TO_S. Only that one is held to it: on a machine busy enough to make the
+# emulation late (the sanitizer pass), the estimate may move before the
+# step (the emulation itself was slower then) and a second change may
+# follow, correcting the first.
 has_change () {
     python3 - "$@" <<'PY'
 import json, sys
@@ -52,8 +54,8 @@ d, node, what, by = sys.argv[1:5]
 lo, hi, t0, t1 = map(float, sys.argv[5:9])
 ch = json.load(open(d + "/results.json")).get("changes")
 print("    changes: %s" % json.dumps(ch))
-m = [c for c in ch or [] if c["node"] == node and c["what"] == what]
-ok = len(m) >= 1 and m[0]["by"] == by and lo <= m[0]["to"] <= hi and t0 < m[0]["at_s"] < t1
+m = [c for c in ch or [] if c["node"] == node and c["what"] == what and c["at_s"] > t0]
+ok = len(m) >= 1 and m[0]["by"] == by and lo <= m[0]["to"] <= hi and m[0]["at_s"] < t1
 sys.exit(0 if ok else 1)
 PY
 }
