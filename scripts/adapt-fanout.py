@@ -54,10 +54,9 @@ bad usage.
 import csv
 import json
 import os
-import subprocess
 import sys
 
-from doclib import ROOT, study_main, write_json
+from doclib import ROOT, study_main, treefarm, write_json
 DOC = os.path.join(ROOT, "docs", "adapt.md")
 RAW = os.path.join(ROOT, "docs", "adapt", "fanout.json")
 BEGIN, END = "<!-- adapt-fanout: begin -->", "<!-- adapt-fanout: end -->"
@@ -105,11 +104,9 @@ def run(a, work, label, config, extra):
     path = os.path.join(work, label + ".json")
     write_json(path, config)
     out = os.path.join(work, label)
-    argv = [os.path.join(a.build, "bin", "treefarm"), "run", path, "--policy", POLICY,
-            "--out", out, "--quiet"] + extra
-    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
-    if p.returncode != 0:
-        log("%s exited %d:\n%s" % (" ".join(argv), p.returncode, p.stderr[-2000:]))
+    rc, _ = treefarm(a.build, ["run", path, "--policy", POLICY, "--out", out, "--quiet"]
+                     + extra, "adapt-fanout")
+    if rc != 0:
         return None
     r = json.load(open(os.path.join(out, "results.json")))
     with open(os.path.join(out, "nodes.csv")) as fh:

@@ -50,10 +50,9 @@ import csv
 import json
 import os
 import statistics
-import subprocess
 import sys
 
-from doclib import ROOT, study_main, write_json
+from doclib import ROOT, study_main, treefarm, write_json
 DOC = os.path.join(ROOT, "docs", "adapt.md")
 RAW = os.path.join(ROOT, "docs", "adapt", "join.json")
 BEGIN, END = "<!-- adapt-join: begin -->", "<!-- adapt-join: end -->"
@@ -106,9 +105,8 @@ def final_bound(a, work, label, base, joins):
             c["tree"].append(dict(node, parent=j["parent"]))
     path = os.path.join(work, label + "-final.json")
     write_json(path, c)
-    p = subprocess.run([os.path.join(a.build, "bin", "treefarm"), "bound", path, "--json"],
-                       cwd=ROOT, capture_output=True, text=True)
-    return json.loads(p.stdout)["bound"] if p.returncode == 0 else None
+    rc, out = treefarm(a.build, ["bound", path, "--json"], "adapt-join")
+    return json.loads(out)["bound"] if rc == 0 else None
 
 
 def rate_after(out, config, makespan, at):
@@ -134,11 +132,9 @@ def run(a, work, label, base, config, at):
     path = os.path.join(work, label + ".json")
     write_json(path, config)
     out = os.path.join(work, label)
-    argv = [os.path.join(a.build, "bin", "treefarm"), "run", path, "--policy", POLICY,
-            "--adapt", "--out", out, "--quiet"]
-    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
-    if p.returncode != 0:
-        log("%s exited %d:\n%s" % (" ".join(argv), p.returncode, p.stderr[-2000:]))
+    rc, _ = treefarm(a.build, ["run", path, "--policy", POLICY, "--adapt", "--out", out,
+                               "--quiet"], "adapt-join")
+    if rc != 0:
         return None
     r = json.load(open(os.path.join(out, "results.json")))
     joins = r.get("joins", [])

@@ -38,10 +38,9 @@ ran (a goal not met is a figure, not an error), 1 when a run failed,
 import csv
 import json
 import os
-import subprocess
 import sys
 
-from doclib import ROOT, study_main, write_json
+from doclib import ROOT, study_main, treefarm, write_json
 DOC = os.path.join(ROOT, "docs", "adapt.md")
 RAW = os.path.join(ROOT, "docs", "adapt", "study.json")
 BEGIN, END = "<!-- adapt-study: begin -->", "<!-- adapt-study: end -->"
@@ -64,15 +63,6 @@ def log(msg):
     print("adapt-study: " + msg, file=sys.stderr, flush=True)
 
 
-def run_cmd(argv):
-    """Run argv from ROOT. Returns (exit status, stdout text); stderr is
-    shown when it fails."""
-    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
-    if p.returncode != 0:
-        log("%s exited %d:\n%s" % (" ".join(argv), p.returncode, p.stderr[-2000:]))
-    return p.returncode, p.stdout
-
-
 def first_ranked(config):
     """The child IA:Multi serves first on the config's root: the lowest
     IR_s, the faster link on a tie (policies/policy.h policy_ia_order)."""
@@ -91,7 +81,7 @@ def run(a, work, config_path, label, extra):
     out = os.path.join(work, label)
     argv = [os.path.join(a.build, "bin", "treefarm"), "run", config_path, "--policy",
             POLICY, "--out", out, "--quiet"] + extra
-    rc, _ = run_cmd(argv)
+    rc, _ = treefarm(a.build, argv[1:], "adapt-study")
     if rc != 0:
         return None, argv
     return out, argv
@@ -100,8 +90,8 @@ def run(a, work, config_path, label, extra):
 def new_bound(a, work, config_path, node, level):
     lf = os.path.join(work, "bound-%s-%g.json" % (node, level))
     write_json(lf, {node: {"steps": [{"at_s": 0, "load": level}]}})
-    rc, out = run_cmd([os.path.join(a.build, "bin", "treefarm"), "bound", config_path,
-                       "--json", "--load", lf, "--loaded"])
+    rc, out = treefarm(a.build, ["bound", config_path, "--json", "--load", lf, "--loaded"],
+                       "adapt-study")
     return json.loads(out)["bound"] if rc == 0 else None
 
 

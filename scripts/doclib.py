@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -34,6 +35,17 @@ def rewrite_region(doc, begin, end, text, who):
     with open(tmp, "w") as f:
         f.write(old[:b + len(begin)] + "\n" + text + old[e:])
     os.replace(tmp, doc)
+
+
+def treefarm(build, args, who):
+    """Run build's treefarm with args from ROOT. Returns (exit status,
+    stdout text); stderr is shown, named by who, when it fails."""
+    argv = [os.path.join(build, "bin", "treefarm")] + args
+    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:
+        print("%s: %s exited %d:\n%s" % (who, " ".join(argv), p.returncode,
+                                         p.stderr[-2000:]), file=sys.stderr, flush=True)
+    return p.returncode, p.stdout
 
 
 def machine():
