@@ -282,8 +282,7 @@ start_auth (session_t *self)
     const char **names = xcalloc ((size_t) n, sizeof *names);
     const char **keys = xcalloc ((size_t) n, sizeof *keys);
     for (int i = 0; i < n; i++) {
-        names[i] = i < self->cfg->nnodes ? self->cfg->nodes[i].name
-                                         : self->cfg->offered[i - self->cfg->nnodes].name;
+        names[i] = session_slot_name (self, i);
         keys[i] = curve_run_public (self->setup.certs, i);
     }
     /*  `treefarm join` may add nodes: keys made then are admitted then,

@@ -100,7 +100,6 @@ typedef struct {
     int tree;                /* nodes in the tree at START: a node at an
                                 index past them joined */
     int *vacant;             /* per node (capacity): its vacant slots left */
-    int *slot;               /* per offered node: its deploy slot */
     zsock_t *sock;           /* the join socket (`treefarm join`), or NULL */
     uint32_t by_command;     /* nodes `treefarm join` offered and admitted */
     double startup_s;        /* a node's start-up cost, wall seconds: the
@@ -146,6 +145,11 @@ struct session {
 /*  Send msg (taken) to peer through the control ROUTER; say why not
  *  unless quiet. Returns 0, or -1. */
 int session_send_peer (session_t *self, peer_t *peer, zmsg_t *msg, int quiet);
+
+/*  The node in deploy slot `slot` as the run starts, which is also its
+ *  certificate's index: the tree's nodes, then the offered ones
+ *  (session_prepare.c, check_deployable). */
+const char *session_slot_name (const session_t *self, int slot);
 
 /*  The control endpoint node in deploy slot `slot` connects to, bound
  *  now if no node needed it yet; NULL after session_fail. */

@@ -59,8 +59,6 @@ session_join_close (session_t *self)
     join_sock_close (&self->join.sock, self->dir);
     free (self->join.vacant);
     self->join.vacant = NULL;
-    free (self->join.slot);
-    self->join.slot = NULL;
     free (self->join.spawned);
     self->join.spawned = NULL;
 }
@@ -264,9 +262,12 @@ on_join_request (session_t *self)
 void
 session_join_tick (session_t *self, double now)
 {
-    if (!self->join.on || self->finished)
+    if (!self->join.on)
         return;
-    offer_due (self, now);
+    if (!self->finished)
+        offer_due (self, now);
+    /*  Requests are answered even once the work is done: refused, saying
+     *  so (refusal), rather than left to the command's timeout. */
     for (int i = 0; self->join.sock && i < 16
                     && (zsock_events (self->join.sock) & ZMQ_POLLIN); i++)
         on_join_request (self);

@@ -159,6 +159,13 @@ check_deployable (session_t *self, char *err, size_t errlen)
     return 0;
 }
 
+const char *
+session_slot_name (const session_t *self, int slot)
+{
+    const config_t *cfg = self->cfg;
+    return slot < cfg->nnodes ? cfg->nodes[slot].name : cfg->offered[slot - cfg->nnodes].name;
+}
+
 /*  Is CURVE on for this run: asked for, or by default when a node is on
  *  an ssh host (docs/security.md)? */
 static int
@@ -187,8 +194,7 @@ make_certs (session_t *self, char *err, size_t errlen)
     int n = self->cfg->nnodes + self->cfg->noffered;
     const char **names = xcalloc ((size_t) n, sizeof *names);
     for (int i = 0; i < n; i++)
-        names[i] = i < self->cfg->nnodes ? self->cfg->nodes[i].name
-                                         : self->cfg->offered[i - self->cfg->nnodes].name;
+        names[i] = session_slot_name (self, i);
     char *dir = xasprintf ("%s/%s", self->dir, CURVE_DIR_NAME);
     self->setup.certs = curve_run_new (dir, names, n, why, sizeof why);
     free (dir);

@@ -35,13 +35,25 @@ check_host (jsonw_t *s, const char *host)
     return 0;
 }
 
-/*  The link from a node's parent: on the root, none of its keys. An
- *  offered node has its link whatever parent it gets (one with no
- *  joins_at_s, from `treefarm join`, is marked -2 while it is read). */
+/*  Optional number key of s, >= 0, at most max, into *out. */
 static int
-parse_link (jsonw_t *s, config_node_t *node)
+get_at_most (jsonw_t *s, const char *key, double max, double *out)
 {
-    if (!node->parent_name && node->joins_at_s == -1) {
+    if (jsonw_get_number (s, key, 0, JSONW_NONNEGATIVE, out) < 0)
+        return -1;
+    char where[JSONW_LABEL_LEN + 32];
+    if (*out > max)
+        return jsonw_fail (s->doc, jsonw_field (s, key, where, sizeof where),
+                           "must be at most %g, got %g", max, *out);
+    return 0;
+}
+
+/*  The link from a node's parent: on the root, none of its keys. A node
+ *  offered to the run (offered) has its link whatever parent it gets. */
+static int
+parse_link (jsonw_t *s, config_node_t *node, int offered)
+{
+    if (!node->parent_name && !offered) {
         for (int k = 0; link_keys[k]; k++)
             if (json_object_get (s->obj, link_keys[k]))
                 return jsonw_fail (s->doc, s->label, "%s: the root has no parent link",
@@ -54,15 +66,9 @@ parse_link (jsonw_t *s, config_node_t *node)
     if (jsonw_get_number (s, "link_idle_mbps", 0, JSONW_POSITIVE,
                           &node->link_idle_mbps) < 0
         || jsonw_get_number (s, "ir_send", 0, JSONW_NONNEGATIVE, &node->ir_send) < 0
-        || jsonw_get_number (s, "ir_recv", 0, JSONW_NONNEGATIVE, &node->ir_recv) < 0
-        || jsonw_get_number (s, "delay_ms", 0, JSONW_NONNEGATIVE, &node->delay_ms) < 0)
+        || jsonw_get_number (s, "ir_recv", 0, JSONW_NONNEGATIVE, &node->ir_recv) < 0)
         return -1;
-    char where[JSONW_LABEL_LEN + 32];
-    if (node->delay_ms > CONFIG_MAX_DELAY_MS)
-        return jsonw_fail (s->doc, jsonw_field (s, "delay_ms", where, sizeof where),
-                           "must be at most %g, got %g", CONFIG_MAX_DELAY_MS,
-                           node->delay_ms);
-    return 0;
+    return get_at_most (s, "delay_ms", CONFIG_MAX_DELAY_MS, &node->delay_ms);
 }
 
 /*  The node's background load, if any (overlay/load.h): a trace's path
@@ -81,24 +87,6 @@ parse_load (jsonw_t *s, config_node_t *node)
     node->load = load_parse (&w, dir);
     free (dir);
     return node->load ? 0 : -1;
-}
-
-/*  When the node is offered to the run (joins_at_s), or -1. offered:
- *  read as an offered node even without the key (`treefarm join`). */
-static int
-parse_offer (jsonw_t *s, config_node_t *node, int offered)
-{
-    node->joins_at_s = -1;
-    if (!json_object_get (s->obj, "joins_at_s"))
-        return offered ? (node->joins_at_s = -2, 0) : 0;
-    if (jsonw_get_number (s, "joins_at_s", 1, JSONW_NONNEGATIVE, &node->joins_at_s) < 0)
-        return -1;
-    char where[JSONW_LABEL_LEN + 32];
-    if (node->joins_at_s > CONFIG_MAX_JOINS_AT_S)
-        return jsonw_fail (s->doc, jsonw_field (s, "joins_at_s", where, sizeof where),
-                           "must be at most %g, got %g", CONFIG_MAX_JOINS_AT_S,
-                           node->joins_at_s);
-    return 0;
 }
 
 /*  Read tree[i] into node. Its own keys only: parents, roots and cycles
@@ -131,20 +119,22 @@ parse_entry (jsonw_doc_t *ld, json_t *entry, const char *label, int i,
     if (jsonw_get_string (&s, "parent", 0, 1, SIZE_MAX, &parent) < 0
         || jsonw_get_string (&s, "host", 0, 1, SIZE_MAX, &host) < 0
         || check_host (&s, host) < 0
-        || jsonw_get_number (&s, "compute", 1, JSONW_POSITIVE, &node->compute_rate) < 0
-        || parse_offer (&s, node, offered) < 0)
+        || jsonw_get_number (&s, "compute", 1, JSONW_POSITIVE, &node->compute_rate) < 0)
+        return -1;
+    /*  When the node is offered to the run: joins_at_s, or -1 (in the tree
+     *  from the start, or offered by `treefarm join`). */
+    node->joins_at_s = -1;
+    if (get_at_most (&s, "joins_at_s", CONFIG_MAX_JOINS_AT_S, &node->joins_at_s) < 0)
         return -1;
     node->parent_name = parent ? xstrdup (parent) : NULL;
     node->host = xstrdup (host);
     long long slots = 0;
-    if (parse_link (&s, node) < 0
+    if (parse_link (&s, node, offered || node->joins_at_s >= 0) < 0
         || jsonw_get_number (&s, "send_limit_mbps", 0, JSONW_POSITIVE,
                              &node->send_limit_mbps) < 0
         || jsonw_get_integer (&s, "slots", 0, 1, CONFIG_MAX_SLOTS, &slots) < 0)
         return -1;
     node->slots = (uint32_t) slots;
-    if (node->joins_at_s == -2)
-        node->joins_at_s = -1;
     return parse_load (&s, node);
 }
 
