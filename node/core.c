@@ -27,6 +27,7 @@
 static const char *const event_names[CORE_EV_COUNT] = {
     "START", "REQUEST", "CHUNK", "ACK", "DONE", "COMPUTED", "TICK", "STREAM",
     "RESULT", "RESULT_ACK", "LOST", "TAKE_BACK", "RECLAIM", "RETURNED",
+    "ORPHANED", "REPARENT",
 };
 
 static const char *const action_names[CORE_ACT_COUNT] = {

@@ -49,6 +49,16 @@
  *    tasks; the child forgets the dropped asks, asks only up to n from
  *    then on, and gives back (RETURN) its newest whole held tasks beyond
  *    n, which the parent queues again. A task is in one place at a time.
+ *  - Re-parent (an adapting run, docs/adapt.md): ORPHANED, when the
+ *    parent is lost, makes stale everything the node had from it (the
+ *    root queued it all again when it lost the subtree): held tasks and
+ *    the one arriving are dropped (RELEASE), unsent completions and
+ *    result streams up are dropped, and the tasks computing here or out
+ *    in the subtree are remembered as stale; a stale task's completion,
+ *    result or return is dropped when it comes, never sent up. The node
+ *    asks for nothing until REPARENT, when it asks its new parent anew
+ *    for its whole buffer. The children keep their asks and are served
+ *    again once tasks come.
  *  - Completions (task id, computing node) travel up in batches of at most
  *    `batch_max`, or after `batch_delay` seconds; the root records each
  *    task once (one bit per task), counts duplicates, and streams each
@@ -193,6 +203,10 @@ typedef enum {
                                 unserved asks the parent dropped */
     CORE_EV_RETURNED,        /* child gives back done[0..ndone) (tasks it
                                 held and had not started) */
+    CORE_EV_ORPHANED,        /* the parent is lost and the node waits to be
+                                re-parented (docs/adapt.md, "Re-parent"):
+                                everything it had from the parent is stale */
+    CORE_EV_REPARENT,        /* a new parent is connected: ask it anew */
     CORE_EV_COUNT
 } core_event_type_t;
 
@@ -332,6 +346,10 @@ typedef struct {
                                 they were given to was lost */
     uint64_t reclaimed;      /* tasks children gave back (RETURNED) */
     uint64_t returned;       /* tasks given back to the parent */
+    uint64_t stale;          /* tasks made stale by the loss of the parent
+                                (held, computing, out in the subtree) */
+    uint64_t stale_dropped;  /* stale tasks whose completion or return
+                                came and was dropped, never sent up */
     uint32_t held;           /* tasks held now, not computing */
     int computing;           /* local tasks running */
 } core_stats_t;
