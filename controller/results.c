@@ -42,6 +42,7 @@ results_new (const config_t *cfg)
     }
     self->cmds.failures = json_array ();
     self->joins = json_array ();
+    self->moves = json_array ();
     self->cmds.node_seconds = xcalloc ((size_t) room, sizeof *self->cmds.node_seconds);
     self->cmds.node_commands = xcalloc ((size_t) room, sizeof *self->cmds.node_commands);
     /*  A run is judged against the platform as it is: a node with
@@ -136,6 +137,7 @@ results_destroy (results_t **self_p)
     free (self->error);
     json_decref (self->cmds.failures);
     json_decref (self->joins);
+    json_decref (self->moves);
     free (self->cmds.node_seconds);
     free (self->cmds.node_commands);
     free (self);

@@ -106,6 +106,11 @@ double results_judged_bound (const results_t *self, double *final);
  *  why}); results.json's "joins", in the order offered. */
 void results_note_join (results_t *self, json_t *entry);
 
+/*  A node moved under a new parent because its own was lost (entry,
+ *  taken: {node, from, to, at_s, why}); results.json's "moves", in
+ *  order (docs/adapt.md, "Re-parent"). */
+void results_note_move (results_t *self, json_t *entry);
+
 /*  The timeline text node's REPORT carried (overlay/trace.h; its end and
  *  dropped count are in its stats), or NULL. Borrowed. */
 const char *results_node_trace (const results_t *self, int node);

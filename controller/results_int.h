@@ -84,6 +84,7 @@ struct results {
     results_cmds_t cmds;
     json_t *joins;           /* the offers of nodes to the running run and
                                 what became of each (results_note_join) */
+    json_t *moves;           /* nodes re-parented (results_note_move) */
 };
 
 /*  Tasks completed by this run: the root's count, less those a resumed

@@ -348,6 +348,8 @@ results_to_json (const results_t *self)
     actions_to_json (self, object);
     if (json_array_size (self->joins) > 0)
         json_object_set (object, "joins", self->joins);
+    if (json_array_size (self->moves) > 0)
+        json_object_set (object, "moves", self->moves);
     json_t *nodes = json_array ();
     for (int i = 0; i < cfg->nnodes; i++)
         json_array_append_new (nodes, node_to_json (self, i));

@@ -67,6 +67,12 @@ results_note_join (results_t *self, json_t *entry)
     json_array_append_new (self->joins, entry);
 }
 
+void
+results_note_move (results_t *self, json_t *entry)
+{
+    json_array_append_new (self->moves, entry);
+}
+
 /*  The bound that was in force at each moment as nodes joined: the
  *  offline bound until the first admitted node, then each admitted
  *  node's bound_after from its at_s. The ideal makespan is when that

@@ -60,6 +60,12 @@ typedef struct {
     double heard;            /* when its last message came (after START) */
     double fail_awaited;     /* lost by its exit: until when its FAIL may
                                 still come to say why (0: not awaited) */
+    int moving;              /* session_move.c: ATTACH sent to its new
+                                parent, REPARENT not yet sent to it */
+    int moved_from;          /* its parent before its last move, plus 1
+                                (0: never moved): that parent's LOST
+                                about it, or its about that parent, is
+                                expected */
 } peer_t;
 
 /*  What session_prepare.c sets up: the deployment and the run's keys. */
@@ -177,6 +183,18 @@ void session_join_tick (session_t *self, double now);
 void session_join_bound (session_t *self, peer_t *peer);
 void session_join_attached (session_t *self, peer_t *parent, const proto_msg_t *m);
 void session_join_close (session_t *self);
+
+/*  session_move.c (docs/adapt.md, "Re-parent"). Node, running, lost
+ *  its parent `lost` (why): move it and its subtree under the nearest
+ *  node above `lost` with a vacant slot (ATTACH there). Returns 1 when
+ *  the move is on its way, 0 when the run cannot move it (it does not
+ *  adapt, no slot, the node is not running): the caller loses it. */
+int session_move (session_t *self, int node, int lost, const char *why);
+
+/*  ATTACHED from parent for peer, which is moving under it: send it
+ *  REPARENT, or lose it when parent did not take it. */
+void session_move_attached (session_t *self, peer_t *parent, peer_t *peer,
+                            const proto_msg_t *m);
 
 /*  DRAINED from parent: its child (m->text) holds nothing of the run's
  *  and leaves: STOP it and its subtree, which are then not lost when

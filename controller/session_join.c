@@ -37,13 +37,17 @@ session_join_start (session_t *self)
     session_join_t *j = &self->join;
     const config_t *cfg = self->cfg;
     j->tree = cfg->nnodes;
-    j->on = cfg->platform.adapt && config_joins (cfg) > 0 && !self->driver->measure;
+    int reparent = 0;   /* slots kept to move a lost node's children */
+    for (int i = 0; i < cfg->nnodes; i++)
+        reparent += config_reparent_slots (cfg, i);
+    j->on = cfg->platform.adapt && config_joins (cfg) + reparent > 0
+         && !self->driver->measure;
     if (!j->on)
         return;
     j->vacant = xcalloc ((size_t) cfg->capacity + 1, sizeof *j->vacant);
     j->spawned = xcalloc ((size_t) cfg->capacity + 1, sizeof *j->spawned);
-    for (int i = 0; i < cfg->nnodes; i++)
-        j->vacant[i] = config_joins (cfg);
+    for (int i = 0; i < cfg->nnodes; i++)   /* as each node counts its own */
+        j->vacant[i] = config_joins (cfg) + config_reparent_slots (cfg, i);
     j->startup_s = self->t.start - self->t.launch;
     if (cfg->join_slots == 0)
         return;
@@ -292,6 +296,10 @@ session_join_attached (session_t *self, peer_t *parent, const proto_msg_t *m)
 {
     int g = config_find_node (self->cfg, m->text);
     peer_t *peer = g >= 0 ? &self->peers[g] : NULL;
+    if (peer && peer->moving && peer->node->parent == (int) (parent - self->peers)) {
+        session_move_attached (self, parent, peer, m);
+        return;
+    }
     if (!peer || peer->node->parent != (int) (parent - self->peers)
         || peer->state != PEER_BOUND || peer->lost) {
         session_log (self, "node %s: ATTACHED for %.64s, which is not joining under it; "

@@ -316,8 +316,13 @@ lose_subtree (session_t *self, int node, const char *why, int how)
         deploy_kill (self->setup.deploy, peer->slot);
     char below[TF_ERRLEN];
     snprintf (below, sizeof below, "its parent %s was lost", peer->node->name);
-    for (int c = 0; c < peer->node->nchildren; c++)
-        lose_subtree (self, peer->node->children[c], below, LOST_WITH_PARENT);
+    /*  A copy: a child that moves (session_move) leaves the list. */
+    int n = peer->node->nchildren, *kids = xmalloc ((size_t) n * sizeof *kids + 1);
+    memcpy (kids, peer->node->children, (size_t) n * sizeof *kids);
+    for (int c = 0; c < n; c++)
+        if (!session_move (self, kids[c], node, below))
+            lose_subtree (self, kids[c], below, LOST_WITH_PARENT);
+    free (kids);
 }
 
 void
@@ -361,13 +366,17 @@ on_lost (session_t *self, peer_t *peer, const proto_msg_t *m)
      *  other go: nothing is lost any more. */
     if (!in_run (self, peer) || peer->left || (other >= 0 && self->peers[other].left))
         return;   /* a node let go, or its parent: expected */
+    if (other >= 0
+        && (peer->moved_from == other + 1 || self->peers[other].moved_from == from + 1))
+        return;   /* a parent and a child parted by a move: expected */
     if (other >= 0 && self->cfg->nodes[other].parent == from) {
         snprintf (why, sizeof why, "%.64s: %.200s", peer->node->name, m->why);
         lose_subtree (self, other, why, LOST_ITSELF);
     }
     else if (other >= 0 && other == peer->node->parent) {
         snprintf (why, sizeof why, "lost its parent %.64s: %.200s", m->text, m->why);
-        lose_subtree (self, from, why, LOST_ITSELF);
+        if (!session_move (self, from, other, why))
+            lose_subtree (self, from, why, LOST_ITSELF);
     }
     else
         refuse (self, peer, "LOST names \"%.64s\", neither its parent nor a child", m->text);

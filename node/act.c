@@ -35,6 +35,10 @@ act_flush_parent (node_t *self)
 static int
 to_parent (node_t *self, zmsg_t **msg_p)
 {
+    if (!self->link.parent) {   /* an orphan (node/reparent.c): stale, dropped */
+        zmsg_destroy (msg_p);
+        return 0;
+    }
     if (self->out.nout == PROTO_MAX_BATCH && act_flush_parent (self) != 0) {
         zmsg_destroy (msg_p);
         return -1;
@@ -219,6 +223,10 @@ send_result (node_t *self, const core_action_t *a, const core_event_t *ev)
         return -1;
     }
     zmsg_t *msg = inbound_encode (ev, &f);
+    if (!self->link.parent) {   /* an orphan: nothing goes up */
+        zmsg_destroy (&msg);
+        return 0;
+    }
     if (act_flush_parent (self) != 0) {
         zmsg_destroy (&msg);
         return -1;

@@ -93,11 +93,14 @@ beat_settle_losses (node_t *self)
     return 0;
 }
 
-/*  The parent is lost: tell the controller, then stop. */
+/*  The parent is lost: tell the controller, then stop; in an adapting
+ *  run, wait to be moved under another parent (node/reparent.c). */
 static int
 orphaned (node_t *self, const char *why)
 {
-    const char *parent = self->cfg->nodes[self->me->parent].name;
+    if (reparent_may_wait (self))
+        return reparent_orphaned (self, why);
+    const char *parent = self->moved.parent;
     node_log (self, "lost the parent %s (%s): stopping", parent, why);
     zmsg_t *msg = proto_lost (parent, why);
     zmsg_send (&msg, self->link.ctl);
@@ -147,7 +150,24 @@ beat_start (node_t *self, double now)
     for (int i = 0; i < n; i++)   /* a vacant slot is watched once taken */
         if (self->cfg->nodes[self->me->children[i]].vacant)
             liveness_forget (self->beat.live, i);
+    if (self->me->parent >= 0)
+        snprintf (self->moved.parent, sizeof self->moved.parent, "%s",
+                  self->cfg->nodes[self->me->parent].name);
     warm_pipes (self);
+}
+
+void
+beat_forget_parent (node_t *self)
+{
+    liveness_forget (self->beat.live, self->me->nchildren);
+}
+
+void
+beat_revive_parent (node_t *self, double now)
+{
+    liveness_revive (self->beat.live, self->me->nchildren, now);
+    for (int k = 0; k < PROTO_WARM_MESSAGES; k++)
+        send_beat_to_parent (self);
 }
 
 void

@@ -99,6 +99,8 @@ take_config (node_t *self, json_t *object, proto_run_t *run, char *err, size_t e
                          self->opts->name);
     /*  Slots kept for nodes that may join (docs/adapt.md, "Grow"): they
      *  grow the nodes array, so before any pointer into it is taken. */
+    if (self->cfg->platform.adapt && run)   /* a run: room for a lost child's children */
+        self->link.run.vacant += (uint32_t) config_reparent_slots (self->cfg, me);
     config_add_vacant (self->cfg, me, (int) self->link.run.vacant);
     self->me = &self->cfg->nodes[me];
     if (!policy_find (self->cfg->policy))
@@ -276,6 +278,12 @@ take_start (node_t *self, const proto_msg_t *m, char *err, size_t errlen)
     self->link.since = m->seconds;
     if (self->me->parent < 0)
         return 0;
+    return handshake_connect_parent (self, m->text, err, errlen);
+}
+
+int
+handshake_connect_parent (node_t *self, const char *endpoint, char *err, size_t errlen)
+{
     self->link.parent = zsock_new (ZMQ_DEALER);
     zsock_set_identity (self->link.parent, self->opts->name);
     if (self->link.cert)
@@ -283,8 +291,8 @@ take_start (node_t *self, const proto_msg_t *m, char *err, size_t errlen)
     zsock_set_ipv6 (self->link.parent, 1);   /* the parent may be on [::1] */
     zsock_set_maxmsgsize (self->link.parent,
                           PROTO_MAX_FRAME_PARENT (config_chunk_bytes (self->cfg)));
-    if (zsock_connect (self->link.parent, "%s", m->text) < 0)
-        return tf_error (err, errlen, "cannot connect to the parent at %s", m->text);
+    if (zsock_connect (self->link.parent, "%s", endpoint) < 0)
+        return tf_error (err, errlen, "cannot connect to the parent at %s", endpoint);
     self->link.beat = zsock_new (ZMQ_DEALER);
     char identity[256];   /* a name is at most 63 characters */
     snprintf (identity, sizeof identity, "%s%s", self->opts->name, NODE_BEAT_SUFFIX);
@@ -295,9 +303,9 @@ take_start (node_t *self, const proto_msg_t *m, char *err, size_t errlen)
     zsock_set_maxmsgsize (self->link.beat, PROTO_MAX_FRAME_CHILDREN);
     zsock_set_sndtimeo (self->link.beat, 0);
     zsock_set_linger (self->link.beat, 0);
-    if (zsock_connect (self->link.beat, "%s", m->text) < 0)
-        return tf_error (err, errlen, "cannot connect to the parent at %s", m->text);
-    node_verbose (self, "connected to the parent at %s", m->text);
+    if (zsock_connect (self->link.beat, "%s", endpoint) < 0)
+        return tf_error (err, errlen, "cannot connect to the parent at %s", endpoint);
+    node_verbose (self, "connected to the parent at %s", endpoint);
     return 0;
 }
 

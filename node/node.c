@@ -179,7 +179,9 @@ turn (node_t *self, waitset_t *ws)
     if (wait < 0)
         return -1;
     int rc = beat_keep_alive (self, now, &wait);
-    if (rc != 0)
+    if (rc == 0)
+        rc = reparent_check (self, now, &wait);
+    if (rc != 0 || self->moved.rewait)   /* orphaned: no waiting on its sockets */
         return rc;
     if (self->link.parent && act_flush_parent (self) != 0)
         return node_fail (self, "cannot send to the parent");
@@ -201,8 +203,16 @@ serve (node_t *self)
     act_start (self);
     beat_start (self, now);
     int rc = begin (self);
-    while (rc == 0)
+    while (rc == 0 && ws) {
+        if (self->moved.rewait) {   /* re-parented: the parent's sockets changed */
+            self->moved.rewait = 0;
+            waitset_destroy (&ws);
+            ws = loop_sockets (self);
+            if (!ws)
+                return 1;
+        }
         rc = turn (self, ws);
+    }
     waitset_destroy (&ws);
     return rc == NODE_STOPPED ? 0 : rc == NODE_ORPHANED ? NODE_EXIT_ORPHANED : 1;
 }

@@ -280,6 +280,8 @@ receive_control (node_t *self)
         rc = measure_on_message (self, &m);
     else if (m.command == PROTO_ATTACH)
         rc = attach_child (self, &m);
+    else if (m.command == PROTO_REPARENT)
+        rc = reparent_on_message (self, &m);
     else
         receive_refuse (self, "the controller", proto_command_str (m.command));
     proto_msg_clear (&m);

@@ -210,6 +210,18 @@ typedef struct {
     uint64_t dropped;        /* and how many more */
 } node_steer_t;
 
+/*  reparent.c: a node whose parent was lost, in an adapting run. */
+typedef struct {
+    char parent[64];         /* our parent's name (a name is at most 63
+                                characters): the config's, then the one
+                                REPARENT names */
+    double orphaned_at;      /* when the parent was lost (tf_now); 0: not
+                                an orphan */
+    int rewait;              /* the sockets changed: the loop's wait set
+                                is made anew */
+    uint32_t moves;          /* re-parentings */
+} node_moved_t;
+
 typedef struct {
     const node_opts_t *opts;
     config_t *cfg;           /* handshake.c; read-only after CONFIG */
@@ -225,6 +237,7 @@ typedef struct {
     node_load_t load;
     node_adapt_t adapt;
     node_steer_t steer;
+    node_moved_t moved;
 } node_t;
 
 /*  --- node.c ------------------------------------------------------------ */
@@ -408,9 +421,39 @@ int handshake_run (node_t *self, char *err, size_t errlen);
 int handshake_wait_control (node_t *self, proto_command_t want, int timeout_ms,
                             proto_msg_t *out, char *err, size_t errlen);
 
+/*  Connect to the parent at endpoint: the task connection and the
+ *  heartbeat one, with CURVE when on (link.parent_key). Returns 0, or -1
+ *  with a message in err. */
+int handshake_connect_parent (node_t *self, const char *endpoint, char *err,
+                              size_t errlen);
 
 /*  Close the connections and free what the handshake took. */
 void handshake_close (node_t *self);
+
+/*  --- reparent.c: an orphan moved under a new parent (docs/adapt.md) --- */
+
+/*  How long an orphan waits for REPARENT before it stops: the controller
+ *  learns of the loss from this node's LOST at once, and takes it in
+ *  elsewhere or stops it within a round trip or two. */
+#define NODE_REPARENT_WAIT_S 30.0
+
+/*  1 if this node, losing its parent, waits to be re-parented (an
+ *  adapting run, not a calibration, not the root). */
+int reparent_may_wait (const node_t *self);
+
+/*  The parent is lost (why): tell the controller, drop the connections
+ *  to it, have the core make stale what came from it. Returns 0, or
+ *  non-zero after a fatal error. */
+int reparent_orphaned (node_t *self, const char *why);
+
+/*  An orphan that waited NODE_REPARENT_WAIT_S: NODE_ORPHANED; else 0,
+ *  *wait lowered to that deadline. */
+int reparent_check (node_t *self, double now, double *wait);
+
+/*  REPARENT from the controller: (orphaned first if not yet) connect to
+ *  the new parent, ask it anew. Returns 0, or non-zero after a fatal
+ *  error (said). */
+int reparent_on_message (node_t *self, const proto_msg_t *m);
 
 /*  --- build.c ------------------------------------------------------------- */
 
@@ -588,6 +631,11 @@ int beat_keep_alive (node_t *self, double now, double *wait);
 
 /*  A message on our heartbeat connection: the parent is alive. */
 void beat_on_parent (node_t *self);
+
+/*  The parent is gone (node/reparent.c): stop watching it; a new one
+ *  connected at now: watch it, and send it the warm-up BEATs. */
+void beat_forget_parent (node_t *self);
+void beat_revive_parent (node_t *self, double now);
 
 /*  Declare lost every child a send failed to. Returns 0, or non-zero
  *  after a fatal error. */

@@ -300,6 +300,17 @@ int config_attach (config_t *self, const config_node_t *node, int parent, char *
  *  when the last node is not such a leaf. */
 int config_detach_last (config_t *self);
 
+/*  Move node (not the root) and its subtree under parent (not in that
+ *  subtree): off its parent's children, onto parent's, depths set anew
+ *  (docs/adapt.md, "Re-parent"). Returns 0, or -1 with a message in err. */
+int config_move (config_t *self, int node, int parent, char *err, size_t errlen);
+
+/*  The vacant child slots node keeps in an adapting run to take in the
+ *  children of one of its own children that is lost: the most children
+ *  any of its children has (vacant slots not counted). Added to
+ *  config_joins' on every node. */
+int config_reparent_slots (const config_t *self, int node);
+
 /*  A node's own copy of the config: give node n vacant child slots,
  *  named "+vacant1", ... (not valid config names, so never confused with
  *  one), with no rates. Grows the nodes array: call before taking

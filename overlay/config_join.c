@@ -104,6 +104,56 @@ config_attach (config_t *self, const config_node_t *node, int parent, char *err,
     return i;
 }
 
+/*  Set the depth of node's subtree from its parent's. */
+static void
+redepth (config_t *self, int node)
+{
+    config_node_t *n = &self->nodes[node];
+    n->depth = self->nodes[n->parent].depth + 1;
+    for (int c = 0; c < n->nchildren; c++)
+        redepth (self, n->children[c]);
+}
+
+int
+config_move (config_t *self, int node, int parent, char *err, size_t errlen)
+{
+    if (node <= 0 || node >= self->nnodes || parent < 0 || parent >= self->nnodes)
+        return tf_error (err, errlen, "move node %d under %d: no such node", node, parent);
+    for (int p = parent; p >= 0; p = self->nodes[p].parent)
+        if (p == node)
+            return tf_error (err, errlen, "move %s under %s: that is in its own subtree",
+                             self->nodes[node].name, self->nodes[parent].name);
+    config_node_t *old = &self->nodes[self->nodes[node].parent];
+    int k = 0;
+    while (k < old->nchildren && old->children[k] != node)
+        k++;
+    if (k == old->nchildren)
+        return tf_error (err, errlen, "move %s: not a child of its parent %s",
+                         self->nodes[node].name, old->name);
+    memmove (&old->children[k], &old->children[k + 1],
+             (size_t) (old->nchildren - k - 1) * sizeof (int));
+    old->nchildren--;
+    link_child (self, node, parent);
+    redepth (self, node);
+    return 0;
+}
+
+int
+config_reparent_slots (const config_t *self, int node)
+{
+    int most = 0;
+    const config_node_t *n = &self->nodes[node];
+    for (int c = 0; c < n->nchildren; c++) {
+        const config_node_t *kid = &self->nodes[n->children[c]];
+        int grandchildren = 0;
+        for (int g = 0; g < kid->nchildren; g++)
+            grandchildren += !self->nodes[kid->children[g]].vacant;
+        if (grandchildren > most)
+            most = grandchildren;
+    }
+    return most;
+}
+
 void
 config_add_vacant (config_t *self, int node, int n)
 {

@@ -31,6 +31,7 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_BATCH] = "BATCH",       [PROTO_RECLAIM] = "RECLAIM",
     [PROTO_RETURN] = "RETURN",     [PROTO_ATTACH] = "ATTACH",
     [PROTO_ATTACHED] = "ATTACHED", [PROTO_DRAINED] = "DRAINED",
+    [PROTO_REPARENT] = "REPARENT",
 };
 
 const char *
@@ -306,6 +307,7 @@ static const struct {
     [PROTO_ATTACH] = {{"node", "index", "key"}, pc_attach},
     [PROTO_ATTACHED] = {{"name", "error"}, pc_attached},
     [PROTO_DRAINED] = {{"peer"}, pc_drained},
+    [PROTO_REPARENT] = {{"parent", "name", "key"}, pc_reparent},
 };
 
 /*  Check and extract the fields of the message's command. */

@@ -141,6 +141,11 @@ typedef enum {
     PROTO_DRAINED,      /* node -> ctl  {peer}  the child, shrunk, holds
                                         no task of ours: stop its subtree
                                         (docs/adapt.md, "Shrink")         */
+    PROTO_REPARENT,     /* ctl -> node  {parent, name(, key)}  your parent
+                                        was lost: connect to the new one
+                                        at endpoint `parent`, node `name`,
+                                        CURVE key `key` (docs/adapt.md,
+                                        "Re-parent")                      */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -172,9 +177,13 @@ typedef struct {
     zframe_t *payload;       /* CHUNK, RESULT; REPORT (or NULL) */
     const char *text;        /* HELLO name, BOUND endpoint, START parent,
                                 FAIL error, LOST and DRAINED peer,
-                                ATTACHED name, ATTACH key (or NULL) */
+                                ATTACHED name, ATTACH key (or NULL),
+                                REPARENT parent endpoint */
     const char *why;         /* LOST: how contact was lost; ATTACHED: why
-                                the node was not taken, or NULL */
+                                the node was not taken, or NULL;
+                                REPARENT: the new parent's name */
+    const char *key;         /* REPARENT: the new parent's CURVE key, or
+                                NULL (CURVE off) */
     int64_t pid;             /* HELLO */
     int version;             /* HELLO: the node's protocol version */
     int measure;             /* START: mode "measure" (else "run") */
@@ -270,6 +279,9 @@ zmsg_t *proto_attach (json_t *node, uint32_t index, const char *key);
 zmsg_t *proto_attached (const char *name, const char *why);
 /*  DRAINED: child peer holds nothing of ours and may stop. */
 zmsg_t *proto_drained (const char *peer);
+/*  REPARENT: connect to the parent called name at endpoint, whose CURVE
+ *  public key is key (NULL: CURVE off). */
+zmsg_t *proto_reparent (const char *endpoint, const char *name, const char *key);
 zmsg_t *proto_lost (const char *peer, const char *why);
 /*  DONE or RETURN (child -> parent) or RECORDED (root -> controller): n <=
  *  PROTO_MAX_DONE completions. RECORDED may carry info, an array of n

@@ -130,6 +130,22 @@ pc_drained (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
     return pc_text (m, "peer", cmd, err, errlen);
 }
 
+/*  REPARENT: the new parent's endpoint and name, and its key with CURVE. */
+int
+pc_reparent (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    if (pc_text (m, "parent", cmd, err, errlen)
+        || pf_get_string (m->body, "name", &m->why, cmd, err, errlen))
+        return -1;
+    if (m->text[0] == '\0' || m->why[0] == '\0')
+        return tf_error (err, errlen, "%s: an empty parent endpoint or name", cmd);
+    if (json_object_get (m->body, "key")
+        && (pf_get_string (m->body, "key", &m->key, cmd, err, errlen)
+            || !curve_key_valid (m->key)))
+        return tf_error (err, errlen, "%s: field \"key\" must be a CURVE key", cmd);
+    return 0;
+}
+
 int
 pc_start (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {

@@ -260,6 +260,15 @@ proto_drained (const char *peer)
 }
 
 zmsg_t *
+proto_reparent (const char *endpoint, const char *name, const char *key)
+{
+    json_t *body = json_pack ("{s:s, s:s}", "parent", endpoint, "name", name);
+    if (body && key)
+        json_object_set_new (body, "key", json_string (key));
+    return encode_packed (PROTO_REPARENT, body);
+}
+
+zmsg_t *
 proto_lost (const char *peer, const char *why)
 {
     return encode_packed (PROTO_LOST, json_pack ("{s:s,s:s}", "peer", peer, "why", why));

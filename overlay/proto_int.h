@@ -45,6 +45,7 @@ int pc_lost (proto_msg_t *m, const char *cmd, char *err, size_t errlen);
 int pc_attach (proto_msg_t *m, const char *cmd, char *err, size_t errlen);
 int pc_attached (proto_msg_t *m, const char *cmd, char *err, size_t errlen);
 int pc_drained (proto_msg_t *m, const char *cmd, char *err, size_t errlen);
+int pc_reparent (proto_msg_t *m, const char *cmd, char *err, size_t errlen);
 int pc_start (proto_msg_t *m, const char *cmd, char *err, size_t errlen);
 int pc_phase (proto_msg_t *m, const char *cmd, char *err, size_t errlen);
 int pc_measure (proto_msg_t *m, const char *cmd, char *err, size_t errlen);

@@ -24,6 +24,8 @@ const proto_counter_t proto_counters[PROTO_NCOUNTERS] = {
     {"requeued", offsetof (proto_stats_t, requeued), 1},
     {"reclaimed", offsetof (proto_stats_t, reclaimed), 1},
     {"returned", offsetof (proto_stats_t, returned), 1},
+    {"stale", offsetof (proto_stats_t, stale), 1},
+    {"stale_dropped", offsetof (proto_stats_t, stale_dropped), 1},
     {"cpu_us", offsetof (proto_stats_t, cpu_us), 1},
     {"observe_cpu_us", offsetof (proto_stats_t, observe_cpu_us), 1},
 };

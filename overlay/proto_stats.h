@@ -147,6 +147,11 @@ typedef struct {
     uint64_t reclaimed;      /* tasks its children gave back (docs/adapt.md,
                                 "Reclaim") */
     uint64_t returned;       /* tasks it gave back to its parent */
+    uint64_t stale;          /* tasks it had from a parent it lost: queued
+                                again at the root (docs/adapt.md,
+                                "Re-parent") */
+    uint64_t stale_dropped;  /* of which, the completions or returns that
+                                came later and were dropped */
     uint64_t cpu_us;         /* CPU time of the node's process so far
                                 (user + system, every thread), us */
     uint64_t observe_cpu_us; /* of which the sampler and the online fit
@@ -203,7 +208,7 @@ typedef struct {
     int per_node;
 } proto_counter_t;
 
-#define PROTO_NCOUNTERS 15
+#define PROTO_NCOUNTERS 17
 extern const proto_counter_t proto_counters[PROTO_NCOUNTERS];
 
 /*  The value of counter i of s. */

@@ -5,10 +5,12 @@
 #    and command tasks mixed, the odd seeds adapting (--adapt); in each,
 #    at a seeded moment, a seeded
 #    non-root node is killed with SIGKILL, alone (its subtree then stops
-#    on its own) or together with its whole subtree. Every run must exit
-#    0 with every task recorded exactly once, every command's output
-#    right, the killed nodes (and the subtree under them) named lost, and
-#    no process left.
+#    on its own; adapting, its children are moved under its parent with
+#    their subtrees, docs/adapt.md "Re-parent") or together with its whole
+#    subtree. Every run must exit 0 with every task recorded exactly once,
+#    every command's output right, the killed nodes (and the subtree under
+#    them, unless moved) named lost, the moved ones under the killed
+#    node's parent, and no process left.
 # 2. A leaf frozen with SIGSTOP: its parent declares it lost after its
 #    heartbeats stop, the controller ends it, the run completes.
 # 3. A leaf that gives up (FAIL: it cannot write its spool): lost like a
@@ -139,6 +141,37 @@ subtree_of () {
     done
 }
 
+# The children of node NAME in the 15-node tree, and its parent.
+kids_of () {
+    local k=${1#n}
+    for c in $((2 * k + 1)) $((2 * k + 2)); do [ "$c" -lt 15 ] && echo -n "n$c "; done
+}
+parent_of () { local k=${1#n}; echo "n$(((k - 1) / 2))"; }
+
+# moved_under DIR "NAMES" PARENT: results.json's moves are exactly NAMES
+# (space-separated; none when empty), each to PARENT, and each is PARENT's
+# child in nodes[] and not lost.
+moved_under () {
+    python3 - "$1/results.json" "$2" "$3" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+want, parent = set(sys.argv[2].split()), sys.argv[3]
+moves = r.get("moves", [])
+got = {m["node"] for m in moves}
+bad = []
+if got != want:
+    bad.append("moved %s, expected %s" % (sorted(got), sorted(want)))
+nodes = {n["name"]: n for n in r["nodes"]}
+for m in moves:
+    if m["to"] != parent or nodes[m["node"]]["parent"] != parent or nodes[m["node"]]["lost"]:
+        bad.append("move %s: to %s, parent %s, lost %s" % (m["node"], m["to"],
+                   nodes[m["node"]]["parent"], nodes[m["node"]]["lost"]))
+for b in bad:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+}
+
 # Start a run of the tree into $WORK/NAME in the background, with ARGS:
 # sets out and ctl (the controller's pid).
 start_run () {
@@ -168,8 +201,16 @@ print("n%d" % r.randint(1, 14), r.choice(["node", "subtree"]), "%.2f" % r.unifor
 ' "$seed")
     lost=$(subtree_of "$victim")
     # Odd seeds adapt (docs/adapt.md): a loss must not upset it either.
-    adapt=()
-    [ $((seed % 2)) = 1 ] && adapt=(--adapt)
+    # There a node killed alone is the only one lost: its children, alive,
+    # are moved under its parent with their subtrees (re-parented).
+    adapt=() moved=""
+    if [ $((seed % 2)) = 1 ]; then
+        adapt=(--adapt)
+        if [ "$mode" = node ]; then
+            moved=$(kids_of "$victim")
+            [ -n "$moved" ] && lost=$victim
+        fi
+    fi
     start_run "r$seed" "${adapt[@]}"
     root=$(node_pid n0 "$ctl")
     # The first records reach tasks.csv about a second into the run: the
@@ -187,8 +228,9 @@ print("n%d" % r.randint(1, 14), r.choice(["node", "subtree"]), "%.2f" % r.unifor
     what="seed $seed${adapt:+, adapting}: kill $victim ($mode) after ${delay}s"
     if [ "$rc" = 0 ] && tasks_exactly_once "$out" "$TOTAL" >"$out.check" \
         && check_run "$out" "$lost" >>"$out.check" && no_node_alive "$out" >>"$out.check" \
-        && [ -n "$root" ] && adapted "$out" "${#adapt[@]}" >>"$out.check"; then
-        ok "$what: exit 0, $TOTAL tasks once, outputs right, lost: $lost"
+        && [ -n "$root" ] && adapted "$out" "${#adapt[@]}" >>"$out.check" \
+        && moved_under "$out" "$moved" "$(parent_of "$victim")" >>"$out.check"; then
+        ok "$what: exit 0, $TOTAL tasks once, outputs right, lost: $lost${moved:+, moved: $moved}"
     else
         nok "$what: exit $rc"
         cat "$out.check" 2>/dev/null; head -c 800 "$out.err"; echo

@@ -261,6 +261,45 @@ test_vacant_slots (void **state)
     config_destroy (&c);
 }
 
+/*  Re-parenting's side (docs/adapt.md, "Re-parent"): the slots each
+ *  node keeps for a lost child's children, and a subtree moved. */
+static void
+test_move_and_reparent_slots (void **state)
+{
+    (void) state;
+    config_t *c = load_text ("{" TASKS ", \"tree\": [" ROOT ", " KID ("a") ", " KID ("z") ","
+                             " {\"name\": \"b\", \"parent\": \"a\", \"compute\": 1,"
+                             "  \"link_mbps\": 5},"
+                             " {\"name\": \"c\", \"parent\": \"b\", \"compute\": 1,"
+                             "  \"link_mbps\": 5},"
+                             " {\"name\": \"d\", \"parent\": \"b\", \"compute\": 1,"
+                             "  \"link_mbps\": 5}]}");
+    int r = 0, a = config_find_node (c, "a"), b = config_find_node (c, "b"),
+        z = config_find_node (c, "z"), d = config_find_node (c, "d");
+    assert_int_equal (config_reparent_slots (c, r), 1);   /* a has one child */
+    assert_int_equal (config_reparent_slots (c, a), 2);   /* b has two */
+    assert_int_equal (config_reparent_slots (c, b), 0);   /* leaves under it */
+    config_add_vacant (c, b, 3);                          /* not counted */
+    assert_int_equal (config_reparent_slots (c, a), 2);
+    char err[TF_ERRLEN] = "";
+    assert_int_equal (config_move (c, b, r, err, sizeof err), 0);
+    assert_int_equal (c->nodes[b].parent, r);
+    assert_string_equal (c->nodes[b].parent_name, "r");
+    assert_int_equal (c->nodes[a].nchildren, 0);
+    assert_int_equal (c->nodes[r].nchildren, 3);
+    assert_int_equal (c->nodes[r].children[2], b);
+    assert_int_equal (c->nodes[b].depth, 1);
+    assert_int_equal (c->nodes[d].depth, 2);              /* the subtree too */
+    assert_int_equal (config_move (c, b, d, err, sizeof err), -1);
+    assert_non_null (strstr (err, "its own subtree"));
+    assert_int_equal (config_move (c, r, z, err, sizeof err), -1);
+    assert_int_equal (config_move (c, b, 99, err, sizeof err), -1);
+    assert_int_equal (config_move (c, d, z, err, sizeof err), 0);
+    assert_int_equal (c->nodes[b].nchildren, 4);          /* c and 3 vacant */
+    assert_int_equal (c->nodes[z].children[0], d);
+    config_destroy (&c);
+}
+
 int
 main (void)
 {
@@ -270,6 +309,7 @@ main (void)
         cmocka_unit_test (test_node_parse),
         cmocka_unit_test (test_attach_and_detach_last),
         cmocka_unit_test (test_vacant_slots),
+        cmocka_unit_test (test_move_and_reparent_slots),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -208,7 +208,8 @@ test_stats_round_trip_and_refusals (void **state)
     proto_stats_t s = {.computed = 1, .forwarded = 2, .received = 3, .requested = 4,
                        .bytes_in = 5, .bytes_out = 6, .malformed = 7, .completed = 8,
                        .duplicates = 9, .slots = 10, .requeued = 11, .reclaimed = 12,
-                       .returned = 13, .cpu_us = 14, .observe_cpu_us = 15, .compute_seconds = 1.5,
+                       .returned = 13, .stale = 14, .stale_dropped = 15, .cpu_us = 16,
+                       .observe_cpu_us = 17, .compute_seconds = 1.5,
                        .speed_mean = 0.75,
                        .held = 2, .computing = 1, .has_bound = 1, .bound = {1, 2, 3},
                        .has_live_bound = 1, .live_bound = {0.5, 1.5, 2.5},
@@ -505,13 +506,20 @@ test_malformed_fields_are_refused (void **state)
     refused (raw (PROTO_VERSION, PROTO_ATTACHED, "{\"name\":\"X\",\"error\":2}", NULL),
              "\"error\"");
     refused (raw (PROTO_VERSION, PROTO_DRAINED, "{}", NULL), "\"peer\"");
+    refused (raw (PROTO_VERSION, PROTO_REPARENT, "{\"parent\":\"tcp://h:1\"}", NULL),
+             "\"name\"");
+    refused (raw (PROTO_VERSION, PROTO_REPARENT, "{\"parent\":\"\",\"name\":\"R\"}", NULL),
+             "empty parent");
+    refused (raw (PROTO_VERSION, PROTO_REPARENT,
+                  "{\"parent\":\"tcp://h:1\",\"name\":\"R\",\"key\":\"x\"}", NULL),
+             "CURVE key");
     refused (raw (PROTO_VERSION, PROTO_RECLAIM, "{\"n\":1,\"dropped\":-1}", NULL),
              "\"dropped\"");
     refused (raw (PROTO_VERSION, PROTO_RETURN, "{\"done\":[[1]]}", NULL), "entry 0");
 }
 
-/*  ATTACH, ATTACHED and DRAINED: a node joins, a node leaves
- *  (docs/adapt.md, "Grow" and "Shrink"). */
+/*  ATTACH, ATTACHED, DRAINED and REPARENT: a node joins, a node leaves,
+ *  a node moves (docs/adapt.md, "Grow", "Shrink" and "Re-parent"). */
 static void
 test_join_messages_round_trip (void **state)
 {
@@ -540,6 +548,15 @@ test_join_messages_round_trip (void **state)
     decode_ok (proto_drained ("X"), &m);
     assert_int_equal (m.command, PROTO_DRAINED);
     assert_string_equal (m.text, "X");
+    proto_msg_clear (&m);
+    decode_ok (proto_reparent ("tcp://127.0.0.1:5", "R", NULL), &m);
+    assert_int_equal (m.command, PROTO_REPARENT);
+    assert_string_equal (m.text, "tcp://127.0.0.1:5");
+    assert_string_equal (m.why, "R");
+    assert_null (m.key);
+    proto_msg_clear (&m);
+    decode_ok (proto_reparent ("tcp://127.0.0.1:5", "R", key), &m);
+    assert_string_equal (m.key, key);
     proto_msg_clear (&m);
     decode_ok (proto_reclaim (0, 0), &m);   /* a shrink's drain */
     assert_int_equal (m.n, 0);

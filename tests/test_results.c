@@ -395,15 +395,15 @@ check_csv_files (fixture_t *f)
     char *text = slurp (f->dir, "nodes.csv");
     assert_string_equal (text,
                          "name,parent,pid,computed,forwarded,received,requested,bytes_in,"
-                         "bytes_out,malformed,slots,requeued,reclaimed,returned,cpu_us,"
-                         "observe_cpu_us,"
+                         "bytes_out,malformed,slots,requeued,reclaimed,returned,stale,"
+                         "stale_dropped,cpu_us,observe_cpu_us,"
                          "compute_seconds,compute_configured,compute_predicted,"
                          "compute_measured,compute_stderr,load_utilization,load_kind\n"
-                         "root,,1000,2,3,0,0,0,3145728,0,0,0,0,0,0,0,1.500000,4,4,3.875,0.0625,"
-                         "0,none\n"
-                         "a,root,1001,1,1,2,0,2097152,0,0,0,0,0,0,0,0,0.000000,2,2,,,0,none\n"
-                         "b,root,1002,1,0,1,0,1048576,0,0,0,0,0,0,0,0,0.000000,3,3,,,0,none\n"
-                         "a1,a,1003,1,0,1,0,1048576,0,0,0,0,0,0,0,0,0.000000,1,1,,,0,none\n");
+                         "root,,1000,2,3,0,0,0,3145728,0,0,0,0,0,0,0,0,0,1.500000,4,4,3.875,"
+                         "0.0625,0,none\n"
+                         "a,root,1001,1,1,2,0,2097152,0,0,0,0,0,0,0,0,0,0,0.000000,2,2,,,0,none\n"
+                         "b,root,1002,1,0,1,0,1048576,0,0,0,0,0,0,0,0,0,0,0.000000,3,3,,,0,none\n"
+                         "a1,a,1003,1,0,1,0,1048576,0,0,0,0,0,0,0,0,0,0,0.000000,1,1,,,0,none\n");
     free (text);
     /*  In the order recorded, not sorted. */
     text = slurp (f->dir, "tasks.csv");
