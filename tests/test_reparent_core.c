@@ -354,6 +354,46 @@ test_a_fresh_copy_of_a_stale_task_goes_up_once (void **state)
     core_destroy (&mid);
 }
 
+/*  A fresh copy given back to the new parent (RECLAIM) does not end
+ *  here: the stale copy's end is still dropped. */
+static void
+test_a_fresh_copy_given_back_leaves_the_stale_one_stale (void **state)
+{
+    (void) state;
+    core_t *mid = busy_node (make_cfg (0), 0, 0, 1);
+    int n;
+    feed (mid, (core_event_t){.type = CORE_EV_ORPHANED}, &n);
+    feed (mid, (core_event_t){.type = CORE_EV_REPARENT}, &n);
+    feed (mid, chunk (0, 0, 1), &n);
+    feed (mid, (core_event_t){.type = CORE_EV_RECLAIM, .n = 0, .count = 2}, &n);
+    assert_int_equal (core_stats (mid).held, 0);
+    nup = 0;
+    feed (mid, (core_event_t){.type = CORE_EV_COMPUTED, .task = 0}, &n);
+    assert_false (went_up (0));
+    assert_int_equal (core_stats (mid).stale_dropped, 1);
+    core_destroy (&mid);
+}
+
+/*  Lost twice: the second loss counts only what was not stale yet. */
+static void
+test_a_second_loss_counts_only_the_new_stale_tasks (void **state)
+{
+    (void) state;
+    core_t *mid = busy_node (make_cfg (0), 0, 0, 2);   /* 0 computes, 1 held */
+    int n;
+    feed (mid, (core_event_t){.type = CORE_EV_ORPHANED}, &n);
+    assert_int_equal (core_stats (mid).stale, 2);
+    feed (mid, (core_event_t){.type = CORE_EV_REPARENT}, &n);
+    feed (mid, chunk (5, 0, 1), &n);
+    feed (mid, (core_event_t){.type = CORE_EV_ORPHANED}, &n);
+    assert_int_equal (core_stats (mid).stale, 3);
+    feed (mid, (core_event_t){.type = CORE_EV_REPARENT}, &n);
+    feed (mid, (core_event_t){.type = CORE_EV_COMPUTED, .task = 0}, &n);
+    assert_false (went_up (0));
+    assert_int_equal (core_stats (mid).stale_dropped, 1);
+    core_destroy (&mid);
+}
+
 static void
 test_orphaned_and_reparent_out_of_turn_are_refused (void **state)
 {
@@ -399,6 +439,8 @@ main (void)
         cmocka_unit_test (test_a_stale_result_from_a_child_is_acked_and_dropped),
         cmocka_unit_test (test_a_stale_command_computed_here_frees_its_result),
         cmocka_unit_test (test_a_fresh_copy_of_a_stale_task_goes_up_once),
+        cmocka_unit_test (test_a_fresh_copy_given_back_leaves_the_stale_one_stale),
+        cmocka_unit_test (test_a_second_loss_counts_only_the_new_stale_tasks),
         cmocka_unit_test (test_orphaned_and_reparent_out_of_turn_are_refused),
         cmocka_unit_test (test_a_reclaimed_buffer_is_restored),
     };
