@@ -160,6 +160,7 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
     self->cfg.children = NULL;
     self->cfg.tree_parent = NULL;
     new_parts (self, cfg);
+    self->buffer_cfg = cfg->buffer;
     self->compute.slots = cfg->slots ? cfg->slots : 1;
     self->compute.running = xcalloc (self->compute.slots, sizeof (task_t));
     if (cfg->tree_parent)
@@ -182,6 +183,7 @@ core_destroy (core_t **self_p)
     free (self->compute.running);
     free (self->batch.items);
     free (self->back.items);
+    free (self->stale.items);
     free (self->acts.items);
     free (self);
     *self_p = NULL;

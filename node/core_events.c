@@ -34,8 +34,10 @@ on_chunk (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     core_action_t *a = core_emit (self, CORE_ACT_ACK);
     a->task = ev->task;
     a->index = ev->index;
-    if (took & RECV_HELD)
+    if (took & RECV_HELD) {
         ledger_push_task (self->ledger, &task);
+        core_stale_fresh (self, task.id);
+    }
     if (took & RECV_LAST)
         self->stats.received += !probe;
     return 0;
@@ -70,7 +72,8 @@ on_done (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         return -1;
     for (uint32_t i = 0; i < ev->ndone; i++) {
         core_done_t d = {.task = ev->done[i].task, .node = ev->done[i].node};
-        core_complete (self, d, NULL, ev->now);
+        if (!core_stale_take (self, d.task))
+            core_complete (self, d, NULL, ev->now);
     }
     return 0;
 }
@@ -99,7 +102,11 @@ on_computed (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     self->stats.computed++;
     core_emit (self, CORE_ACT_RELEASE)->task = ev->task;
     core_done_t d = {.task = ev->task, .node = self->cfg.self, .failed = ev->failed != 0};
-    if (command && !self->cfg.is_root)
+    if (core_stale_take (self, ev->task)) {
+        if (command)   /* its result is not sent: free its spool */
+            core_emit (self, CORE_ACT_RELEASE_RESULT)->task = ev->task;
+    }
+    else if (command && !self->cfg.is_root)
         streams_push_up (self->streams, d, ev->bytes);
     else
         core_complete (self, d, &ran, ev->now);
@@ -135,7 +142,10 @@ on_result (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     xfer_drop_given (self->xfer, ev->child, ev->task);
     if (!self->cfg.is_root) {
         core_emit (self, CORE_ACT_RELEASE)->task = ev->task;   /* its input bundle */
-        streams_push_up (self->streams, d, ev->bytes);
+        if (core_stale_take (self, ev->task))
+            core_emit (self, CORE_ACT_RELEASE_RESULT)->task = ev->task;
+        else
+            streams_push_up (self->streams, d, ev->bytes);
         return 0;
     }
     task_t had;
@@ -160,6 +170,8 @@ on_lost (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     const task_t *given = xfer_lose_child (self->xfer, ev->child, &n);
     for (uint32_t i = 0; i < n; i++) {
         task_t t = given[i], had;
+        if (core_stale_take (self, t.id))
+            continue;   /* the root has it queued already */
         if (self->cfg.is_root && ledger_recall_task (self->ledger, t.id, &had))
             t = had;   /* handed out again from the queue: remembered anew */
         ledger_push_task (self->ledger, &t);
@@ -212,6 +224,10 @@ core_apply (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         return core_on_reclaim (self, ev, err, errlen);
     case CORE_EV_RETURNED:
         return core_on_returned (self, ev, err, errlen);
+    case CORE_EV_ORPHANED:
+        return core_on_orphaned (self, ev, err, errlen);
+    case CORE_EV_REPARENT:
+        return core_on_reparent (self, ev, err, errlen);
     default:
         return tf_error (err, errlen, "unknown event %d", (int) ev->type);
     }

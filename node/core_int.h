@@ -5,7 +5,9 @@
  *    the fixed point after every event (dispatch);
  *  - core_events.c: each event checked, then applied;
  *  - core_reclaim.c: the adaptation's reclaim (TAKE_BACK, RECLAIM,
- *    RETURNED).
+ *    RETURNED);
+ *  - core_reparent.c: a node that lost its parent (ORPHANED, REPARENT)
+ *    and the stale tasks it still has out.
  */
 #ifndef TF_CORE_INT_H
 #define TF_CORE_INT_H
@@ -31,6 +33,16 @@ typedef struct {
     int engine_busy;         /* a synthetic task has the engine */
 } compute_t;
 
+/*  Copies of one task id still out here (computing, or given to a
+ *  child's subtree) when the parent was lost: their completion, result or
+ *  return is dropped when it comes (core_reparent.c). */
+typedef struct {
+    uint64_t id;
+    uint32_t old;            /* stale copies out */
+    uint32_t fresh;          /* copies of the id come from the new parent
+                                while stale ones are out */
+} stale_t;
+
 /*  Completions to report upward (the root: to record for the controller). */
 typedef struct {
     core_done_t *items;
@@ -55,6 +67,13 @@ struct core {
         core_done_t *items;
         uint32_t cap;
     } back;
+    struct {                 /* core_reparent.c: stale task ids */
+        stale_t *items;
+        uint32_t n, cap;
+    } stale;
+    int orphaned;            /* the parent is lost, no new one yet */
+    uint32_t buffer_cfg;     /* the configured buffer (a RECLAIM lowers
+                                cfg.buffer; an ORPHANED restores it) */
     int started;
     int meters_marked;
     int finished;            /* root: FINISHED emitted */
@@ -81,6 +100,23 @@ void core_dispatch (core_t *self, double now);
 int core_on_take_back (core_t *self, const core_event_t *ev, char *err, size_t errlen);
 int core_on_reclaim (core_t *self, const core_event_t *ev, char *err, size_t errlen);
 int core_on_returned (core_t *self, const core_event_t *ev, char *err, size_t errlen);
+
+/*  core_reparent.c: the parent is lost (ORPHANED) and a new one is
+ *  connected (REPARENT), each checked, then applied; 0, or -1 with a
+ *  message in err and the state unchanged. */
+int core_on_orphaned (core_t *self, const core_event_t *ev, char *err, size_t errlen);
+int core_on_reparent (core_t *self, const core_event_t *ev, char *err, size_t errlen);
+
+/*  core_reparent.c: a copy of task comes to an end here (computed, its
+ *  completion or result in from a child, given back, or its child lost).
+ *  Returns 1 when the copy is stale: it is dropped, never sent up nor
+ *  queued again (counted in stats.stale_dropped); else 0. */
+int core_stale_take (core_t *self, uint64_t task);
+
+/*  core_reparent.c: a copy of task arrived from the parent (held), or
+ *  one that had arrived went back to it (a RECLAIM's RETURN: gone). */
+void core_stale_fresh (core_t *self, uint64_t task);
+void core_stale_gone (core_t *self, uint64_t task);
 
 /*  core_events.c: check an event and change the state by it. Returns 0,
  *  or -1 with a message in err and the state unchanged. */

@@ -211,7 +211,7 @@ core_dispatch (core_t *self, double now)
     streams_pump_up (self->streams, &self->acts);
     uint32_t want = self->cfg.buffer + self->compute.slots - 1;
     uint32_t have = ledger_held (self->ledger) + recv_pending (self->recv);
-    if (!self->cfg.is_root && have < want) {
+    if (!self->cfg.is_root && !self->orphaned && have < want) {
         recv_add_pending (self->recv, want - have);
         self->stats.requested += want - have;
         core_emit (self, CORE_ACT_REQUEST)->n = want - have;

@@ -69,6 +69,7 @@ give_back (core_t *self)
         if (recv_arriving (self->recv, ledger_peek_task (self->ledger, pos)->id))
             continue;
         task_t t = ledger_take_task (self->ledger, pos);
+        core_stale_gone (self, t.id);
         self->back.items[n++] = (core_done_t){.task = t.id, .node = self->cfg.self};
         core_emit (self, CORE_ACT_RELEASE)->task = t.id;
     }
@@ -113,6 +114,8 @@ core_on_returned (core_t *self, const core_event_t *ev, char *err, size_t errlen
     const task_t *taken = xfer_taken (self->xfer);
     for (uint32_t i = 0; i < ev->ndone; i++) {
         task_t t = taken[i], had;
+        if (core_stale_take (self, t.id))
+            continue;   /* queued again at the root already */
         if (self->cfg.is_root && ledger_recall_task (self->ledger, t.id, &had))
             t = had;
         ledger_push_task (self->ledger, &t);

@@ -189,6 +189,12 @@ recv_drop_pending (recv_t *self, uint32_t n)
     return 0;
 }
 
+void
+recv_abandon (recv_t *self)
+{
+    self->active = 0;
+}
+
 uint32_t
 recv_pending (const recv_t *self)
 {

@@ -68,6 +68,11 @@ void recv_add_pending (recv_t *self, uint32_t n);
  *  pending. */
 int recv_drop_pending (recv_t *self, uint32_t n);
 
+/*  The parent is lost (core ORPHANED): the task arriving, if any, will
+ *  not be finished; forget it. The asks pending are left to
+ *  recv_drop_pending. */
+void recv_abandon (recv_t *self);
+
 /*  1 if task is arriving now (held in part), else 0. */
 int recv_arriving (const recv_t *self, uint64_t task);
 

@@ -114,6 +114,16 @@ streams_ack_up (streams_t *self, uint64_t task, uint32_t index, core_acts_t *act
     return 0;
 }
 
+void
+streams_drop_up (streams_t *self, core_acts_t *acts)
+{
+    for (uint32_t i = 0; i < self->up_len; i++)
+        core_acts_emit (acts, CORE_ACT_RELEASE_RESULT)->task =
+            self->ups[(self->up_head + i) % self->up_cap].task;
+    self->up_head = self->up_len = 0;
+    self->up_active = 0;
+}
+
 int
 streams_receiving (const streams_t *self, int c)
 {

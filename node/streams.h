@@ -36,6 +36,10 @@ void streams_pump_up (streams_t *self, core_acts_t *acts);
 int streams_ack_up (streams_t *self, uint64_t task, uint32_t index, core_acts_t *acts,
                     char *err, size_t errlen);
 
+/*  The parent is lost (core ORPHANED): every stream queued or half sent
+ *  up is dropped, unsent, with RELEASE_RESULT each (its spool is freed). */
+void streams_drop_up (streams_t *self, core_acts_t *acts);
+
 /*  1 if a result stream is arriving from child c, else 0. */
 int streams_receiving (const streams_t *self, int c);
 

@@ -143,6 +143,11 @@ uint32_t xfer_drop_asks (xfer_t *self, int c);
 /*  1 if task is given to child c's subtree and not back, else 0. */
 int xfer_was_given (const xfer_t *self, int c, uint64_t task);
 
+/*  The tasks given to child c's subtree and not back, *n of them (none
+ *  for a lost child or a bad slot), borrowed until the xfer next
+ *  changes. */
+const task_t *xfer_given_list (const xfer_t *self, int c, uint32_t *n);
+
 /*  Take task off child c's given tasks, if there. */
 void xfer_drop_given (xfer_t *self, int c, uint64_t task);
 

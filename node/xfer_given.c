@@ -86,6 +86,16 @@ xfer_was_given (const xfer_t *self, int c, uint64_t task)
     return xfer_given_find (&self->children[c], task) >= 0;
 }
 
+const task_t *
+xfer_given_list (const xfer_t *self, int c, uint32_t *n)
+{
+    *n = 0;
+    if (c < 0 || c >= self->cfg.nchildren)
+        return NULL;
+    *n = self->children[c].given.n;
+    return self->children[c].given.items;
+}
+
 void
 xfer_drop_given (xfer_t *self, int c, uint64_t task)
 {
