@@ -107,8 +107,8 @@ double results_judged_bound (const results_t *self, double *final);
 void results_note_join (results_t *self, json_t *entry);
 
 /*  A node moved under a new parent because its own was lost (entry,
- *  taken: {node, from, to, at_s, why}); results.json's "moves", in
- *  order (docs/adapt.md, "Re-parent"). */
+ *  taken: {node, from, to, at_s}: its REPARENT sent); results.json's
+ *  "moves", in order (docs/adapt.md, "Re-parent"). */
 void results_note_move (results_t *self, json_t *entry);
 
 /*  The timeline text node's REPORT carried (overlay/trace.h; its end and

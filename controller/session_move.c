@@ -33,19 +33,18 @@ adopter (const session_t *self, int from)
     return -1;
 }
 
-/*  What was done, for results.json and the log. */
+/*  A move done (REPARENT sent), for results.json and the log. */
 static void
-note_move (session_t *self, int node, int from, int to, const char *why)
+note_move (session_t *self, int node, int from, int to)
 {
     double at_s = (tf_now () - self->t.start) * self->cfg->platform.time_scale;
-    json_t *entry = json_pack ("{s:s, s:s, s:s, s:f, s:s}", "node",
-                               self->cfg->nodes[node].name, "from",
-                               self->cfg->nodes[from].name, "to", self->cfg->nodes[to].name,
-                               "at_s", at_s, "why", why);
+    json_t *entry = json_pack ("{s:s, s:s, s:s, s:f}", "node", self->cfg->nodes[node].name,
+                               "from", self->cfg->nodes[from].name, "to",
+                               self->cfg->nodes[to].name, "at_s", at_s);
     if (entry)
         results_note_move (self->results, entry);
-    session_log (self, "%s moves under %s: %s", self->cfg->nodes[node].name,
-                 self->cfg->nodes[to].name, why);
+    session_log (self, "%s re-parented under %s", self->cfg->nodes[node].name,
+                 self->cfg->nodes[to].name);
 }
 
 /*  A node's public key, NULL without CURVE. */
@@ -74,7 +73,8 @@ session_move (session_t *self, int node, int lost, const char *why)
     self->join.vacant[to]--;
     peer->moving = 1;
     peer->moved_from = lost + 1;
-    note_move (self, node, lost, to, why);
+    session_log (self, "%s moves under %s: %s", peer->node->name, self->cfg->nodes[to].name,
+                 why);
     json_t *desc = config_node_to_json (peer->node);
     zmsg_t *msg = proto_attach (desc, (uint32_t) node, key_of (self, peer->node->name));
     json_decref (desc);
@@ -105,5 +105,5 @@ session_move_attached (session_t *self, peer_t *parent, peer_t *peer, const prot
         session_lose (self, node, "cannot send REPARENT");
         return;
     }
-    session_log (self, "%s re-parented under %s", peer->node->name, parent->node->name);
+    note_move (self, node, peer->moved_from - 1, (int) (parent - self->peers));
 }

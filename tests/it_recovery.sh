@@ -149,8 +149,9 @@ kids_of () {
 parent_of () { local k=${1#n}; echo "n$(((k - 1) / 2))"; }
 
 # moved_under DIR "NAMES" PARENT: results.json's moves are exactly NAMES
-# (space-separated; none when empty), each to PARENT, and each is PARENT's
-# child in nodes[] and not lost.
+# (space-separated), each to PARENT, and each is PARENT's child in nodes[]
+# and not lost; with NAMES empty, every node moved is lost (killed with its
+# parent, it can be moved before its own exit is seen).
 moved_under () {
     python3 - "$1/results.json" "$2" "$3" <<'PY'
 import json, sys
@@ -159,9 +160,12 @@ want, parent = set(sys.argv[2].split()), sys.argv[3]
 moves = r.get("moves", [])
 got = {m["node"] for m in moves}
 bad = []
+nodes = {n["name"]: n for n in r["nodes"]}
+if not want:
+    moves = [m for m in moves if not nodes[m["node"]]["lost"]]
+    got = {m["node"] for m in moves}
 if got != want:
     bad.append("moved %s, expected %s" % (sorted(got), sorted(want)))
-nodes = {n["name"]: n for n in r["nodes"]}
 for m in moves:
     if m["to"] != parent or nodes[m["node"]]["parent"] != parent or nodes[m["node"]]["lost"]:
         bad.append("move %s: to %s, parent %s, lost %s" % (m["node"], m["to"],
