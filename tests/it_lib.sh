@@ -2,7 +2,8 @@
 # The checks the other integration scripts rely on must be able to fail:
 # tasks_exactly_once is run on a results directory from a real run, then on
 # copies broken one way each (a duplicate, a gap, a stranger, a count that
-# disagrees), and must accept the first and refuse every other.
+# disagrees), and must accept the first and refuse every other; a
+# re-parented node's count may exceed its rows, never fall short.
 source "$(dirname "$0")/lib.sh"
 
 sed -e 's/"count": *[0-9]*/"count": 60/' configs/tree3.json >"$WORK/tree3.json"
@@ -49,6 +50,12 @@ expect "refuses a node that is not in the run" refuses stranger
 # Rows and counters disagree: a task moved to another node in tasks.csv.
 broken moved 'other = [x["name"] for x in nodes if x["name"] != rows[0][1]][0]; rows[0][1] = other'
 expect "refuses per-node rows that disagree with computed" refuses moved
+# A re-parented node (named in "moves") counts completions that died with
+# its old parent: more computed than rows passes, fewer does not.
+broken reparented 'n = nodes[-1]; r["moves"] = [{"node": n["name"], "from": "x", "to": "y"}]; n["computed"] += 3'
+expect "accepts a re-parented node computing more than its rows" tasks_exactly_once "$WORK/reparented" 60
+broken reparented_less 'n = nodes[-1]; r["moves"] = [{"node": n["name"], "from": "x", "to": "y"}]; n["computed"] -= 1'
+expect "refuses a re-parented node computing fewer than its rows" refuses reparented_less
 # An id past the bag.
 broken past 'rows[0][0] = "60"'
 expect "refuses a task id out of range" refuses past

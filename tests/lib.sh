@@ -23,10 +23,10 @@ expect () { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi
 # argument "commands" (retries and resumed runs), a node's rows number at
 # most its counter (a failed attempt computes without a row; a resumed
 # task has a row without computing). A node results.json marks lost is
-# held to nothing but its rows (its last counters may be stale), and so is
-# every node of a subtree moved under a new parent (results.json "moves",
-# docs/adapt.md "Re-parent": what it computed for its lost parent may have
-# been lost with it). Prints what is wrong.
+# held to nothing but its rows (its last counters may be stale); a node of
+# a subtree moved under a new parent (results.json "moves", docs/adapt.md
+# "Re-parent") to at least as many computed as rows (what it computed for
+# its lost parent may have been lost with it). Prints what is wrong.
 tasks_exactly_once () {
     python3 - "$1" "$2" "${3:-}" <<'PY'
 import csv, json, os, sys
@@ -37,17 +37,17 @@ with open(os.path.join(d, "tasks.csv"), newline="") as f:
 if not rows or rows[0][:2] != ["task", "node"] or len(rows[0]) != 9:
     bad.append("tasks.csv header is %r, not task,node,..." % (rows[0] if rows else None))
     rows = [[]]
-r = json.load(open(os.path.join(d, "results.json")))
-nodes = {x["name"]: x for x in r["nodes"]}
-moved = {m["node"] for m in r.get("moves", [])}
-for x in nodes.values():   # the moved nodes' subtrees, by their parents now
+res = json.load(open(os.path.join(d, "results.json")))
+nodes = {x["name"]: x for x in res["nodes"]}
+moved = {m["node"] for m in res.get("moves", [])}
+for x in list(nodes.values()):   # and their subtrees, by their parents now
     p, chain = x["name"], set()
-    while p and p not in chain:
+    while p in nodes and p not in chain:
         chain.add(p)
         if p in moved:
-            x["lost"] = True   # held to its rows only, as a lost node
+            moved.add(x["name"])
             break
-        p = nodes[p].get("parent") if p in nodes else None
+        p = nodes[p].get("parent")
 seen, per_node = {}, {}
 for line, row in enumerate(rows[1:], start=2):
     if len(row) != 9 or not row[0].isdigit() or row[1] not in nodes:
@@ -65,12 +65,19 @@ if missing:
 # A lost node's counters are its last STATS before it was lost: they can
 # be behind its rows (STATS not sent) or ahead (DONEs lost with a parent),
 # so its rows count as computed.
+# A re-parented node's counter also counts the completions that died
+# with its old parent or were dropped as stale, so it is at least its rows.
 for name, x in nodes.items():
-    if per_node.get(name, 0) != x["computed"] and not loose and not x.get("lost"):
+    rows_n = per_node.get(name, 0)
+    if name in moved and not x.get("lost") and rows_n > x["computed"]:
+        bad.append("node %s (moved): %d rows in tasks.csv, computed only %d"
+                   % (name, rows_n, x["computed"]))
+    elif (rows_n != x["computed"] and not loose and not x.get("lost")
+          and name not in moved):
         bad.append("node %s: %d rows in tasks.csv, computed %d"
-                   % (name, per_node.get(name, 0), x["computed"]))
-total = sum(per_node.get(name, 0) if x.get("lost") else x["computed"]
-            for name, x in nodes.items())
+                   % (name, rows_n, x["computed"]))
+total = sum(per_node.get(name, 0) if x.get("lost") or name in moved
+            else x["computed"] for name, x in nodes.items())
 if total != n and not loose:
     bad.append("per-node computed adds up to %d, not %d" % (total, n))
 for b in bad[:10]:
