@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Integration: re-parenting (docs/adapt.md, "Re-parent"), real processes on
 # loopback through `treefarm run --adapt`.
-# 1. A chain R -> A -> B -> {C, D}, and R -> E. A is killed (SIGKILL)
-#    while tasks flow: B is moved under R with its subtree (R keeps one
+# 1. A chain R -> A -> B -> {C, D}, and R -> E, CURVE on. A is killed
+#    (SIGKILL) while tasks flow: B is moved under R with its subtree (R keeps one
 #    slot for a lost child's child), C and D with it; only A is lost; B,
-#    C and D go on computing after the move; B had tasks from A that the
+#    C and D go on computing after the move (B connects to R with R's key,
+#    R admits B's); B had tasks from A that the
 #    root queued again (stale, never sent up); every task is recorded
 #    exactly once.
 # 2. A frozen (SIGSTOP) instead: the same, whichever of R and B finds A
@@ -109,7 +110,7 @@ print([n for n in json.load(open(sys.argv[1]))["nodes"] if n["name"] == sys.argv
 }
 
 # --- 1. a node lost mid-tree: its child moves with its subtree -----------
-kill_run moved "$WORK/chain.json" A --adapt
+kill_run moved "$WORK/chain.json" A --adapt --curve
 run_survived "adapting, A killed" "$WORK/moved" 400 "$RC" "$WORK/moved.err"
 expect "adapting: only A lost; B moved under R, C and D with it" \
     members "$WORK/moved" A B R
