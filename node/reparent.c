@@ -83,12 +83,17 @@ reparent_on_message (node_t *self, const proto_msg_t *m)
                         "or to the root");
         return 0;
     }
+    if (!self->link.cert != !m->key) {   /* a CURVE socket needs the server's key */
+        receive_refuse (self, "the controller", self->link.cert
+                        ? "REPARENT without the new parent's CURVE key"
+                        : "REPARENT with a CURVE key in a run without CURVE");
+        return 0;
+    }
     double now = tf_now ();
     if (self->moved.orphaned_at <= 0 && orphan (self, now) != 0)
         return -1;
     if (self->link.cert)
-        snprintf (self->link.parent_key, sizeof self->link.parent_key, "%s",
-                  m->key ? m->key : "");
+        snprintf (self->link.parent_key, sizeof self->link.parent_key, "%s", m->key);
     if (handshake_connect_parent (self, m->text, err, sizeof err) != 0)
         return node_fail (self, err);
     snprintf (self->moved.parent, sizeof self->moved.parent, "%s", m->why);

@@ -48,10 +48,13 @@ k = {n["name"]: n["load"]["kind"] for n in json.load(open(sys.argv[1]))["nodes"]
 sys.exit(0 if (k["rackA"], k["rackA-n1"], k["edge7"], k["head"])
          == ("jobs", "contenders", "steps+trace", "none") else str(k))' "$WORK/vg/results.json"
 
-# A node lost mid-run under memcheck: rackB killed with SIGKILL once
-# records arrive; its parent re-queues what its subtree had, its children
-# stop on their own, the controller names the three lost and the run
-# completes (docs/reliability.md). Every surviving process stays clean.
+# A node lost mid-run under memcheck, adapting: rackB killed with SIGKILL
+# once records arrive; its parent re-queues what its subtree had, its
+# children wait, are moved under head and go on (docs/adapt.md,
+# "Re-parent": ATTACH, REPARENT, the stale tasks dropped); the controller
+# names rackB alone lost and the run completes. Every surviving process
+# stays clean. (The orphans that stop on their own, without --adapt, are
+# the sanitizer pass's: tests/it_recovery.sh.)
 python3 - configs/tree3.json "$WORK/tree3-loss.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -59,7 +62,7 @@ c["tasks"]["count"] = 200
 c["platform"]["time_scale"] = 5
 json.dump(c, open(sys.argv[2], "w"))
 PY
-TREEFARM_NODE_WRAPPER="$VG" $VG "$TREEFARM" run "$WORK/tree3-loss.json" \
+TREEFARM_NODE_WRAPPER="$VG" $VG "$TREEFARM" run "$WORK/tree3-loss.json" --adapt \
     --out "$WORK/vgl" --quiet >"$WORK/vgl.out" 2>"$WORK/vgl.err" &
 ctl=$!
 await_records "$WORK/vgl" 30
@@ -70,15 +73,17 @@ rc=$?
 expect "a lost node: controller and surviving nodes valgrind-clean, run complete (exit $rc)" \
     test "$rc" = 0
 [ "$rc" = 0 ] || tail -30 "$WORK/vgl.err"
-expect "a lost node: every task exactly once, rackB and its children named lost" \
+expect "a lost node: every task exactly once, rackB alone lost, its children moved" \
     eval 'tasks_exactly_once "$WORK/vgl" 200 && python3 -c "
 import json, sys
 r = json.load(open(sys.argv[1]))
 lost = sorted(x[\"name\"] for x in r[\"lost\"])
-sys.exit(lost != [\"rackB\", \"rackB-n1\", \"rackB-n2\"])" "$WORK/vgl/results.json"'
-# The lost nodes' exits are not judged by the controller (they were
-# killed, or stopped on their own as orphans): memcheck's own lines are.
-expect "a lost node: no memcheck report from any process, the orphans' included" \
+moved = sorted((m[\"node\"], m[\"to\"]) for m in r.get(\"moves\", []))
+sys.exit(lost != [\"rackB\"] or moved != [(\"rackB-n1\", \"head\"), (\"rackB-n2\", \"head\")])" \
+    "$WORK/vgl/results.json"'
+# The lost node's exit is not judged by the controller (it was killed):
+# memcheck's own lines are.
+expect "a lost node: no memcheck report from any process, the moved ones' included" \
     eval '! grep -m3 "^==[0-9]*== " "$WORK/vgl.err"'
 
 # Nodes that join and leave under memcheck (docs/adapt.md, "Grow",
