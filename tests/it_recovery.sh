@@ -118,16 +118,6 @@ if not why or not why[0].startswith(sys.argv[3]):
 PY
 }
 
-# pid of node NAME of the controller CTL, waiting for it to appear.
-node_pid () {
-    local p
-    for _ in $(seq 200); do
-        p=$(pgrep -P "$2" -f -- "--name $1( |$)" || true)
-        [ -n "$p" ] && { echo "$p"; return; }
-        sleep 0.02
-    done
-}
-
 # Node NAME and every node under it in the 15-node tree (n0..n14, the
 # children of nK are n(2K+1) and n(2K+2)).
 subtree_of () {

@@ -35,16 +35,6 @@ config "$WORK/chain.json" "{\"name\": \"R\", \"compute\": 2}, $(node A R), $(nod
 config "$WORK/pairs.json" "{\"name\": \"R\", \"compute\": 2}, $(node A R), $(node X R),
     $(node A1 A), $(node A2 A), $(node X1 X), $(node X2 X)"
 
-# pid of node NAME of the controller CTL, waiting for it to appear.
-node_pid () {
-    local p
-    for _ in $(seq 200); do
-        p=$(pgrep -P "$2" -f -- "--name $1( |$)" || true)
-        [ -n "$p" ] && { echo "$p"; return; }
-        sleep 0.02
-    done
-}
-
 # rows DIR NAMES...: tasks.csv rows of those nodes.
 rows () {
     local d=$1; shift

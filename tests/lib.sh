@@ -148,6 +148,17 @@ need_hostile () {
 # Children of a pid (node processes of a running controller).
 children_of () { pgrep -P "$1" || true; }
 
+# node_pid NAME CTL: the pid of node NAME, a child of the controller
+# CTL, waiting up to 4 s for it to appear.
+node_pid () {
+    local p
+    for _ in $(seq 200); do
+        p=$(pgrep -P "$2" -f -- "--name $1( |$)" || true)
+        [ -n "$p" ] && { echo "$p"; return; }
+        sleep 0.02
+    done
+}
+
 # A script that cannot run here exits SKIP (the automake convention):
 # tests/run.sh counts it apart from the passed and the failed.
 SKIP=77
