@@ -318,7 +318,8 @@ lose_subtree (session_t *self, int node, const char *why, int how)
     snprintf (below, sizeof below, "its parent %s was lost", peer->node->name);
     /*  A copy: a child that moves (session_move) leaves the list. */
     int n = peer->node->nchildren, *kids = xmalloc ((size_t) n * sizeof *kids + 1);
-    memcpy (kids, peer->node->children, (size_t) n * sizeof *kids);
+    if (n > 0)   /* a leaf's children array is NULL */
+        memcpy (kids, peer->node->children, (size_t) n * sizeof *kids);
     for (int c = 0; c < n; c++)
         if (!session_move (self, kids[c], node, below))
             lose_subtree (self, kids[c], below, LOST_WITH_PARENT);
