@@ -1,13 +1,14 @@
 /*  deploy — node processes: place, check, start, watch, stop. See
  *  deploy.h and docs/deploy.md.
  *
- *  Each slot's host kind selects a backend from one table: its up-front
- *  check, the command line that starts it here, and how a stop reaches
- *  it. Processes are started through controller/spawn.c.
+ *  Here are the slots (add, check, route, the command line, the
+ *  certificate, start) and the processes (reap, poll, wait, kill, stop).
+ *  What differs by host kind is a backend's (deploy_int.h: the table in
+ *  deploy_backends.c, a file per kind). Processes are started through
+ *  controller/spawn.c.
  */
-#include "controller/deploy.h"
+#include "controller/deploy_int.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,376 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "controller/netns.h"
 #include "controller/spawn.h"
-#include "controller/ssh.h"
-#include "overlay/curve.h"
 #include "overlay/util.h"
 
 /*  How often deploy_wait looks for exits. */
 #define DEPLOY_WAIT_STEP 0.01
-/*  The control socket's file in the private directory of netns nodes. */
-#define IPC_SOCKET_NAME "control"
-/*  The longest path of a Unix socket (sun_path, with its NUL). */
-#define IPC_PATH_MAX (sizeof ((struct sockaddr_un *) 0)->sun_path)
-/*  Any port will do to ask the kernel for a route (UDP connect sends
- *  nothing). */
-#define ROUTE_PROBE_PORT "9"
-
-typedef struct {
-    char *name;
-    char *text;              /* the host as the config says it */
-    host_t host;
-    char *control;           /* control bind (deploy_control_bind) */
-    char *bind;              /* --bind, or NULL */
-    char *reach;             /* numeric address others reach the node
-                                at (ssh, netns), or NULL */
-    char *remote;            /* ssh: the node program on the host */
-    char *cert;              /* the node's certificate file, or NULL */
-    char *cert_text;         /* ssh: its content, sent on the node's
-                                stdin */
-    int checked;
-    int started;
-    pid_t pid;
-    int stdin_fd;            /* ssh: our end of the client's stdin, or -1 */
-    int running;             /* started, not yet reaped */
-    int status;              /* waitpid status once reaped */
-    int reported;            /* the exit was returned by deploy_poll */
-    int signalled;           /* we sent it a signal */
-} proc_t;
-
-struct deploy {
-    ssh_opts_t ssh;          /* strings owned below */
-    char *ssh_config;
-    char *ipc_dir;           /* created for the first netns node */
-    char *ipc_control;       /* "ipc://DIR/control" */
-    proc_t *procs;
-    int nprocs;
-    int nalloc;
-};
-
-/*  One backend: what a host kind does. */
-typedef struct {
-    host_kind_t kind;
-    int (*check) (deploy_t *self, proc_t *proc, char *const program[], int nprogram,
-                  char *err, size_t errlen);
-    char **(*command) (const deploy_t *self, const proc_t *proc, char *const argv[]);
-    int holds_stdin;         /* the node reads a pipe we hold (ssh) */
-    void (*signal) (proc_t *proc, int sig);
-} backend_t;
-
-static const backend_t *backend_of (const proc_t *proc);
-
-/* ------------------------------------------------------------------------
- *  Addresses.
- */
-
-/*  The first address name resolves to here, numeric, into buf. */
-static int
-resolve_numeric (const char *name, char *buf, size_t len, char *err, size_t errlen)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};
-    struct addrinfo *res = NULL;
-    int rc = getaddrinfo (name, NULL, &hints, &res);
-    if (rc == 0)
-        rc = getnameinfo (res->ai_addr, res->ai_addrlen, buf, (socklen_t) len, NULL, 0,
-                          NI_NUMERICHOST);
-    if (res)
-        freeaddrinfo (res);
-    if (rc != 0)
-        return tf_error (err, errlen, "cannot resolve \"%s\" here: %s", name,
-                         rc == EAI_SYSTEM ? strerror (errno) : gai_strerror (rc));
-    return 0;
-}
-
-/*  The local address the kernel sends from to reach addr (numeric): a UDP
- *  socket connected there, asked for its own name. Nothing is sent. */
-static int
-route_source (const char *addr, char *src, size_t len, char *err, size_t errlen)
-{
-    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM,
-                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
-    struct addrinfo *res = NULL;
-    int rc = getaddrinfo (addr, ROUTE_PROBE_PORT, &hints, &res);
-    if (rc != 0)
-        return tf_error (err, errlen, "bad address %s: %s", addr, gai_strerror (rc));
-    struct sockaddr_storage me;
-    socklen_t melen = sizeof me;
-    int fd = socket (res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    int ok = fd >= 0 && connect (fd, res->ai_addr, res->ai_addrlen) == 0
-          && getsockname (fd, (struct sockaddr *) &me, &melen) == 0;
-    int e = errno;
-    if (fd >= 0)
-        close (fd);
-    freeaddrinfo (res);
-    if (!ok)
-        return tf_error (err, errlen, "no route from here to %s: %s", addr, strerror (e));
-    rc = getnameinfo ((struct sockaddr *) &me, melen, src, (socklen_t) len, NULL, 0,
-                      NI_NUMERICHOST);
-    return rc == 0 ? 0 : tf_error (err, errlen, "%s", gai_strerror (rc));
-}
-
-/*  A numeric address of the loopback interface. */
-static int
-is_loopback (const char *addr)
-{
-    struct in_addr v4;
-    struct in6_addr v6;
-    if (inet_pton (AF_INET, addr, &v4) == 1)
-        return (ntohl (v4.s_addr) >> 24) == IN_LOOPBACKNET;
-    return inet_pton (AF_INET6, addr, &v6) == 1 && IN6_IS_ADDR_LOOPBACK (&v6);
-}
-
-/*  The control bind for nodes that reach us from src. */
-static char *
-control_from (const char *src)
-{
-    if (is_loopback (src) && !strchr (src, ':'))
-        return xstrdup (DEPLOY_LOCAL_CONTROL);
-    return xasprintf (strchr (src, ':') ? "tcp://[%s]:*" : "tcp://%s:*", src);
-}
-
-/* ------------------------------------------------------------------------
- *  Local backend: the node runs here.
- */
-
-/*  The programs of a command line's start are found here: its first word
- *  (the wrapper's, or the node binary) and its last (the node binary);
- *  the words between are the wrapper's arguments. */
-static int
-programs_here (char *const program[], int nprogram, char *err, size_t errlen)
-{
-    char why[TF_ERRLEN];
-    for (int i = 0; i < nprogram; i += nprogram > 1 ? nprogram - 1 : 1) {
-        char *path = spawn_resolve (program[i], why, sizeof why);
-        free (path);
-        if (!path)
-            return tf_error (err, errlen, "cannot run the node: %s (see --node-bin, "
-                             "TREEFARM_NODE, TREEFARM_NODE_WRAPPER)", why);
-    }
-    return 0;
-}
-
-/*  Return 1 if a TCP socket can bind addr (port 0) here, else 0 with the
- *  reason in *why. */
-static int
-local_can_bind (const struct addrinfo *ai, int *why)
-{
-    int fd = socket (ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) {
-        *why = errno;
-        return 0;
-    }
-    int ok = bind (fd, ai->ai_addr, ai->ai_addrlen) == 0;
-    if (!ok)
-        *why = errno;
-    close (fd);
-    return ok;
-}
-
-/*  A given address must be one of this machine (127.0.0.1, ::1,
- *  localhost, an interface's address): resolve it and try to bind each
- *  result to port 0. */
-static int
-local_address_here (const char *host, char *err, size_t errlen)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICSERV};
-    struct addrinfo *res = NULL;
-    int rc = getaddrinfo (host, "0", &hints, &res);
-    if (rc != 0)
-        return tf_error (err, errlen, "host \"%s\" cannot be resolved: %s", host,
-                         rc == EAI_SYSTEM ? strerror (errno) : gai_strerror (rc));
-    int ok = 0, why = EADDRNOTAVAIL;
-    for (const struct addrinfo *ai = res; ai && !ok; ai = ai->ai_next)
-        ok = local_can_bind (ai, &why);
-    freeaddrinfo (res);
-    if (!ok)
-        return tf_error (err, errlen, "host \"%s\" is not an address of this machine "
-                         "(%s), and a local node runs here (ssh://HOST runs it on HOST)",
-                         host, strerror (why));
-    return 0;
-}
-
-static int
-local_check (deploy_t *self, proc_t *proc, char *const program[], int nprogram,
-             char *err, size_t errlen)
-{
-    (void) self;
-    if (*proc->host.name && local_address_here (proc->host.name, err, errlen) != 0)
-        return -1;
-    proc->control = xstrdup (DEPLOY_LOCAL_CONTROL);
-    return programs_here (program, nprogram, err, errlen);
-}
-
-static char **
-local_command (const deploy_t *self, const proc_t *proc, char *const argv[])
-{
-    (void) self;
-    (void) proc;
-    int n = 0;
-    while (argv[n])
-        n++;
-    char **out = xcalloc ((size_t) n + 1, sizeof *out);
-    for (int i = 0; i < n; i++)
-        out[i] = xstrdup (argv[i]);
-    return out;
-}
-
-static void
-local_signal (proc_t *proc, int sig)
-{
-    kill (proc->pid, sig);
-}
-
-/* ------------------------------------------------------------------------
- *  ssh backend: the node runs on another machine (controller/ssh.h).
- */
-
-/*  A slot already checked for the same user, host and port. */
-static const proc_t *
-ssh_checked_twin (const deploy_t *self, const proc_t *proc)
-{
-    for (int i = 0; i < self->nprocs; i++) {
-        const proc_t *p = &self->procs[i];
-        if (p != proc && p->checked && p->host.kind == HOST_SSH
-            && strcmp (p->host.name, proc->host.name) == 0
-            && strcmp (p->host.user, proc->host.user) == 0
-            && p->host.port == proc->host.port)
-            return p;
-    }
-    return NULL;
-}
-
-/*  Where the host is, seen from here, and where we reach the host from:
- *  the node's control endpoint. */
-static int
-ssh_route (proc_t *proc, char *err, size_t errlen)
-{
-    char addr[NI_MAXHOST], src[NI_MAXHOST], why[TF_ERRLEN];
-    if (resolve_numeric (proc->host.name, addr, sizeof addr, why, sizeof why) != 0
-        || route_source (addr, src, sizeof src, why, sizeof why) != 0)
-        return tf_error (err, errlen, "%s: %s (the host part must be an address or a "
-                         "name that resolves both here and on the host)", proc->text,
-                         why);
-    proc->reach = xstrdup (addr);
-    proc->control = control_from (src);
-    return 0;
-}
-
-static int
-ssh_check_slot (deploy_t *self, proc_t *proc, char *const program[], int nprogram,
-                char *err, size_t errlen)
-{
-    const proc_t *twin = ssh_checked_twin (self, proc);
-    if (twin) {
-        proc->remote = xstrdup (twin->remote);
-        proc->reach = xstrdup (twin->reach);
-        proc->control = xstrdup (twin->control);
-        return 0;
-    }
-    if (ssh_check (&self->ssh, &proc->host, proc->text, program, nprogram, &proc->remote,
-                   err, errlen) != 0)
-        return -1;
-    return ssh_route (proc, err, errlen);
-}
-
-static char **
-ssh_command (const deploy_t *self, const proc_t *proc, char *const argv[])
-{
-    char *command = ssh_node_command (argv, proc->cert_text != NULL);
-    char **out = ssh_argv (&self->ssh, &proc->host, 1, command);
-    free (command);
-    return out;
-}
-
-/*  SIGTERM: close the client's stdin; the remote shell sends the node
- *  SIGTERM and the client exits with it. Anything else goes to the
- *  client. */
-static void
-ssh_signal (proc_t *proc, int sig)
-{
-    if (sig == SIGTERM && proc->stdin_fd >= 0) {
-        close (proc->stdin_fd);
-        proc->stdin_fd = -1;
-        return;
-    }
-    kill (proc->pid, sig);
-}
-
-/* ------------------------------------------------------------------------
- *  netns backend: the node runs here in a namespace (controller/netns.h).
- */
-
-/*  The private directory of the ipc control endpoint, made once. */
-static int
-ipc_control (deploy_t *self, char *err, size_t errlen)
-{
-    if (self->ipc_control)
-        return 0;
-    const char *tmp = getenv ("TMPDIR");
-    char *dir = xasprintf ("%s/treefarm-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (strlen (dir) + strlen ("/" IPC_SOCKET_NAME) >= IPC_PATH_MAX) {
-        tf_error (err, errlen, "%s: too long for a Unix socket path (at most %zu "
-                  "bytes); set TMPDIR shorter", dir, IPC_PATH_MAX - 1);
-        free (dir);
-        return -1;
-    }
-    if (!mkdtemp (dir)) {   /* mode 0700 */
-        tf_error (err, errlen, "cannot create %s: %s", dir, strerror (errno));
-        free (dir);
-        return -1;
-    }
-    self->ipc_dir = dir;
-    self->ipc_control = xasprintf ("ipc://%s/%s", dir, IPC_SOCKET_NAME);
-    return 0;
-}
-
-static int
-netns_check_slot (deploy_t *self, proc_t *proc, char *const program[], int nprogram,
-                  char *err, size_t errlen)
-{
-    char addr[INET_ADDRSTRLEN];
-    char *ip[] = {"ip"};
-    if (programs_here (ip, 1, err, errlen) != 0
-        || netns_check (proc->host.name, addr, sizeof addr, err, errlen) != 0
-        || programs_here (program, nprogram, err, errlen) != 0
-        || ipc_control (self, err, errlen) != 0)
-        return -1;
-    proc->bind = xstrdup (addr);
-    proc->reach = xstrdup (addr);
-    proc->control = xstrdup (self->ipc_control);
-    return 0;
-}
-
-static char **
-netns_command (const deploy_t *self, const proc_t *proc, char *const argv[])
-{
-    (void) self;
-    return netns_argv (proc->host.name, argv);
-}
-
-/* ------------------------------------------------------------------------
- *  The backends, by host kind.
- */
-
-static const backend_t backends[HOST_KIND_COUNT] = {
-    [HOST_LOCAL] = {HOST_LOCAL, local_check, local_command, 0, local_signal},
-    [HOST_SSH] = {HOST_SSH, ssh_check_slot, ssh_command, 1, ssh_signal},
-    [HOST_NETNS] = {HOST_NETNS, netns_check_slot, netns_command, 0, local_signal},
-};
-
-static const backend_t *
-backend_of (const proc_t *proc)
-{
-    return &backends[proc->host.kind];
-}
 
 /* ------------------------------------------------------------------------
  *  Deployment.
@@ -428,14 +68,7 @@ deploy_destroy (deploy_t **self_p)
     for (int i = 0; i < self->nprocs; i++)
         proc_clear (&self->procs[i]);
     free (self->procs);
-    if (self->ipc_dir) {
-        char *socket_path = xasprintf ("%s/%s", self->ipc_dir, IPC_SOCKET_NAME);
-        unlink (socket_path);
-        rmdir (self->ipc_dir);
-        free (socket_path);
-    }
-    free (self->ipc_dir);
-    free (self->ipc_control);
+    deploy_ipc_remove (self);
     free (self->ssh_config);
     free (self);
     *self_p = NULL;
@@ -477,7 +110,7 @@ deploy_check (deploy_t *self, int slot, char *const program[], int nprogram, cha
         return tf_error (err, errlen, "no slot %d", slot);
     if (proc->checked)
         return 0;
-    if (backend_of (proc)->check (self, proc, program, nprogram, err, errlen) != 0)
+    if (deploy_backend_of (proc)->check (self, proc, program, nprogram, err, errlen) != 0)
         return -1;
     proc->checked = 1;
     return 0;
@@ -493,16 +126,16 @@ route_child (const proc_t *parent, const proc_t *child, char *src, size_t len,
     src[0] = '\0';
     if (child->host.kind == HOST_LOCAL || !child->reach)
         return 0;
-    if (route_source (child->reach, src, len, why, sizeof why) != 0)
+    if (deploy_route_source (child->reach, src, len, why, sizeof why) != 0)
         return tf_error (err, errlen, "its child %s (%s) cannot reach it: %s",
                          child->name, child->text, why);
     const char *given = parent->host.name;
-    if (*given && (strcmp (given, "localhost") == 0 || is_loopback (given))
-        && !is_loopback (src))
+    if (*given && (strcmp (given, "localhost") == 0 || deploy_is_loopback (given))
+        && !deploy_is_loopback (src))
         return tf_error (err, errlen, "binds \"%s\", which its child %s (%s) cannot "
                          "reach; give it host local or an address %s reaches", given,
                          child->name, child->text, child->name);
-    if (is_loopback (src) || *given)
+    if (deploy_is_loopback (src) || *given)
         src[0] = '\0';
     return 0;
 }
@@ -579,7 +212,7 @@ static char **
 command_of (const deploy_t *self, const proc_t *proc, char *const argv[])
 {
     if (!proc->cert || proc->cert_text)
-        return backend_of (proc)->command (self, proc, argv);
+        return deploy_backend_of (proc)->command (self, proc, argv);
     int n = 0;
     while (argv[n])
         n++;
@@ -587,7 +220,7 @@ command_of (const deploy_t *self, const proc_t *proc, char *const argv[])
     memcpy (with, argv, (size_t) n * sizeof *with);
     with[n] = "--cert";
     with[n + 1] = proc->cert;
-    char **out = backend_of (proc)->command (self, proc, with);
+    char **out = deploy_backend_of (proc)->command (self, proc, with);
     free (with);
     return out;
 }
@@ -607,60 +240,12 @@ deploy_set_cert (deploy_t *self, int slot, const char *path, char *err, size_t e
         return tf_error (err, errlen, "slot %d: %s", slot, proc ? "started already"
                                                                : "no such slot");
     char *text = NULL;
-    if (proc->host.kind == HOST_SSH) {
-        char why[TF_ERRLEN];
-        text = xmalloc (CURVE_FILE_MAX + 1);
-        FILE *fp = fopen (path, "re");
-        size_t n = fp ? fread (text, 1, CURVE_FILE_MAX, fp) : 0;
-        snprintf (why, sizeof why, "%s", fp ? "not a certificate" : strerror (errno));
-        int bad = !fp || ferror (fp) || !feof (fp) || n == 0 || text[n - 1] != '\n'
-                  || memchr (text, '\0', n) || strstr (text, SSH_CERT_END);
-        if (fp)
-            fclose (fp);
-        if (bad) {
-            free (text);
-            return tf_error (err, errlen, "%s: %s", path, why);
-        }
-        text[n] = '\0';
-    }
+    if (proc->host.kind == HOST_SSH && !(text = deploy_ssh_cert_read (path, err, errlen)))
+        return -1;
     free (proc->cert);
     free (proc->cert_text);
     proc->cert = xstrdup (path);
     proc->cert_text = text;
-    return 0;
-}
-
-/*  Write text to fd, a pipe whose reader may be gone: EPIPE, without
- *  the SIGPIPE that would end the controller. */
-static int
-write_pipe (int fd, const char *text, size_t len)
-{
-    sigset_t pipe_set, old;
-    sigemptyset (&pipe_set);
-    sigaddset (&pipe_set, SIGPIPE);
-    pthread_sigmask (SIG_BLOCK, &pipe_set, &old);
-    int rc = tf_write_all (fd, text, len);
-    int e = errno;
-    if (rc != 0 && e == EPIPE) {
-        const struct timespec now = {0, 0};
-        sigtimedwait (&pipe_set, NULL, &now);
-    }
-    pthread_sigmask (SIG_SETMASK, &old, NULL);
-    errno = e;
-    return rc;
-}
-
-/*  An ssh node's certificate, then the end line, on its stdin. */
-static int
-send_cert (proc_t *proc, char *err, size_t errlen)
-{
-    char *text = xasprintf ("%s%s\n", proc->cert_text, SSH_CERT_END);
-    int rc = write_pipe (proc->stdin_fd, text, strlen (text));
-    explicit_bzero (text, strlen (text));
-    free (text);
-    if (rc != 0)
-        return tf_error (err, errlen, "cannot send its certificate to ssh: %s",
-                         strerror (errno));
     return 0;
 }
 
@@ -671,7 +256,7 @@ deploy_start (deploy_t *self, int slot, char *const argv[], char *err, size_t er
     if (!proc || proc->started)
         return tf_error (err, errlen, "slot %d: %s", slot, proc ? "started already"
                                                                : "no such slot");
-    const backend_t *backend = backend_of (proc);
+    const backend_t *backend = deploy_backend_of (proc);
     int pipefd[2] = {-1, -1};
     if (backend->holds_stdin && pipe2 (pipefd, O_CLOEXEC) != 0)
         return tf_error (err, errlen, "pipe: %s", strerror (errno));
@@ -690,7 +275,9 @@ deploy_start (deploy_t *self, int slot, char *const argv[], char *err, size_t er
     proc->stdin_fd = pipefd[1];
     proc->pid = pid;
     proc->started = proc->running = 1;
-    return proc->cert_text && proc->stdin_fd >= 0 ? send_cert (proc, err, errlen) : 0;
+    if (proc->cert_text && proc->stdin_fd >= 0)
+        return deploy_ssh_cert_send (proc, err, errlen);
+    return 0;
 }
 
 int
@@ -706,6 +293,11 @@ deploy_spawn (deploy_t *self, const char *name, const char *host, char *const ar
     }
     return slot;
 }
+
+/* ------------------------------------------------------------------------
+ *  Processes.
+ */
+
 int
 deploy_size (const deploy_t *self)
 {
@@ -846,7 +438,7 @@ signal_all (deploy_t *self, int sig)
         if (!proc->running)
             continue;
         proc->signalled = 1;
-        backend_of (proc)->signal (proc, sig);
+        deploy_backend_of (proc)->signal (proc, sig);
     }
 }
 
@@ -857,8 +449,8 @@ deploy_kill (deploy_t *self, int slot)
         return;
     proc_t *proc = &self->procs[slot];
     proc->signalled = 1;
-    backend_of (proc)->signal (proc, SIGTERM);
-    backend_of (proc)->signal (proc, SIGKILL);
+    deploy_backend_of (proc)->signal (proc, SIGTERM);
+    deploy_backend_of (proc)->signal (proc, SIGKILL);
 }
 
 int

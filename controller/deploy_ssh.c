@@ -1,0 +1,192 @@
+/*  deploy_ssh — the ssh backend (deploy_int.h): the node runs on another
+ *  machine, and here an `ssh` client stands for it (controller/ssh.h).
+ *  Its check: the host answers and runs the node (once per user, host
+ *  and port), and where the host is reached from here gives the node's
+ *  control endpoint. The client's stdin is a pipe we hold: the node's
+ *  certificate goes through it, and closing it stops the node.
+ */
+#include "controller/deploy_int.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <time.h>
+
+#include "overlay/curve.h"
+#include "overlay/util.h"
+
+/* ------------------------------------------------------------------------
+ *  Where the host is.
+ */
+
+/*  The first address name resolves to here, numeric, into buf. */
+static int
+resolve_numeric (const char *name, char *buf, size_t len, char *err, size_t errlen)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo (name, NULL, &hints, &res);
+    if (rc == 0)
+        rc = getnameinfo (res->ai_addr, res->ai_addrlen, buf, (socklen_t) len, NULL, 0,
+                          NI_NUMERICHOST);
+    if (res)
+        freeaddrinfo (res);
+    if (rc != 0)
+        return tf_error (err, errlen, "cannot resolve \"%s\" here: %s", name,
+                         rc == EAI_SYSTEM ? strerror (errno) : gai_strerror (rc));
+    return 0;
+}
+
+/*  The control bind for nodes that reach us from src. */
+static char *
+control_from (const char *src)
+{
+    if (deploy_is_loopback (src) && !strchr (src, ':'))
+        return xstrdup (DEPLOY_LOCAL_CONTROL);
+    return xasprintf (strchr (src, ':') ? "tcp://[%s]:*" : "tcp://%s:*", src);
+}
+
+/*  A slot already checked for the same user, host and port. */
+static const proc_t *
+ssh_checked_twin (const deploy_t *self, const proc_t *proc)
+{
+    for (int i = 0; i < self->nprocs; i++) {
+        const proc_t *p = &self->procs[i];
+        if (p != proc && p->checked && p->host.kind == HOST_SSH
+            && strcmp (p->host.name, proc->host.name) == 0
+            && strcmp (p->host.user, proc->host.user) == 0
+            && p->host.port == proc->host.port)
+            return p;
+    }
+    return NULL;
+}
+
+/*  Where the host is, seen from here, and where we reach the host from:
+ *  the node's control endpoint. */
+static int
+ssh_route (proc_t *proc, char *err, size_t errlen)
+{
+    char addr[NI_MAXHOST], src[NI_MAXHOST], why[TF_ERRLEN];
+    if (resolve_numeric (proc->host.name, addr, sizeof addr, why, sizeof why) != 0
+        || deploy_route_source (addr, src, sizeof src, why, sizeof why) != 0)
+        return tf_error (err, errlen, "%s: %s (the host part must be an address or a "
+                         "name that resolves both here and on the host)", proc->text,
+                         why);
+    proc->reach = xstrdup (addr);
+    proc->control = control_from (src);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ *  The backend.
+ */
+
+static int
+ssh_check_slot (deploy_t *self, proc_t *proc, char *const program[], int nprogram,
+                char *err, size_t errlen)
+{
+    const proc_t *twin = ssh_checked_twin (self, proc);
+    if (twin) {
+        proc->remote = xstrdup (twin->remote);
+        proc->reach = xstrdup (twin->reach);
+        proc->control = xstrdup (twin->control);
+        return 0;
+    }
+    if (ssh_check (&self->ssh, &proc->host, proc->text, program, nprogram, &proc->remote,
+                   err, errlen) != 0)
+        return -1;
+    return ssh_route (proc, err, errlen);
+}
+
+static char **
+ssh_command (const deploy_t *self, const proc_t *proc, char *const argv[])
+{
+    char *command = ssh_node_command (argv, proc->cert_text != NULL);
+    char **out = ssh_argv (&self->ssh, &proc->host, 1, command);
+    free (command);
+    return out;
+}
+
+/*  SIGTERM: close the client's stdin; the remote shell sends the node
+ *  SIGTERM and the client exits with it. Anything else goes to the
+ *  client. */
+static void
+ssh_signal (proc_t *proc, int sig)
+{
+    if (sig == SIGTERM && proc->stdin_fd >= 0) {
+        close (proc->stdin_fd);
+        proc->stdin_fd = -1;
+        return;
+    }
+    deploy_signal_pid (proc, sig);
+}
+
+const backend_t deploy_backend_ssh = {
+    .kind = HOST_SSH,
+    .check = ssh_check_slot,
+    .command = ssh_command,
+    .holds_stdin = 1,
+    .signal = ssh_signal,
+};
+
+/* ------------------------------------------------------------------------
+ *  The node's certificate, on the client's stdin.
+ */
+
+char *
+deploy_ssh_cert_read (const char *path, char *err, size_t errlen)
+{
+    char why[TF_ERRLEN];
+    char *text = xmalloc (CURVE_FILE_MAX + 1);
+    FILE *fp = fopen (path, "re");
+    size_t n = fp ? fread (text, 1, CURVE_FILE_MAX, fp) : 0;
+    snprintf (why, sizeof why, "%s", fp ? "not a certificate" : strerror (errno));
+    int bad = !fp || ferror (fp) || !feof (fp) || n == 0 || text[n - 1] != '\n'
+              || memchr (text, '\0', n) || strstr (text, SSH_CERT_END);
+    if (fp)
+        fclose (fp);
+    if (bad) {
+        free (text);
+        tf_error (err, errlen, "%s: %s", path, why);
+        return NULL;
+    }
+    text[n] = '\0';
+    return text;
+}
+
+/*  Write text to fd, a pipe whose reader may be gone: EPIPE, without
+ *  the SIGPIPE that would end the controller. */
+static int
+write_pipe (int fd, const char *text, size_t len)
+{
+    sigset_t pipe_set, old;
+    sigemptyset (&pipe_set);
+    sigaddset (&pipe_set, SIGPIPE);
+    pthread_sigmask (SIG_BLOCK, &pipe_set, &old);
+    int rc = tf_write_all (fd, text, len);
+    int e = errno;
+    if (rc != 0 && e == EPIPE) {
+        const struct timespec now = {0, 0};
+        sigtimedwait (&pipe_set, NULL, &now);
+    }
+    pthread_sigmask (SIG_SETMASK, &old, NULL);
+    errno = e;
+    return rc;
+}
+
+int
+deploy_ssh_cert_send (proc_t *proc, char *err, size_t errlen)
+{
+    char *text = xasprintf ("%s%s\n", proc->cert_text, SSH_CERT_END);
+    int rc = write_pipe (proc->stdin_fd, text, strlen (text));
+    explicit_bzero (text, strlen (text));
+    free (text);
+    if (rc != 0)
+        return tf_error (err, errlen, "cannot send its certificate to ssh: %s",
+                         strerror (errno));
+    return 0;
+}
