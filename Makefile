@@ -75,6 +75,11 @@ BINS     := $(BUILD)/bin/treefarm $(BUILD)/bin/treefarm-node
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
+# What every unit test links besides its own file: tests/helpers.c and
+# the virtual-clock driver tests/vclock.c (modules, not tests: their
+# names do not match tests/test_*.c).
+TEST_SUPPORT := $(BUILD)/obj/tests/helpers.o $(BUILD)/obj/tests/vclock.o
+
 # Helper programs of the integration scripts (not unit tests).
 HELPERS  := $(BUILD)/tests/hostile $(BUILD)/tests/burner_probe
 
@@ -96,7 +101,7 @@ FUZZ_SECONDS ?= 60
 ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
             $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(FUZZ_OBJ) $(HELPERS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.o) \
             $(BUILD)/obj/bench/raw_dispatch.o $(BUILD)/obj/bench/load_probe.o \
-            $(BUILD)/obj/tests/helpers.o
+            $(TEST_SUPPORT)
 
 # Test objects are intermediates of the pattern rules; keep them (make
 # would otherwise remove them after the run, and print so after the
@@ -142,7 +147,7 @@ $(BUILD)/bin/load-probe: $(BUILD)/obj/bench/load_probe.o $(NODE_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/obj/tests/helpers.o $(TEST_LIBS)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT) $(TEST_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
 

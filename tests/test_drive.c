@@ -1,19 +1,14 @@
 /*  test_drive — the node core driven by something other than sockets and
- *  a wall clock: a discrete-event driver that runs a whole experiment's
- *  tree in this one process on a virtual clock, through every registered
- *  policy, and checks that every task is recorded exactly once.
- *
- *  It implements the driver interface of docs/architecture.md ("Drivers"):
- *  build each node's core from the config (node/setup.h); feed it START;
- *  turn each action into an event for the node it is meant for, as
- *  node/route.h says (REQUEST, ACK and DONE go to the parent, SEND_CHUNK
- *  to the child, COMPUTE to the node's own engine); tick each core at its
- *  next deadline; give every event the virtual time it happens at. Here
- *  a message takes LATENCY seconds (or the test's latency), a paced chunk leaves when its pacers
- *  allow (the core's deadline), and an engine takes units / (C x time
- *  scale) per task. The ratio rule (node/fanout.h) is driven here too:
- *  a star behind a shared send limit, through the real IA:Multi, with
- *  and without the rule on the same virtual clock.
+ *  a wall clock: each test runs a whole experiment's tree in this one
+ *  process on a virtual clock (tests/vclock.h, a driver of the interface
+ *  of docs/architecture.md, "Drivers"), through every registered policy,
+ *  and checks that every task is recorded exactly once; command tasks
+ *  fail on a bad node and are retried elsewhere; slots run commands side
+ *  by side. A message takes VCLOCK_LATENCY seconds (or the test's
+ *  latency). The ratio rule (node/fanout.h) is driven here too: a star
+ *  behind a shared send limit and the reference fork, through the real
+ *  IA:Multi, with and without the rule on the same virtual clock; and k
+ *  as the core's beliefs change.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -25,308 +20,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "node/route.h"
 #include "node/setup.h"
 #include "overlay/util.h"
 #include "policies/policy.h"
-
-#define LATENCY 1e-4          /* one way, virtual seconds */
-#define MAX_EVENTS 5000000    /* a run that takes more is stuck */
-
-typedef enum { EV_DELIVER, EV_ENGINE, EV_TICK } kind_t;
-
-typedef struct {
-    double t;
-    uint64_t seq;            /* ties in time keep their order */
-    kind_t kind;
-    int node;
-    core_event_t ev;         /* EV_DELIVER; EV_ENGINE: task */
-    core_done_t *done;       /* DONE: owned copy */
-    uint32_t avoid[CORE_MAX_AVOID];   /* CHUNK: copy of the action's */
-} event_t;
-
-typedef struct {
-    const config_t *cfg;
-    core_t **cores;
-    int *slot;               /* node -> its slot at its parent */
-    double *tick_at;         /* node -> its pending tick, -1 if none */
-    event_t *heap;
-    int len, cap;
-    uint64_t seq;
-    uint32_t *recorded;      /* task -> times RECORDED */
-    core_done_t *last;       /* task -> its RECORDED entry */
-    uint64_t *per_node;      /* node -> tasks RECORDED as computed there */
-    int bad_node;            /* commands always fail there (-1: none) */
-    uint64_t hopeless;       /* commands below this id fail everywhere */
-    uint64_t retries, results;   /* RETRY actions, RESULT events */
-    uint64_t bad_failures;   /* RETRY actions of commands failed at bad_node */
-    int finished, max_sending, max_port;   /* transfers in flight, holding
-                                               the port (paced: until
-                                               delivered), at most */
-    int max_computing;       /* the most tasks one node computed at once */
-    double latency;          /* one way, virtual seconds */
-    double now;
-} sim_t;
-
-static int
-before (const event_t *a, const event_t *b)
-{
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static void
-push (sim_t *s, event_t e)
-{
-    if (s->len == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 1024;
-        s->heap = xrealloc (s->heap, s->cap * sizeof *s->heap);
-    }
-    e.seq = s->seq++;
-    int i = s->len++;
-    while (i > 0 && before (&e, &s->heap[(i - 1) / 2])) {
-        s->heap[i] = s->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    s->heap[i] = e;
-}
-
-static event_t
-pop (sim_t *s)
-{
-    event_t top = s->heap[0], last = s->heap[--s->len];
-    int i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= s->len)
-            break;
-        if (c + 1 < s->len && before (&s->heap[c + 1], &s->heap[c]))
-            c++;
-        if (!before (&s->heap[c], &last))
-            break;
-        s->heap[i] = s->heap[c];
-        i = c;
-    }
-    s->heap[i] = last;
-    return top;
-}
-
-/*  An event for node `to`, the latency from now. */
-static void
-send (sim_t *s, int to, core_event_t ev, const core_done_t *done, uint32_t ndone)
-{
-    event_t e = {.t = s->now + s->latency, .kind = EV_DELIVER, .node = to, .ev = ev};
-    if (ev.navoid)
-        memcpy (e.avoid, ev.avoid, ev.navoid * sizeof *ev.avoid);
-    if (ndone) {
-        e.done = xmalloc (ndone * sizeof *done);
-        memcpy (e.done, done, ndone * sizeof *done);
-    }
-    push (s, e);
-}
-
-/*  Node `at` child in `slot`. */
-static int
-child_at (const sim_t *s, int at, int slot)
-{
-    return s->cfg->nodes[at].children[slot];
-}
-
-/*  Node at's engine or command worker starts a task: its completion
- *  (done, from node/route.h) comes back after units / (C x time scale),
- *  a command's with its outputs' bytes, failed where it always fails. */
-static void
-start_work (sim_t *s, int at, const core_action_t *x, core_event_t done)
-{
-    const config_node_t *me = &s->cfg->nodes[at];
-    double rate = me->compute_rate * s->cfg->platform.time_scale;
-    if (x->kind == CORE_KIND_COMMAND) {
-        done.bytes = 1000 + x->task;   /* outputs, stdout, stderr */
-        done.failed = at == s->bad_node || x->task < s->hopeless;
-    }
-    push (s, (event_t){.t = s->now + x->units / rate, .kind = EV_ENGINE, .node = at,
-                       .ev = done});
-}
-
-/*  What the controller hears from the root (every record before
- *  FINISHED), and the node's own retries. */
-static void
-note_home (sim_t *s, const core_action_t *x)
-{
-    switch (x->type) {
-    case CORE_ACT_RECORDED:
-        assert_false (s->finished);   /* every record before FINISHED */
-        for (uint32_t d = 0; d < x->ndone; d++) {
-            s->recorded[x->done[d].task]++;
-            s->last[x->done[d].task] = x->done[d];
-            s->per_node[x->done[d].node]++;
-        }
-        break;
-    case CORE_ACT_FINISHED:
-        s->finished = 1;
-        break;
-    case CORE_ACT_RETRY:
-        s->retries++;
-        s->bad_failures += (int) x->node == s->bad_node;
-        break;
-    default:
-        break;
-    }
-}
-
-/*  Carry out node at's actions, each where node/route.h says: the
- *  driver's whole job. */
-static void
-carry_out (sim_t *s, int at, const core_action_t *a, int n)
-{
-    for (int i = 0; i < n; i++) {
-        route_t r;
-        assert_int_equal (route_action (&a[i], s->slot[at], &r), 0);
-        if (r.to == ROUTE_PARENT) {
-            s->results += r.ev.type == CORE_EV_RESULT;
-            send (s, s->cfg->nodes[at].parent, r.ev, r.ev.done, r.ev.ndone);
-        }
-        else if (r.to == ROUTE_CHILD)
-            send (s, child_at (s, at, r.child), r.ev, NULL, 0);
-        else if (r.to == ROUTE_WORKER)
-            start_work (s, at, &a[i], r.ev);
-        else
-            note_home (s, &a[i]);
-    }
-}
-
-/*  Feed node at one event now, carry out what it says, and make sure it
- *  is ticked at its next deadline. */
-static void
-step (sim_t *s, int at, core_event_t ev)
-{
-    char err[TF_ERRLEN];
-    ev.now = s->now;
-    if (core_handle (s->cores[at], &ev, err, sizeof err) != 0)
-        fail_msg ("node %s refused %s at t=%.6f: %s", s->cfg->nodes[at].name,
-                  core_event_str (ev.type), s->now, err);
-    int n;
-    const core_action_t *a = core_actions (s->cores[at], &n);
-    carry_out (s, at, a, n);
-    if (core_sending (s->cores[at]) > s->max_sending)
-        s->max_sending = core_sending (s->cores[at]);
-    if (core_port_busy (s->cores[at], s->now) > s->max_port)
-        s->max_port = core_port_busy (s->cores[at], s->now);
-    if (core_stats (s->cores[at]).computing > s->max_computing)
-        s->max_computing = core_stats (s->cores[at]).computing;
-    double due = core_next_deadline (s->cores[at], s->now);
-    if (due >= 0 && (s->tick_at[at] < 0 || s->now + due < s->tick_at[at])) {
-        s->tick_at[at] = s->now + due;
-        push (s, (event_t){.t = s->now + due, .kind = EV_TICK, .node = at});
-    }
-}
-
-/*  Run cfg to the end; returns the virtual makespan. */
-static double
-simulate (sim_t *s)
-{
-    const config_t *cfg = s->cfg;
-    for (int i = 0; i < cfg->nnodes; i++)
-        step (s, i, (core_event_t){.type = CORE_EV_START});
-    long events = 0;
-    while (!s->finished) {
-        if (s->len == 0)
-            fail_msg ("%s: the tree stalled at t=%.3f", cfg->policy, s->now);
-        if (++events > MAX_EVENTS)
-            fail_msg ("%s: no end after %d events", cfg->policy, MAX_EVENTS);
-        event_t e = pop (s);
-        s->now = e.t;
-        if (e.kind == EV_TICK) {
-            if (e.t != s->tick_at[e.node])
-                continue;           /* superseded by an earlier one */
-            s->tick_at[e.node] = -1;
-            step (s, e.node, (core_event_t){.type = CORE_EV_TICK});
-        }
-        else if (e.kind == EV_ENGINE) {
-            e.ev.type = CORE_EV_COMPUTED;
-            step (s, e.node, e.ev);
-        }
-        else {
-            e.ev.done = e.done;
-            e.ev.avoid = e.avoid;
-            step (s, e.node, e.ev);
-            free (e.done);
-        }
-    }
-    return s->now;
-}
-
-/*  Command tasks' input bundles: a few chunks each, of varying sizes. */
-static core_task_info_t
-command_info (void *arg, uint64_t task)
-{
-    (void) arg;
-    return (core_task_info_t){.bytes = 3000 + 977 * (task % 7), .units = 0.2};
-}
-
-static void
-sim_init (sim_t *s, const config_t *cfg)
-{
-    char err[TF_ERRLEN];
-    memset (s, 0, sizeof *s);
-    s->cfg = cfg;
-    s->bad_node = -1;
-    s->latency = LATENCY;
-    s->cores = xcalloc (cfg->nnodes, sizeof *s->cores);
-    s->slot = xcalloc (cfg->nnodes, sizeof *s->slot);
-    s->tick_at = xcalloc (cfg->nnodes, sizeof *s->tick_at);
-    s->recorded = xcalloc (config_bag_size (cfg), sizeof *s->recorded);
-    s->last = xcalloc (config_bag_size (cfg), sizeof *s->last);
-    s->per_node = xcalloc (cfg->nnodes, sizeof *s->per_node);
-    setup_bag_t bag = {command_info, NULL};
-    setup_opts_t opts = setup_opts_default ();
-    opts.bag = &bag;
-    for (int i = 0; i < cfg->nnodes; i++) {
-        s->cores[i] = setup_core (cfg, i, &opts, err, sizeof err);
-        if (!s->cores[i])
-            fail_msg ("%s", err);
-        s->tick_at[i] = -1;
-        const config_node_t *node = &cfg->nodes[i];
-        for (int k = 0; k < node->nchildren; k++)
-            s->slot[node->children[k]] = k;
-    }
-}
-
-static void
-sim_free (sim_t *s)
-{
-    for (int i = 0; i < s->cfg->nnodes; i++)
-        core_destroy (&s->cores[i]);
-    while (s->len)
-        free (pop (s).done);
-    free (s->heap);
-    free (s->cores);
-    free (s->slot);
-    free (s->tick_at);
-    free (s->recorded);
-    free (s->last);
-    free (s->per_node);
-}
-
-/*  Every task recorded once, by a node whose engine computed it. */
-static void
-check_exactly_once (const sim_t *s)
-{
-    const config_t *cfg = s->cfg;
-    for (uint64_t t = 0; t < config_bag_size (cfg); t++)
-        if (s->recorded[t] != 1)
-            fail_msg ("%s: task %llu recorded %u times", cfg->policy,
-                      (unsigned long long) t, s->recorded[t]);
-    uint64_t total = 0;
-    for (int i = 0; i < cfg->nnodes; i++) {
-        core_stats_t st = core_stats (s->cores[i]);
-        assert_int_equal (st.malformed, 0);
-        if (cfg->commands.count == 0)
-            assert_int_equal (st.computed, s->per_node[i]);
-        total += st.computed;
-    }
-    assert_int_equal (total, config_bag_size (cfg) + s->retries);
-    assert_int_equal (core_stats (s->cores[cfg->root]).duplicates, 0);
-}
+#include "tests/vclock.h"
 
 static config_t *
 load (const char *name, uint64_t count)
@@ -352,11 +49,11 @@ test_every_policy_completes_every_task_once (void **state)
             config_t *cfg = load (configs[c], 300);
             const policy_t *policy = policy_at (p);
             config_set_policy (cfg, policy->name);
-            sim_t s;
-            sim_init (&s, cfg);
-            double span = simulate (&s);
-            check_exactly_once (&s);
-            const core_stats_t root = core_stats (s.cores[cfg->root]);
+            vclock_t *s = vclock_new (cfg, NULL);
+            double span = vclock_run (s);
+            vclock_check_exactly_once (s);
+            const core_stats_t root = core_stats (vclock_core (s, cfg->root));
+            const vclock_counts_t n = vclock_counts (s);
             if (!policy->pick || policy_find ("root-computes") == policy)
                 assert_int_equal (root.computed, 300);
             else
@@ -366,13 +63,13 @@ test_every_policy_completes_every_task_once (void **state)
              *  while the next one sends); IA:Multi does on the fork,
              *  whose root has six children. */
             if (!policy->multiport)
-                assert_true (s.max_port <= 1);
+                assert_true (n.max_port <= 1);
             else if (c == 0)
-                assert_true (s.max_sending > 1);
+                assert_true (n.max_sending > 1);
             printf ("  %-10s %-14s makespan %7.2f s (platform, virtual clock), root "
                     "computed %llu\n", configs[c], policy->name,
                     span * cfg->platform.time_scale, (unsigned long long) root.computed);
-            sim_free (&s);
+            vclock_destroy (&s);
             config_destroy (&cfg);
         }
 }
@@ -393,38 +90,41 @@ test_commands_retry_elsewhere_and_record_once (void **state)
         config_set_policy (cfg, policy_at (p)->name);
         cfg->commands.count = 120;
         cfg->commands.attempts = 3;
-        sim_t s;
-        sim_init (&s, cfg);
-        s.bad_node = config_find_node (cfg, "rackA");
-        s.hopeless = 4;
-        simulate (&s);
-        check_exactly_once (&s);
-        const core_stats_t root = core_stats (s.cores[cfg->root]);
+        vclock_opts_t opts = vclock_opts_default ();
+        opts.bad_node = config_find_node (cfg, "rackA");
+        opts.hopeless = 4;
+        vclock_t *s = vclock_new (cfg, &opts);
+        vclock_run (s);
+        vclock_check_exactly_once (s);
+        const core_stats_t root = core_stats (vclock_core (s, cfg->root));
+        const vclock_counts_t n = vclock_counts (s);
         for (uint64_t t = 0; t < cfg->commands.count; t++) {
-            const core_done_t *d = &s.last[t];
-            if (t < s.hopeless) {
+            const core_done_t *d = vclock_last (s, t);
+            if (t < opts.hopeless) {
                 assert_true (d->failed);
                 assert_int_equal (d->attempts, 3);
             }
             else {
                 assert_false (d->failed);
-                assert_int_not_equal (d->node, s.bad_node);
+                assert_int_not_equal (d->node, opts.bad_node);
                 assert_true (d->attempts >= 1 && d->attempts <= 2);
             }
         }
-        assert_int_equal (root.failed, s.hopeless);
-        assert_int_equal (root.retried, s.retries);
+        assert_int_equal (root.failed, opts.hopeless);
+        assert_int_equal (root.retried, n.retries);
         if (policy_at (p)->pick && policy_find ("root-computes") != policy_at (p)) {
-            assert_true (s.results > 0);
-            assert_true (core_stats (s.cores[config_find_node (cfg, "rackA")]).results_up > 0
-                         || core_stats (s.cores[config_find_node (cfg, "rackB")]).results_up > 0);
+            core_t *rack_a = vclock_core (s, config_find_node (cfg, "rackA"));
+            core_t *rack_b = vclock_core (s, config_find_node (cfg, "rackB"));
+            assert_true (n.results > 0);
+            assert_true (core_stats (rack_a).results_up > 0
+                         || core_stats (rack_b).results_up > 0);
         }
         printf ("  %-14s %llu retries (%llu of them from %s), %llu result chunks\n",
-                policy_at (p)->name, (unsigned long long) s.retries,
-                (unsigned long long) s.bad_failures, "rackA",
-                (unsigned long long) s.results);
-        bad_failures += s.bad_failures;
-        sim_free (&s);
+                policy_at (p)->name, (unsigned long long) n.retries,
+                (unsigned long long) n.bad_failures, "rackA",
+                (unsigned long long) n.results);
+        bad_failures += n.bad_failures;
+        vclock_destroy (&s);
         config_destroy (&cfg);
     }
     assert_true (bad_failures > 0);   /* the bad node's path was taken */
@@ -442,12 +142,11 @@ test_slots_run_commands_side_by_side (void **state)
     cfg->commands.attempts = 1;
     for (int i = 0; i < cfg->nnodes; i++)
         cfg->nodes[i].slots = 3;
-    sim_t s;
-    sim_init (&s, cfg);
-    simulate (&s);
-    check_exactly_once (&s);
-    assert_int_equal (s.max_computing, 3);
-    sim_free (&s);
+    vclock_t *s = vclock_new (cfg, NULL);
+    vclock_run (s);
+    vclock_check_exactly_once (s);
+    assert_int_equal (vclock_counts (s).max_computing, 3);
+    vclock_destroy (&s);
     config_destroy (&cfg);
 }
 
@@ -482,19 +181,19 @@ static double
 run_star (int adapt, int *served, int *k)
 {
     config_t *cfg = star (60, adapt);
-    sim_t s;
-    sim_init (&s, cfg);
-    s.latency = 3e-4;
+    vclock_opts_t opts = vclock_opts_default ();
+    opts.latency = 3e-4;
+    vclock_t *s = vclock_new (cfg, &opts);
     assert_string_equal (cfg->policy, "ia-multi");   /* the registered policy */
-    double span = simulate (&s);
-    check_exactly_once (&s);
+    double span = vclock_run (s);
+    vclock_check_exactly_once (s);
     *served = 0;
     for (int c = 0; c < 8; c++)
-        *served += core_child_stats (s.cores[cfg->root], c).tasks_sent > 0;
-    *k = core_fanout (s.cores[cfg->root]);
+        *served += core_child_stats (vclock_core (s, cfg->root), c).tasks_sent > 0;
+    *k = core_fanout (vclock_core (s, cfg->root));
     printf ("  star8 %-9s k %2d, children served %d, makespan %.1f s (virtual clock)\n",
             adapt ? "the rule" : "no rule", *k, *served, span);
-    sim_free (&s);
+    vclock_destroy (&s);
     config_destroy (&cfg);
     return span;
 }
@@ -528,14 +227,13 @@ run_fork (int adapt, int *k)
     config_t *cfg = load ("fork7.json", 1000);
     config_set_policy (cfg, "ia-multi");
     cfg->platform.adapt = adapt;
-    sim_t s;
-    sim_init (&s, cfg);
-    double span = simulate (&s) * cfg->platform.time_scale;
-    check_exactly_once (&s);
-    *k = core_fanout (s.cores[cfg->root]);
+    vclock_t *s = vclock_new (cfg, NULL);
+    double span = vclock_run (s) * cfg->platform.time_scale;
+    vclock_check_exactly_once (s);
+    *k = core_fanout (vclock_core (s, cfg->root));
     printf ("  fork7 %-9s k %2d, makespan %.2f s (platform, virtual clock)\n",
             adapt ? "the rule" : "no rule", *k, span);
-    sim_free (&s);
+    vclock_destroy (&s);
     config_destroy (&cfg);
     return span;
 }
