@@ -316,14 +316,13 @@ lose_subtree (session_t *self, int node, const char *why, int how)
         deploy_kill (self->setup.deploy, peer->slot);
     char below[TF_ERRLEN];
     snprintf (below, sizeof below, "its parent %s was lost", peer->node->name);
-    /*  A copy: a child that moves (session_move) leaves the list. */
-    int n = peer->node->nchildren, *kids = xmalloc ((size_t) n * sizeof *kids + 1);
-    if (n > 0)   /* a leaf's children array is NULL */
-        memcpy (kids, peer->node->children, (size_t) n * sizeof *kids);
-    for (int c = 0; c < n; c++)
-        if (!session_move (self, kids[c], node, below))
-            lose_subtree (self, kids[c], below, LOST_WITH_PARENT);
-    free (kids);
+    /*  From the last: a child that moves (session_move) leaves the list,
+     *  which shifts only the children after it, seen already. */
+    for (int c = peer->node->nchildren; c-- > 0;) {
+        int kid = peer->node->children[c];
+        if (!session_move (self, kid, node, below))
+            lose_subtree (self, kid, below, LOST_WITH_PARENT);
+    }
 }
 
 void

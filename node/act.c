@@ -392,9 +392,16 @@ act_cut_off (node_t *self, int slot)
 }
 
 void
-act_close (node_t *self)
+act_drop_outbox (node_t *self)
 {
     for (uint32_t i = 0; i < self->out.nout; i++)
         zmsg_destroy (&self->out.outbox[i]);
+    self->out.nout = 0;
+}
+
+void
+act_close (node_t *self)
+{
+    act_drop_outbox (self);
     free (self->out.unreachable);
 }

@@ -203,7 +203,7 @@ serve (node_t *self)
     act_start (self);
     beat_start (self, now);
     int rc = begin (self);
-    while (rc == 0 && ws) {
+    while (rc == 0) {
         if (self->moved.rewait) {   /* re-parented: the parent's sockets changed */
             self->moved.rewait = 0;
             waitset_destroy (&ws);

@@ -10,8 +10,6 @@
  *  NODE_REPARENT_WAIT_S stops as an orphan of a run that does not adapt
  *  does. See node/runtime.h.
  */
-#include <math.h>
-
 #include "node/runtime.h"
 #include "overlay/util.h"
 
@@ -19,17 +17,16 @@
 static void
 cut_parent (node_t *self)
 {
-    for (uint32_t i = 0; i < self->out.nout; i++)
-        zmsg_destroy (&self->out.outbox[i]);
-    self->out.nout = 0;
+    act_drop_outbox (self);
     zsock_destroy (&self->link.parent);
     zsock_destroy (&self->link.beat);
     beat_forget_parent (self);
     self->moved.rewait = 1;
 }
 
-/*  Become an orphan now: the core first, then the sockets. Returns 0, or
- *  non-zero after a fatal error (said). */
+/*  Become an orphan now: the sockets to the parent closed first, so that
+ *  nothing the core's ORPHANED emits goes up. Returns 0, or non-zero
+ *  after a fatal error (said). */
 static int
 orphan (node_t *self, double now)
 {
@@ -99,7 +96,6 @@ reparent_on_message (node_t *self, const proto_msg_t *m)
     snprintf (self->moved.parent, sizeof self->moved.parent, "%s", m->why);
     self->moved.orphaned_at = 0;
     self->moved.rewait = 1;
-    self->moved.moves++;
     beat_revive_parent (self, now);
     node_log (self, "re-parented under %s", self->moved.parent);
     core_event_t ev = {.type = CORE_EV_REPARENT, .now = now};

@@ -219,7 +219,6 @@ typedef struct {
                                 an orphan */
     int rewait;              /* the sockets changed: the loop's wait set
                                 is made anew */
-    uint32_t moves;          /* re-parentings */
 } node_moved_t;
 
 typedef struct {
@@ -507,6 +506,9 @@ int act_unreachable (const node_t *self, int slot);
 
 /*  Send nothing more to child slot (it is lost). */
 void act_cut_off (node_t *self, int slot);
+
+/*  Drop what the outbox holds, unsent (the parent is lost). */
+void act_drop_outbox (node_t *self);
 
 /*  Drop what the outbox holds and free its state. */
 void act_close (node_t *self);

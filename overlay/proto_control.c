@@ -93,6 +93,18 @@ pc_lost (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
         || pf_get_string (m->body, "why", &m->why, cmd, err, errlen);
 }
 
+/*  The body's optional "key", a CURVE public key, into *out (left NULL
+ *  when absent): ATTACH's, the joining node's; REPARENT's, the new
+ *  parent's. */
+static int
+optional_key (proto_msg_t *m, const char **out, const char *cmd, char *err, size_t errlen)
+{
+    if (json_object_get (m->body, "key")
+        && (pf_get_string (m->body, "key", out, cmd, err, errlen) || !curve_key_valid (*out)))
+        return tf_error (err, errlen, "%s: field \"key\" must be a CURVE key", cmd);
+    return 0;
+}
+
 /*  ATTACH: the joining node's description, decoded by the node
  *  (config_node_parse), and its index in the run. */
 int
@@ -106,11 +118,7 @@ pc_attach (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
                      err, errlen))
         return -1;
     m->node = (uint32_t) index;
-    if (json_object_get (m->body, "key")
-        && (pf_get_string (m->body, "key", &m->text, cmd, err, errlen)
-            || !curve_key_valid (m->text)))
-        return tf_error (err, errlen, "%s: field \"key\" must be a CURVE key", cmd);
-    return 0;
+    return optional_key (m, &m->text, cmd, err, errlen);
 }
 
 /*  ATTACHED: the node's name, and why it was not taken, if it was not. */
@@ -139,11 +147,7 @@ pc_reparent (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
         return -1;
     if (m->text[0] == '\0' || m->why[0] == '\0')
         return tf_error (err, errlen, "%s: an empty parent endpoint or name", cmd);
-    if (json_object_get (m->body, "key")
-        && (pf_get_string (m->body, "key", &m->key, cmd, err, errlen)
-            || !curve_key_valid (m->key)))
-        return tf_error (err, errlen, "%s: field \"key\" must be a CURVE key", cmd);
-    return 0;
+    return optional_key (m, &m->key, cmd, err, errlen);
 }
 
 int

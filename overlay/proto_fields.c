@@ -57,26 +57,32 @@ pf_check_keys (json_t *body, const char *const *allowed, const char *cmd,
     return jsonw_check_keys (&w, allowed);
 }
 
-/*  A finite number >= 0. */
+/*  A finite number >= 0 into *out; when not required, *out is left as
+ *  it is if the key is absent. */
+static int
+nonnegative (json_t *body, const char *key, int required, double *out, const char *cmd,
+             char *err, size_t errlen)
+{
+    jsonw_doc_t doc;
+    jsonw_t w;
+    pf_walk (&w, &doc, body, cmd, err, errlen);
+    return jsonw_get_number (&w, key, required, JSONW_NONNEGATIVE, out) < 0 ? -1 : 0;
+}
+
+/*  Required. */
 int
 pf_get_number (json_t *body, const char *key, double *out, const char *cmd, char *err,
                size_t errlen)
 {
-    jsonw_doc_t doc;
-    jsonw_t w;
-    pf_walk (&w, &doc, body, cmd, err, errlen);
-    return jsonw_get_number (&w, key, 1, JSONW_NONNEGATIVE, out) < 0 ? -1 : 0;
+    return nonnegative (body, key, 1, out, cmd, err, errlen);
 }
 
-/*  Optional: a finite number >= 0 into *out, left as it is when absent. */
+/*  Optional: left as it is when absent. */
 int
 pf_get_optional (json_t *body, const char *key, double *out, const char *cmd, char *err,
                  size_t errlen)
 {
-    jsonw_doc_t doc;
-    jsonw_t w;
-    pf_walk (&w, &doc, body, cmd, err, errlen);
-    return jsonw_get_number (&w, key, 0, JSONW_NONNEGATIVE, out) < 0 ? -1 : 0;
+    return nonnegative (body, key, 0, out, cmd, err, errlen);
 }
 
 /*  The body's field key, an array of at most `most` elements (`what`, for
