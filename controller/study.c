@@ -633,7 +633,7 @@ usage (FILE *out)
              "\n"
              "options (a LIST is comma separated, at most %d values, each once):\n"
              "  --policies LIST    policies, any spelling `treefarm policies` accepts\n"
-             "                     (default: all seven)\n"
+             "                     (default: every one)\n"
              "  --send LIST        task input sizes, MB (tasks.input_mb; default the\n"
              "                     config's), each > 0\n"
              "  --compute LIST     compute units per task (tasks.units; default the\n"

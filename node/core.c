@@ -140,8 +140,8 @@ new_parts (core_t *self, const core_cfg_t *cfg)
         .send_limit_bps = cfg->send_limit_bps, .meter_window = cfg->meter_window,
         .policy = cfg->policy, .parent = cfg->parent, .probe_units = cfg->task_units,
         .probe_bytes = cfg->task_bytes, .keep_commands = !cfg->is_root,
-        .fanout = cfg->adapt && cfg->policy->multiport && cfg->send_limit_bps > 0
-                  && cfg->parent.send_limit_mbps > 0});
+        .fanout = cfg->adapt && cfg->policy->multiport && !cfg->policy->split
+                  && cfg->send_limit_bps > 0 && cfg->parent.send_limit_mbps > 0});
     self->recv = recv_new (&(recv_cfg_t){
         .task_count = cfg->task_count, .command_tasks = cfg->command_tasks,
         .task_units = cfg->task_units, .task_bytes = cfg->task_bytes,
@@ -329,6 +329,12 @@ void
 core_set_child_bound (core_t *self, int child, double tasks_per_s)
 {
     xfer_set_child_bound (self->xfer, child, tasks_per_s);
+}
+
+double
+core_split_rate (const core_t *self, int child)
+{
+    return xfer_split_rate (self->xfer, child);
 }
 
 int

@@ -38,6 +38,10 @@
  *    catches up by at most one chunk; an idle link banks nothing, so a
  *    transfer never starts with a burst. core_next_deadline says when a
  *    held chunk may go.
+ *  - A planned split (ia-split): each child's transfers are paced at the
+ *    tasks/s its policy's split gives it times the task's MB, in every
+ *    mode, and the port rule is the pacing itself: a child with a share
+ *    starts a transfer whenever it may, one with none is not served.
  *  - Fan-out (an adapting run with a multi-port policy and a send limit,
  *    docs/adapt.md): the ratio rule keeps the first k children in the
  *    policy's order busy, k the fewest whose demand reaches the send
@@ -109,6 +113,10 @@ typedef struct {
     int absent;              /* a vacant slot kept for a node that may
                                 join (docs/adapt.md, "Grow"): no child
                                 until core_attach_child */
+    double that;             /* its subtree's multi-port bound, tasks/s,
+                                from the config (0: unknown), until its
+                                SUBTREE says (core_set_child_bound): what
+                                a planned split rests on */
 } core_child_info_t;
 
 /*  Command tasks (docs/tasks.md). Tasks 0 .. command_tasks-1 of the bag
@@ -447,6 +455,14 @@ void core_set_link_share (core_t *self, int child, double share);
  *  of the child instead of C_i / w. Ignored for a bad slot or a value
  *  not finite or negative. */
 void core_set_child_bound (core_t *self, int child, double tasks_per_s);
+
+/*  A planned split (a policy with one, ia-split; docs/policies.md,
+ *  "IA:Split"): the tasks/s child gets in it, its transfers paced at that
+ *  times the task's MB (in every mode; with pacing on, also at most its
+ *  link's rate). 0 for a child the plan leaves out, a bad slot, or a
+ *  policy with no plan. The plan is taken again whenever the core's
+ *  beliefs change (the setters above, a child lost or attached). */
+double core_split_rate (const core_t *self, int child);
 
 /*  The ratio rule (docs/adapt.md, "Fan-out: the ratio rule"): the number
  *  of children the send port can feed, which a multi-port parent of an

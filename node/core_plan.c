@@ -169,6 +169,42 @@ compute_tasks (core_t *self)
     }
 }
 
+/*  Under a planned split (ia-split) a child outside the plan is not
+ *  served; but a task that may go nowhere else (a command that failed
+ *  here and in the subtrees of every child in the plan) is never left
+ *  stranded: is t such a task? */
+static int
+stranded (const void *arg, const task_t *t)
+{
+    const core_t *self = arg;
+    if (t->navoid == 0 || !task_avoids (t, self->cfg.self))
+        return 0;
+    for (int c = 0; c < self->cfg.nchildren; c++)
+        if (xfer_split_rate (self->xfer, c) > 0 && eligible (self, t, c))
+            return 0;
+    return 1;
+}
+
+/*  The ready child (of ready[0..n)) a stranded task goes to, with the
+ *  task's position in *pos; -1 if none. */
+static int
+serve_stranded (const core_t *self, const int *ready, int n, int *pos)
+{
+    if (!self->cfg.policy->split)
+        return -1;
+    for (uint32_t p = 0; p < ledger_held (self->ledger); p++) {
+        const task_t *t = ledger_peek_task (self->ledger, p);
+        if (!stranded (self, t))
+            continue;
+        for (int i = 0; i < n; i++)
+            if (eligible (self, t, ready[i])) {
+                *pos = (int) p;
+                return ready[i];
+            }
+    }
+    return -1;
+}
+
 /*  Serve children's asks while the policy allows (xfer_pick_child), each
  *  with the first task that may go to it. With no task held, that is the
  *  root's next fresh one for every child alike (ledger_find_task): one
@@ -184,9 +220,12 @@ serve_children (core_t *self, double now)
             if (uniform ? any : find_task (self, ready[i]) >= 0)
                 ready[k++] = ready[i];
         int c = k > 0 ? xfer_pick_child (self->xfer, now, ready, k) : -1;
+        int pos = c >= 0 ? find_task (self, c) : -1;
+        if (c < 0 && k > 0)
+            c = serve_stranded (self, ready, k, &pos);
         if (c < 0)
             return;
-        task_t t = ledger_take_task (self->ledger, (uint32_t) find_task (self, c));
+        task_t t = ledger_take_task (self->ledger, (uint32_t) pos);
         xfer_start_task (self->xfer, c, &t, now);
     }
 }

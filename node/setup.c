@@ -1,6 +1,7 @@
 /*  setup — a node's core from the experiment. See setup.h. */
 #include "node/setup.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "overlay/bound.h"
@@ -34,6 +35,26 @@ child_info (const config_t *cfg, int index, double bps)
     return (core_child_info_t){c->compute_rate, c->link_mbps, c->link_idle_mbps,
                                c->ir_send, c->ir_recv, c->link_mbps * bps,
                                (uint32_t) index, 0};
+}
+
+/*  What a planned split (ia-split) rests on, from the config's own
+ *  multi-port bound: each child's subtree bound, and the tasks/s the
+ *  node itself gets in the schedule reaching the root's (its target;
+ *  left INFINITY on the root, or if the config's bound cannot be had). */
+static void
+plan (const config_t *cfg, int node, const bound_app_t *app, core_child_info_t *kids,
+      double *target)
+{
+    char err[TF_ERRLEN];
+    bound_tree_t *tree = bound_tree_new (cfg, BOUND_MULTI, app, err, sizeof err);
+    if (!tree)
+        return;
+    const config_node_t *me = &cfg->nodes[node];
+    for (int i = 0; i < me->nchildren; i++)
+        kids[i].that = tree->nodes[me->children[i]].that;
+    if (me->parent >= 0 && tree->nodes[node].t > 0)
+        *target = tree->nodes[node].t;
+    bound_tree_destroy (&tree);
 }
 
 /*  Whether the core paces its links. */
@@ -80,7 +101,7 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
         .send_limit_bps = me->send_limit_mbps * bps,
         .meter_window = window > opts->meter_min ? window : opts->meter_min,
         .parent = {me->compute_rate, app.input_mb, app.units, me->send_limit_mbps,
-                   me->parent < 0},
+                   me->parent < 0, me->parent < 0 ? 0 : me->ir_recv, INFINITY},
         .nchildren = me->nchildren,
         .children = kids,
         .command_tasks = cfg->commands.count,
@@ -90,6 +111,7 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
         .task_arg = opts->bag ? opts->bag->arg : NULL,
         .tree_parent = parents, .adapt = cfg->platform.adapt,
     };
+    plan (cfg, node, &app, kids, &cc.parent.target);
     core_t *core = core_new (&cc, err, errlen);
     free (kids);
     free (parents);

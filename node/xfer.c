@@ -36,6 +36,7 @@ xfer_new (const xfer_cfg_t *cfg)
         self->children[i].drains.ring = xcalloc (cfg->window, sizeof (transfer_t));
     }
     xfer_fanout_init (self);
+    xfer_split_init (self);
     return self;
 }
 
@@ -52,6 +53,7 @@ xfer_destroy (xfer_t **self_p)
         meter_destroy (&self->children[i].sent);
     }
     xfer_fanout_free (self);
+    free (self->plan_x);
     free (self->children);
     free (self->cands);
     free (self->ready);
@@ -140,6 +142,8 @@ xfer_candidate (const child_t *ch, int slot)
         .oldest_request = ch->asks.n ? ch->asks.ring[ch->asks.head].first_seq
                                      : UINT64_MAX,
         .sending = ch->sending,
+        .that = ch->info.that,
+        .split = ch->split,
     };
 }
 
@@ -161,6 +165,7 @@ begin_transfer (xfer_t *self, int c, const task_t *task, int probe, double now)
      *  wake-ups during a transfer, not a burst at the start of each. */
     if (ch->link_free < now)
         ch->link_free = now;
+    xfer_split_begin (ch, now);
     if (xfer_port_busy (self, now) == 1 && self->total_free < now)
         self->total_free = now;
 }
@@ -199,8 +204,11 @@ int
 xfer_pick_child (xfer_t *self, double now, const int *slots, int n)
 {
     const policy_t *policy = self->cfg.policy;
+    /*  A planned split paces every child at its share, the shares within
+     *  the send limit: no port rule. */
     if (n == 0 || (!policy->multiport && self->port)
-        || (policy->multiport && self->busy && !xfer_spare_bandwidth (self, now)))
+        || (policy->multiport && !policy->split && self->busy
+            && !xfer_spare_bandwidth (self, now)))
         return -1;
     if (self->fan.on) {
         n = xfer_fanout_admit (self, now, slots, n);
@@ -279,7 +287,7 @@ xfer_set_child_rates (xfer_t *self, int c, const core_rates_t *rates)
     believe (&info->link_idle_mbps, rates->link_idle_mbps);
     believe (&info->ir_send, rates->ir_send);
     believe (&info->ir_recv, rates->ir_recv);
-    xfer_fanout_update (self);
+    xfer_replan (self);
 }
 
 int
@@ -292,7 +300,8 @@ xfer_attach_child (xfer_t *self, int c, const core_child_info_t *info, char *err
     ch->info = *info;
     ch->info.absent = 0;
     ch->vacant = ch->lost = 0;
-    xfer_fanout_update (self);
+    xfer_split_attached (self, c);
+    xfer_replan (self);
     return 0;
 }
 
@@ -308,7 +317,7 @@ xfer_set_compute_rate (xfer_t *self, double units_per_s)
 {
     if (units_per_s > 0 && isfinite (units_per_s))
         self->cfg.parent.compute_rate = units_per_s;
-    xfer_fanout_update (self);   /* the never-use rule and the order weigh it */
+    xfer_replan (self);   /* the never-use rule, the order and the split weigh it */
 }
 
 void

@@ -194,6 +194,10 @@ void xfer_set_compute_rate (xfer_t *self, double units_per_s);
  *  (0, 1]). */
 void xfer_set_link_share (xfer_t *self, int c, double share);
 
+/*  Tasks/s child c gets in the policy's planned split (ia-split;
+ *  core_split_rate), 0 without one. */
+double xfer_split_rate (const xfer_t *self, int c);
+
 /*  Transfers holding the port at now (core_port_busy). */
 int xfer_port_busy (const xfer_t *self, double now);
 

@@ -239,7 +239,8 @@ xfer_set_child_bound (xfer_t *self, int c, double tasks_per_s)
         || !isfinite (tasks_per_s))
         return;
     self->fan.that[c] = tasks_per_s;
-    xfer_fanout_update (self);
+    self->children[c].info.that = tasks_per_s;
+    xfer_replan (self);
 }
 
 int

@@ -111,7 +111,8 @@ xfer_lose_child (xfer_t *self, int c, uint32_t *n)
     ch->sending = ch->streaming = ch->cur.probe = 0;
     ch->drains.n = ch->drains.unacked = 0;
     ch->asks.n = ch->asks.wanted = 0;
-    xfer_fanout_update (self);   /* a kept child lost: the next counts */
+    xfer_replan (self);   /* a kept child lost: the next counts; its share
+                             goes to the others */
     *n = ch->given.n;
     ch->given.n = 0;
     return ch->given.items;

@@ -4,7 +4,9 @@
  *  - xfer_pace.c: pacing and windows, chunks and acks;
  *  - xfer_given.c: the tasks given to each child's subtree;
  *  - xfer_fanout.c: the ratio rule, which children a multi-port parent
- *    keeps busy (node/fanout.h).
+ *    keeps busy (node/fanout.h);
+ *  - xfer_split.c: a planned split of the port, each child paced at its
+ *    share (ia-split).
  */
 #ifndef TF_XFER_INT_H
 #define TF_XFER_INT_H
@@ -29,7 +31,8 @@ typedef struct {
     double delivered;        /* when the last chunk sent reaches the child:
                                 its pacers' finish, or its send time */
     int total_held;          /* a chunk of it waited on the send limit's
-                                pacer: its time is not the link's */
+                                pacer or a planned split's: its time is
+                                not the link's */
 } transfer_t;
 
 /*  One REQUEST's unserved tasks; each task has its own arrival number. */
@@ -82,6 +85,12 @@ typedef struct {
     int vacant;              /* kept for a joining node: lost until it
                                 attaches (xfer_attach_child) */
     core_child_stats_t stats;
+    double split;            /* a planned split (xfer_split.c): tasks/s
+                                the plan gives it (0: none, or no plan) */
+    double split_bps;        /* its transfers paced at this, bytes/s
+                                (0: not by the plan) */
+    double bps_per_mb;       /* physical bytes/s per platform MB/s */
+    double split_free;       /* the split's pacer (xfer_pace.c) */
 } child_t;
 
 /*  The ratio rule's state (xfer_fanout.c): which children the port
@@ -114,6 +123,7 @@ struct xfer {
     uint64_t seq;            /* arrival numbering of asked tasks */
     int nstreaming;          /* children streaming probes */
     double total_free;       /* the send limit's pacer */
+    double *plan_x;          /* scratch: the planned split's tasks/s */
     int arr_active;          /* a task is arriving from the parent ... */
     uint64_t arr_task;       /* ... this one ... */
     uint32_t arr_held;       /* ... of which these chunks are here */
@@ -126,6 +136,9 @@ double xfer_chunk_due (const xfer_t *self, const child_t *ch);
 int xfer_holds_port (const xfer_t *self, const child_t *ch, double now);
 int xfer_may_start (const xfer_t *self, const child_t *ch, double now);
 int xfer_spare_bandwidth (xfer_t *self, double now);
+/*  A transfer to ch begins at now: its split's pacer banks at most one
+ *  task's time at the share. */
+void xfer_split_begin (child_t *ch, double now);
 
 /*  xfer.c: what the policy sees of child ch in slot `slot`. */
 policy_child_t xfer_candidate (const child_t *ch, int slot);
@@ -138,6 +151,15 @@ void xfer_fanout_init (xfer_t *self);
 void xfer_fanout_free (xfer_t *self);
 void xfer_fanout_update (xfer_t *self);
 int xfer_fanout_admit (xfer_t *self, double now, const int *slots, int n);
+
+/*  xfer_split.c: a planned split (a policy with one): set up at
+ *  creation, a joined child's bytes per MB noted, taken again from the
+ *  beliefs (xfer_split_update) and, with the ratio rule, after any
+ *  change to them or a child lost (xfer_replan). */
+void xfer_split_init (xfer_t *self);
+void xfer_split_attached (xfer_t *self, int c);
+void xfer_split_update (xfer_t *self);
+void xfer_replan (xfer_t *self);
 
 /*  xfer_given.c: a child's set of tasks given to its subtree. */
 void xfer_given_add (child_t *ch, const task_t *task);

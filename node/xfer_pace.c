@@ -32,6 +32,43 @@ pacer_advance (double free, double now, uint64_t len, double rate)
     return free + step > now - step ? free + step : now - step;
 }
 
+/*  A planned split's pacer (xfer_split.c) holds ch's transfers to its
+ *  share of the port, in every mode, on top of the link's own. Unlike
+ *  the link's, it banks: it may lag now by one task at the share (the
+ *  transfer's bytes / split_bps), so that the time lost between two
+ *  transfers (an ask's round trip, a wake-up) is made up at the link's
+ *  rate, not lost to the share for good. */
+static double
+split_bank (const child_t *ch)
+{
+    return (double) ch->cur.task.bytes / ch->split_bps;
+}
+
+/*  When may ch's chunk of len bytes go by its share? 0 without one. */
+static double
+split_due (const child_t *ch, uint64_t len)
+{
+    return ch->split_bps > 0 ? pacer_due (ch->split_free, len, ch->split_bps) : 0;
+}
+
+/*  Advance ch's split pacer by a chunk of len sent at now. */
+static void
+split_advance (child_t *ch, uint64_t len, double now)
+{
+    if (!(ch->split_bps > 0))
+        return;
+    double free = ch->split_free + (double) len / ch->split_bps;
+    double floor = now - split_bank (ch);
+    ch->split_free = free > floor ? free : floor;
+}
+
+void
+xfer_split_begin (child_t *ch, double now)
+{
+    if (ch->split_bps > 0 && ch->split_free < now - split_bank (ch))
+        ch->split_free = now - split_bank (ch);
+}
+
 /*  The rate ch's link carries its transfers at, bytes/s; 0: unpaced. */
 static double
 link_rate (const child_t *ch)
@@ -67,13 +104,15 @@ xfer_has_room (const xfer_t *self, const child_t *ch)
 double
 xfer_chunk_due (const xfer_t *self, const child_t *ch)
 {
-    if (!self->cfg.pace)
-        return 0;
     const transfer_t *t = &ch->cur;
     uint64_t len = task_chunk_len (self->cfg.chunk_bytes, t->task.bytes, t->next);
-    double due = 0;
-    if (link_rate (ch) > 0)
-        due = pacer_due (ch->link_free, len, link_rate (ch));
+    double due = split_due (ch, len);
+    if (!self->cfg.pace)
+        return due;
+    if (link_rate (ch) > 0) {
+        double link = pacer_due (ch->link_free, len, link_rate (ch));
+        due = link > due ? link : due;
+    }
     if (self->cfg.send_limit_bps > 0) {
         double total = pacer_due (self->total_free, len, self->cfg.send_limit_bps);
         due = total > due ? total : due;
@@ -160,6 +199,11 @@ send_chunk (xfer_t *self, core_acts_t *acts, int c, double now)
                                > pacer_due (ch->link_free, a->len, link_rate (ch))
                                      + CORE_TIME_EPS))
         ch->cur.total_held = 1;
+    /*  Held to a share below the link's rate, the time is the plan's,
+     *  not the link's. */
+    if (ch->split_bps > 0 && !(link && link_rate (ch) <= ch->split_bps))
+        ch->cur.total_held = 1;
+    split_advance (ch, a->len, now);
     if (link)
         ch->link_free = pacer_advance (ch->link_free, now, a->len, link_rate (ch));
     if (total)

@@ -580,7 +580,7 @@ bound_tree_new (const config_t *cfg, bound_model_t model, const bound_app_t *app
         bound_node_init (&entry->node, cfg, i, app);
         if (entry->config->parent >= 0)
             entry->send_loss = entry->config->ir_send * app->input_mb;
-        entry->lp_that = NAN;
+        entry->lp_that = entry->lp_t = NAN;
         if (entry->config->nchildren > most)
             most = entry->config->nchildren;
     }

@@ -177,6 +177,9 @@ typedef struct {
     bound_why_t why;         /* why n is partial or unused */
     bound_why_t limit;       /* what stops n from taking more */
     double lp_that;          /* the LP's That(n); NAN unless checked */
+    double lp_t;             /* the LP's T(n) in its optimum of T(root):
+                                what its parent sends it there; NAN
+                                unless checked */
 } bound_entry_t;
 
 typedef struct {
@@ -218,7 +221,7 @@ bound_lp_cmp_t bound_lp_compare (double greedy, double lp);
 
 /*  Solve self's model as linear programs over the whole tree with GLPK
  *  (quietly): one maximising T(root), as docs/model.md states it, into
- *  self->lp_bound; one maximising every node's subtree throughput at
+ *  self->lp_bound and each entry's lp_t; one maximising every node's subtree throughput at
  *  once, into each entry's lp_that. Returns 0, or -1 with a message in
  *  err if GLPK fails or finds no optimum. */
 int bound_tree_check_lp (bound_tree_t *self, char *err, size_t errlen);

@@ -225,10 +225,12 @@ bound_tree_check_lp (bound_tree_t *self, char *err, size_t errlen)
 {
     double objective;
     double *values = xcalloc ((size_t) self->nnodes, sizeof *values);
-    int rc = lp_solve (self, 0, &objective, NULL, err, errlen);
+    int rc = lp_solve (self, 0, &objective, values, err, errlen);
     if (rc != 0)
         goto out;
     self->lp_bound = objective;
+    for (int i = 0; i < self->nnodes; i++)
+        self->nodes[i].lp_t = values[i];
     rc = lp_solve (self, 1, &objective, values, err, errlen);
     if (rc != 0)
         goto out;

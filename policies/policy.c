@@ -14,10 +14,12 @@ extern const policy_t policy_bwc;
 extern const policy_t policy_ia_single;
 extern const policy_t policy_ia_single_opt;
 extern const policy_t policy_ia_multi;
+extern const policy_t policy_ia_split;
 extern const policy_t policy_root_computes;
 
 /*  Every policy, in the order `treefarm policies` lists them: the
- *  published policies as the paper introduces them, then the baseline. */
+ *  published policies as the paper introduces them, the bound's split,
+ *  then the baseline. */
 static const policy_t *const registry[] = {
     &policy_fcfs,
     &policy_comprate,
@@ -25,6 +27,7 @@ static const policy_t *const registry[] = {
     &policy_ia_single,
     &policy_ia_single_opt,
     &policy_ia_multi,
+    &policy_ia_split,
     &policy_root_computes,
 };
 

@@ -28,6 +28,11 @@ typedef struct {
     uint64_t oldest_request; /* arrival order of its oldest unserved ask;
                                 smaller is older */
     int sending;             /* a transfer to it is in flight */
+    double that;             /* its subtree's bound, tasks/s, multi-port
+                                (its SUBTREE, or the config's); <= 0 or
+                                NaN: unknown, the split takes it as a leaf */
+    double split;            /* tasks/s the parent's planned split gives
+                                it (policy_t.split; 0 without one) */
 } policy_child_t;
 
 /*  What the parent knows of itself. */
@@ -37,6 +42,11 @@ typedef struct {
     double task_units;       /* w: one task's compute units */
     double send_limit_mbps;  /* total outgoing MB/s, 0 = none */
     int is_root;
+    double ir_recv;          /* IR_r of the parent receiving from its own
+                                parent (0 on the root) */
+    double target;           /* tasks/s the parent itself gets in the
+                                tree's plan (the bound's schedule):
+                                INFINITY on the root and when unknown */
 } policy_parent_t;
 
 /*  A policy's order: return > 0 if child a should be served before child
@@ -61,6 +71,15 @@ typedef struct {
      *  decides which transfer in flight sends the next chunk (see
      *  policy_pick_chunk). NULL for a policy that ranks nobody. */
     policy_order_fn order;
+    /*  The planned split of the parent's send port (ia-split; NULL for a
+     *  policy that does not plan): write x[i], the tasks/s child i gets
+     *  in steady state, for the n children, from the parent's facts
+     *  (target caps what the parent itself gets) and theirs (that, their
+     *  subtree bounds); the parent computes the rest. The core paces
+     *  each child's transfers at x[i] Z (0: the child is not served) and
+     *  calls it again whenever what it rests on changes. */
+    void (*split) (const policy_parent_t *parent, const policy_child_t *children, int n,
+                   double *x);
 } policy_t;
 
 /*  Return the policy with this name, or NULL (also for a NULL name).
@@ -115,6 +134,14 @@ int policy_ia_order (const policy_parent_t *parent, const policy_child_t *a,
 int policy_pick_first (const policy_parent_t *parent,
                        const policy_child_t *children, int n,
                        policy_order_fn order, int exclude);
+
+/*  The multi-port bound's split of the parent's port (overlay/bound.h
+ *  bound_step in the multi model, with T(n) capped at parent->target):
+ *  x[i] tasks/s to child i, 0 for the children it leaves unused; returns
+ *  what the parent computes itself, S(n). A child whose that is unknown
+ *  counts as a leaf: min(B_r^i, C^i / (1 + IR_r(i) Z C^i)). */
+double policy_bound_split (const policy_parent_t *parent, const policy_child_t *children,
+                           int n, double *x);
 
 /*  Choose which of the n transfers in flight (children with sending set)
  *  sends the next chunk: the one policy's order puts first, equal ones and

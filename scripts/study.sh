@@ -2,7 +2,7 @@
 # make study: the reference study, from scratch. Every (send size, compute
 # size, policy) cell of the published grid on the reference fork
 # (configs/fork7.json: Z in {2, 5, 10} MB x w in {1, 3, 5, 7, 9, 11}
-# diagonals x the seven policies x 1000 tasks), in emulation at time scale
+# diagonals x every registered policy x 1000 tasks), in emulation at time scale
 # STUDY_SCALE (default 40), with `treefarm bench`; then its summary
 # outputs (runs.csv and .json, table.txt, summary.json, study.json, the
 # plots, their data and scripts, index.html) are copied into docs/study/,

@@ -117,6 +117,17 @@ test_srcdir (void)
     return dir && *dir ? dir : ".";
 }
 
+config_t *
+test_config_load (const char *name)
+{
+    char err[TF_ERRLEN], path[4096];
+    snprintf (path, sizeof path, "%s/configs/%s", test_srcdir (), name);
+    config_t *cfg = config_load_file (path, err, sizeof err);
+    if (!cfg)
+        fail_msg ("%s", err);
+    return cfg;
+}
+
 char *
 test_dequote (const char *text)
 {

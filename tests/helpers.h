@@ -15,6 +15,10 @@
 /*  The source tree's root ($TF_SRCDIR, else "."), for configs/. */
 const char *test_srcdir (void);
 
+/*  configs/NAME of the source tree, loaded; the test fails if the
+ *  loader refuses it. */
+config_t *test_config_load (const char *name);
+
 /*  A copy of text with every single quote made a double quote: JSON
  *  written with single quotes, for legibility. The caller frees. */
 char *test_dequote (const char *text);

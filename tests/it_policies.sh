@@ -11,7 +11,7 @@ sed -e 's/"count": *[0-9]*/"count": 200/; s/"time_scale": *[0-9.]*/"time_scale":
     configs/fork7.json >"$WORK/fork7.json"
 
 policies=$("$TREEFARM" policies | awk '{print $1}')
-expect "treefarm policies lists 7 policies" test "$(echo $policies | wc -w)" = 7
+expect "treefarm policies lists 8 policies" test "$(echo $policies | wc -w)" = 8
 
 for p in $policies; do
     out="$WORK/$p"
@@ -38,7 +38,7 @@ for c in root["children"]:
 # of a finite run on a real clock).
 b = r["bound"]
 assert b["agree"] is True and b["tree"] == b["tasks_per_s"], b
-assert b["model"] == ("multi" if policy == "ia-multi" else "single"), b["model"]
+assert b["model"] == ("multi" if policy in ("ia-multi", "ia-split") else "single"), b["model"]
 assert 0 < r["efficiency"] <= 1.02, r["efficiency"]
 served = sum(c["tasks"] for c in root["children"])
 if policy == "root-computes":
@@ -88,6 +88,32 @@ ok = rate["Lab5"] >= 0.8 * rate["Lab3"] and rate["Lab6"] >= 0.8 * rate["Lab3"]
 # falls behind the emulated clock: 9.63 MB/s was seen there).
 ok = ok and rate["Lab4"] >= 0.8 * 10.7 and rate["Lab4"] == max(rate.values())
 sys.exit(0 if ok else 1)
+PY
+
+# IA:Split through real processes, the same case: the root's plan (its
+# step of the multi-port bound, `treefarm bound --send 10 --compute 5`)
+# gives Lab4 0.528 tasks/s, Lab5 0.439 and Lab6 0.103 of the 10.7 MB/s
+# and nothing to Lab3, SB0 and Tenn: those get no task, and the others
+# move at most their share over the run (the share's pacer lets a
+# transfer make up a late start, not more: 10% for the ends of the run).
+out="$WORK/ia-split-z10"
+"$TREEFARM" run "$WORK/fork7-z10.json" --policy ia-split --out "$out" --quiet \
+    >"$WORK/z10s.out" 2>"$WORK/z10s.err"
+rc=$?
+expect "ia-split Z=10: exit 0 (got $rc)" test "$rc" = 0
+expect "ia-split Z=10: every task exactly once" tasks_exactly_once "$out" 400
+expect "ia-split Z=10: nothing outside the plan, each share at most its t_i Z" \
+    python3 - "$out/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+kids = {c["name"]: c for c in r["nodes"][0]["children"]}
+span = r["makespan_s"]
+share = {"Lab4": 0.5277, "Lab5": 0.4392, "Lab6": 0.1030}
+print("  tasks: " + ", ".join("%s %d" % (n, c["tasks"]) for n, c in kids.items()))
+for name in ("Lab3", "SB0", "Tenn"):
+    assert kids[name]["tasks"] == 0, (name, kids[name]["tasks"])
+for name, t in share.items():
+    assert 0 < kids[name]["tasks"] <= 1.1 * t * span, (name, kids[name]["tasks"], t * span)
 PY
 
 finish

@@ -215,6 +215,7 @@ test_every_policy_gives_chunks_in_its_service_order (void **state)
             for (int i = 0; i < NKIDS; i++) {
                 kids[i] = fork7[pass ? NKIDS - 1 - i : i];
                 kids[i].oldest_request = 100 - (uint64_t) kids[i].slot * 7 % 13;
+                kids[i].split = 1;   /* every child in ia-split's plan */
                 busy[i] = kids[i];
                 busy[i].sending = 1;
                 busy[i].wanted = 0;
@@ -357,7 +358,8 @@ test_ties_are_broken_by_the_documented_key_then_slot (void **state)
     /*  Z = 2, C^n = 8 tasks/s: Z C^n = 16, so IR_s 1/32 halves the gain. */
     policy_parent_t parent = {.compute_rate = 8, .task_mb = 2, .task_units = 1};
     policy_child_t a = {.slot = 0, .compute_rate = 5, .link_mbps = 4,
-                        .link_idle_mbps = 6, .ir_send = 0.03125, .wanted = 1};
+                        .link_idle_mbps = 6, .ir_send = 0.03125, .wanted = 1,
+                        .split = 1};   /* in ia-split's plan */
     policy_child_t b = a;
     b.slot = 1;
 
@@ -378,6 +380,10 @@ test_ties_are_broken_by_the_documented_key_then_slot (void **state)
     assert_int_equal (get ("bwc")->pick (&parent, ab, 2), 1);
     assert_int_equal (get ("ia-single")->pick (&parent, ab, 2), 1);
     assert_int_equal (get ("ia-multi")->pick (&parent, ab, 2), 1);
+    assert_int_equal (get ("ia-split")->pick (&parent, ab, 2), 1);
+    /*  ia-split serves only a child its plan gives a share. */
+    ab[1].split = 0;
+    assert_int_equal (get ("ia-split")->pick (&parent, ab, 2), 0);
 
     /*  IA:Single-opt: a = 4/2 x (1 - 1/2) = 1 and c = 2/2 x (1 - 0) = 1 tie;
      *  the lower IR_s (c) wins. */
@@ -416,15 +422,16 @@ test_children_not_asking_or_receiving_are_never_picked (void **state)
 /*  --- the registry --------------------------------------------------------- */
 
 static void
-test_registry_lists_the_seven_policies_well_formed (void **state)
+test_registry_lists_the_eight_policies_well_formed (void **state)
 {
     (void) state;
-    static const char *const names[] = {"fcfs", "comprate", "bwc", "ia-single",
-                                        "ia-single-opt", "ia-multi", "root-computes"};
+    static const char *const names[] = {"fcfs",     "comprate", "bwc",
+                                        "ia-single", "ia-single-opt", "ia-multi",
+                                        "ia-split", "root-computes"};
     int n = 0;
     for (; policy_at (n); n++) {
         const policy_t *p = policy_at (n);
-        assert_true (n < 7);
+        assert_true (n < 8);
         assert_string_equal (p->name, names[n]);
         assert_non_null (p->pick);
         assert_non_null (p->summary);
@@ -436,16 +443,18 @@ test_registry_lists_the_seven_policies_well_formed (void **state)
             assert_true ((*c >= 'a' && *c <= 'z') || *c == '-');
         /*  Unique, also up to case and separators: each name finds itself. */
         assert_ptr_equal (policy_find (p->name), p);
-        assert_int_equal (p->multiport, !strcmp (p->name, "ia-multi"));
+        assert_int_equal (p->multiport,
+                          !strcmp (p->name, "ia-multi") || !strcmp (p->name, "ia-split"));
+        assert_int_equal (p->split != NULL, !strcmp (p->name, "ia-split"));
     }
-    assert_int_equal (n, 7);
+    assert_int_equal (n, 8);
     assert_null (policy_at (-1));
-    assert_null (policy_at (7));
+    assert_null (policy_at (8));
 
     char buf[256];
     policy_names (buf, sizeof buf);
     assert_string_equal (buf, "fcfs, comprate, bwc, ia-single, ia-single-opt, "
-                              "ia-multi, root-computes");
+                              "ia-multi, ia-split, root-computes");
     char small[10];
     policy_names (small, sizeof small);
     assert_string_equal (small, "fcfs, com");
@@ -461,7 +470,8 @@ test_policy_find_accepts_published_spellings_only (void **state)
         {"FCFS", "fcfs"},           {"CompRate", "comprate"},
         {"BWC", "bwc"},             {"IA:Single", "ia-single"},
         {"ia_single", "ia-single"}, {"IA:Single-opt", "ia-single-opt"},
-        {"IA:Multi", "ia-multi"},   {"RootComputes", "root-computes"},
+        {"IA:Multi", "ia-multi"},   {"IA:Split", "ia-split"},
+        {"RootComputes", "root-computes"},
         {"root_computes", "root-computes"}, {"Root-Computes", "root-computes"},
     };
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
@@ -498,7 +508,7 @@ main (void)
         cmocka_unit_test (test_model_quantities_and_degenerate_parents),
         cmocka_unit_test (test_ties_are_broken_by_the_documented_key_then_slot),
         cmocka_unit_test (test_children_not_asking_or_receiving_are_never_picked),
-        cmocka_unit_test (test_registry_lists_the_seven_policies_well_formed),
+        cmocka_unit_test (test_registry_lists_the_eight_policies_well_formed),
         cmocka_unit_test (test_policy_find_accepts_published_spellings_only),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

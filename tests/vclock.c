@@ -11,12 +11,13 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "node/emulate.h"
 #include "node/route.h"
 #include "node/setup.h"
 #include "overlay/util.h"
 #include "tests/vclock.h"
 
-typedef enum { EV_DELIVER, EV_ENGINE, EV_TICK } kind_t;
+typedef enum { EV_DELIVER, EV_ENGINE, EV_TICK, EV_SAMPLE } kind_t;
 
 typedef struct {
     double t;
@@ -25,8 +26,23 @@ typedef struct {
     int node;
     core_event_t ev;         /* EV_DELIVER; EV_ENGINE: task */
     core_done_t *done;       /* DONE: owned copy */
+    uint64_t gen;            /* EV_ENGINE, EV_SAMPLE of an engine under
+                                interference (engine set): the schedule
+                                it belongs to */
+    int engine;
     uint32_t avoid[CORE_MAX_AVOID];   /* CHUNK: copy of the action's */
 } event_t;
+
+/*  A node's synthetic engine under emulated interference: the work left
+ *  (virtual seconds at full speed) runs at the speed the node's own
+ *  transfers leave it (node/emulate.h), sampled every VCLOCK_SAMPLE_S. */
+typedef struct {
+    emul_t *emul;
+    int busy;
+    double work, speed, last;
+    uint64_t gen;            /* bumped at every new schedule */
+    core_event_t done;       /* its COMPUTED, when the work is done */
+} engine_t;
 
 struct vclock {
     const config_t *cfg;
@@ -49,6 +65,7 @@ struct vclock {
     int max_computing;       /* the most tasks one node computed at once */
     double latency;          /* one way, virtual seconds */
     double now;
+    engine_t *eng;           /* node -> its engine; NULL: no interference */
 };
 
 static int
@@ -114,6 +131,34 @@ child_at (const vclock_t *s, int at, int slot)
     return s->cfg->nodes[at].children[slot];
 }
 
+/*  Node at's engine speed from its transfers' metered rates now; a busy
+ *  engine's work done so far is counted and its completion scheduled
+ *  again at the new speed (an older schedule is ignored when it comes). */
+static void
+resample (vclock_t *s, int at)
+{
+    engine_t *e = &s->eng[at];
+    core_t *core = s->cores[at];
+    int n = s->cfg->nodes[at].nchildren;
+    double send[n + 1];
+    for (int i = 0; i < n; i++)
+        send[i] = core_send_rate (core, i, s->now);
+    if (e->busy)
+        e->work -= (s->now - e->last) * e->speed;
+    e->last = s->now;
+    e->speed = emul_update (e->emul, s->now, e->busy, core_recv_rate (core, s->now), send);
+    if (e->speed < VCLOCK_MIN_SPEED)
+        e->speed = VCLOCK_MIN_SPEED;
+    if (!e->busy)
+        return;
+    e->gen++;
+    double left = e->work > 0 ? e->work / e->speed : 0;
+    push (s, (event_t){.t = s->now + left, .kind = EV_ENGINE, .node = at, .ev = e->done,
+                       .gen = e->gen, .engine = 1});
+    push (s, (event_t){.t = s->now + VCLOCK_SAMPLE_S, .kind = EV_SAMPLE, .node = at,
+                       .gen = e->gen});
+}
+
 /*  Node at's engine or command worker starts a task: its completion
  *  (done, from node/route.h) comes back after units / (C x time scale),
  *  a command's with its outputs' bytes, failed where it always fails. */
@@ -125,6 +170,13 @@ start_work (vclock_t *s, int at, const core_action_t *x, core_event_t done)
     if (x->kind == CORE_KIND_COMMAND) {
         done.bytes = 1000 + x->task;   /* outputs, stdout, stderr */
         done.failed = at == s->bad_node || x->task < s->hopeless;
+    }
+    if (s->eng && x->kind == CORE_KIND_SYNTHETIC) {
+        engine_t *e = &s->eng[at];
+        *e = (engine_t){.emul = e->emul, .busy = 1, .work = x->units / rate,
+                        .last = s->now, .gen = e->gen, .done = done};
+        resample (s, at);
+        return;
     }
     push (s, (event_t){.t = s->now + x->units / rate, .kind = EV_ENGINE, .node = at,
                        .ev = done});
@@ -217,6 +269,24 @@ vclock_opts_default (void)
     return (vclock_opts_t){.latency = VCLOCK_LATENCY, .bad_node = -1};
 }
 
+/*  Every node's engine under interference: its IR_r and its children's
+ *  IR_s, as the emulation applies them (node/emulate.h). */
+static void
+new_engines (vclock_t *s)
+{
+    const config_t *cfg = s->cfg;
+    s->eng = xcalloc (cfg->nnodes, sizeof *s->eng);
+    for (int i = 0; i < cfg->nnodes; i++) {
+        const config_node_t *me = &cfg->nodes[i];
+        double ir_send[me->nchildren + 1];
+        for (int k = 0; k < me->nchildren; k++)
+            ir_send[k] = cfg->nodes[me->children[k]].ir_send;
+        s->eng[i].emul = emul_new (me->nchildren, me->parent < 0 ? 0 : me->ir_recv, ir_send,
+                                   setup_bps_per_mbps (cfg), 1);
+        s->eng[i].speed = 1;
+    }
+}
+
 vclock_t *
 vclock_new (const config_t *cfg, const vclock_opts_t *o)
 {
@@ -233,6 +303,8 @@ vclock_new (const config_t *cfg, const vclock_opts_t *o)
     s->recorded = xcalloc (config_bag_size (cfg), sizeof *s->recorded);
     s->last = xcalloc (config_bag_size (cfg), sizeof *s->last);
     s->per_node = xcalloc (cfg->nnodes, sizeof *s->per_node);
+    if (given.interference)
+        new_engines (s);
     setup_bag_t bag = {command_info, NULL};
     setup_opts_t opts = setup_opts_default ();
     opts.bag = &bag;
@@ -265,6 +337,9 @@ vclock_destroy (vclock_t **self_p)
     free (s->recorded);
     free (s->last);
     free (s->per_node);
+    for (int i = 0; s->eng && i < s->cfg->nnodes; i++)
+        emul_destroy (&s->eng[i].emul);
+    free (s->eng);
     free (s);
     *self_p = NULL;
 }
@@ -289,7 +364,15 @@ vclock_run (vclock_t *s)
             s->tick_at[e.node] = -1;
             step (s, e.node, (core_event_t){.type = CORE_EV_TICK});
         }
+        else if (e.kind == EV_SAMPLE) {
+            if (e.gen == s->eng[e.node].gen && s->eng[e.node].busy)
+                resample (s, e.node);
+        }
         else if (e.kind == EV_ENGINE) {
+            if (e.engine && e.gen != s->eng[e.node].gen)
+                continue;           /* rescheduled at another speed */
+            if (e.engine)
+                s->eng[e.node].busy = 0;
             e.ev.type = CORE_EV_COMPUTED;
             step (s, e.node, e.ev);
         }

@@ -10,7 +10,9 @@
  *  next deadline; give every event the virtual time it happens at. A
  *  message takes the latency (VCLOCK_LATENCY unless the options say
  *  otherwise), a paced chunk leaves when its pacers allow (the core's
- *  deadline), and an engine takes units / (C x time scale) per task. A
+ *  deadline), and an engine takes units / (C x time scale) per task, or
+ *  with the options' interference longer, by what its node's transfers
+ *  cost it (docs/model.md). A
  *  command task's input is a few chunks; its outputs come back as
  *  1000 + id bytes.
  *
@@ -28,6 +30,10 @@
 
 #define VCLOCK_LATENCY 1e-4          /* one way, virtual seconds */
 #define VCLOCK_MAX_EVENTS 5000000    /* a run that takes more is stuck */
+#define VCLOCK_SAMPLE_S 1e-3         /* with interference: how often a busy
+                                        engine's speed is taken again from
+                                        the metered rates, virtual s */
+#define VCLOCK_MIN_SPEED 0.01        /* an engine never stops outright */
 
 typedef struct vclock vclock_t;
 
@@ -36,6 +42,11 @@ typedef struct {
     double latency;          /* one way, virtual seconds */
     int bad_node;            /* commands always fail there (-1: none) */
     uint64_t hopeless;       /* commands below this id fail everywhere */
+    int interference;        /* emulate interference as a run does
+                                (node/emulate.h): a synthetic task's
+                                engine runs at the speed its node's own
+                                transfers leave it, sampled every
+                                VCLOCK_SAMPLE_S; 0: at full speed */
 } vclock_opts_t;
 
 /*  What a run counted, over every node. */
