@@ -420,12 +420,28 @@ results_window_k (const config_t *cfg)
 results_window_t
 results_window_make (uint64_t n, uint64_t k)
 {
-    return (results_window_t){.n = n, .k = k ? k : 1};
+    uint64_t tail = (uint64_t) ceil ((double) n * RESULTS_TAIL_FRACTION);
+    return (results_window_t){.n = n, .k = k ? k : 1, .tail_n = tail ? tail : 1,
+                              .tail_from_s = NAN, .last_s = NAN};
+}
+
+int
+results_window_tail (const results_window_t *w, double *seconds)
+{
+    if (!isfinite (w->last_s) || !isfinite (w->tail_from_s))
+        return -1;
+    *seconds = w->last_s - w->tail_from_s;
+    return 0;
 }
 
 void
 results_window_note (results_window_t *w, uint64_t recorded, double t)
 {
+    /*  The tail starts when the tasks before it are in. */
+    if (!isfinite (w->tail_from_s) && recorded + w->tail_n >= w->n)
+        w->tail_from_s = t;
+    if (recorded >= w->n && !isfinite (w->last_s))
+        w->last_s = t;
     if (w->n <= 2 * w->k)
         return;   /* no steady state */
     if (!w->at_from && recorded >= w->k) {

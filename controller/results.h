@@ -213,7 +213,14 @@ typedef struct {
     uint64_t at_from, at_to; /* records counted when each end was reached;
                                 0 until then */
     double from_s, to_s;     /* when: seconds, the caller's clock */
+    /*  The tail: the last RESULTS_TAIL_FRACTION of the tasks, from the
+     *  moment the ones before them were recorded to the last record. */
+    uint64_t tail_n;         /* tasks in it (at least 1) */
+    double tail_from_s, last_s;   /* its ends; NAN until reached */
 } results_window_t;
+
+/*  The tail the results measure: the last 5% of a run's tasks. */
+#define RESULTS_TAIL_FRACTION 0.05
 
 /*  The in-flight capacity of cfg's tree: what every non-root node holds
  *  at most (buffer + 2 slots - 1: queued or on their way, and running)
@@ -232,6 +239,10 @@ void results_window_note (results_window_t *w, uint64_t recorded, double t);
  *  holds a task and some time: returns 0. Else -1 (a run of at most 2k
  *  tasks has no steady state; one not finished has no end yet). */
 int results_window_get (const results_window_t *w, uint64_t *tasks, double *seconds);
+
+/*  The tail's length, seconds of the caller's clock, once the run's last
+ *  task was recorded: 0; else -1. */
+int results_window_tail (const results_window_t *w, double *seconds);
 
 /*  The root's RECORDED batch was filed at wall seconds t after START:
  *  the steady-state window notes it (results.json "steady"). */

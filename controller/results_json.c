@@ -31,6 +31,20 @@ steady_to_json (const results_t *self, double bound)
     return o;
 }
 
+/*  "tail": {fraction, tasks, seconds (platform)}: how long the last
+ *  tasks took, from the moment the ones before them were in; null until
+ *  the last is. */
+static json_t *
+tail_to_json (const results_t *self)
+{
+    double seconds;
+    if (results_window_tail (&self->window, &seconds) != 0)
+        return json_null ();
+    return json_pack ("{s:f, s:I, s:f}", "fraction", RESULTS_TAIL_FRACTION, "tasks",
+                      (json_int_t) self->window.tail_n, "seconds",
+                      seconds * self->cfg->platform.time_scale);
+}
+
 /*  One link as its parent saw it, in platform terms: MB sent, seconds
  *  spent sending (from each transfer's start to its last ack), and the
  *  mean rate achieved while sending, beside the configured rate. */
@@ -208,6 +222,7 @@ outcome_to_json (const results_t *self, json_t *object)
                                                    ? json_real ((double) ran / span / bound)
                                                    : json_null ());
     json_object_set_new (object, "steady", steady_to_json (self, grew ? grown : bound));
+    json_object_set_new (object, "tail", tail_to_json (self));
     if (grew)
         json_object_set_new (json_object_get (object, "bound"), "grown",
                              json_pack ("{s:f, s:f}", "judged", bound, "final", grown));

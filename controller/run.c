@@ -158,6 +158,20 @@ run_adapt_options (config_t *cfg, int adapt, const char *reclaim, const char *co
     return 0;
 }
 
+int
+run_endgame_option (config_t *cfg, int no_endgame, const char *command)
+{
+    if (no_endgame)
+        cfg->platform.endgame = 0;
+    const policy_t *p = policy_find (cfg->policy);
+    if (!cfg->platform.endgame && p && p->root_only)
+        return cli_usage_error (command, CLI_EXIT_USAGE, "%s: the end-game switched off "
+                                "(--no-endgame, or \"endgame\": false) makes no sense "
+                                "with policy %s: it sends no task to a child, so it has "
+                                "no end-game", cfg->path, p->name), -1;
+    return 0;
+}
+
 config_t *
 run_load_experiment (const char *path, const char *policy, const char *load_path)
 {
@@ -304,6 +318,8 @@ usage_options (FILE *out)
              "  --reclaim MODE     with --adapt, when a parent takes back what a slowed\n"
              "                     child holds: gated (when it pays, the default),\n"
              "                     always, never (platform \"reclaim\")\n"
+             "  --no-endgame       no end-game: hand tasks out to the last, copy none\n"
+             "                     (platform \"endgame\": false; docs/policies.md)\n"
              "  --out DIR          results directory, created if needed\n"
              "                     (default: results/NAME-YYYYmmdd-HHMMSS)\n"
              "  --trace FILE       write every node's timeline to FILE, Chrome trace-\n"
@@ -337,6 +353,7 @@ usage (FILE *out)
              "                           [--ssh-config FILE] [--push-binary]\n"
              "                           [--curve | --no-curve] [--trace FILE]\n"
              "                           [--load FILE] [--adapt [--reclaim MODE]]\n"
+             "                           [--no-endgame]\n"
              "\n"
              "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
              "node, each where its host says (local, ssh://[user@]host[:port],\n"
@@ -366,7 +383,7 @@ run_main (int argc, char **argv)
 {
     const char *policy = NULL, *path = NULL, *trace = NULL, *load = NULL;
     const char *reclaim = NULL;
-    int quiet = 0, curve_on = 0, curve_off = 0, adapt = 0;
+    int quiet = 0, curve_on = 0, curve_off = 0, adapt = 0, no_endgame = 0;
     session_opts_t opt = {.command = "run"};
     bag_opts_t bo = {.retries = NAN};
     const cli_option_t options[] = {
@@ -388,6 +405,7 @@ run_main (int argc, char **argv)
         {"load", CLI_STRING, &load, NULL},
         {"adapt", CLI_FLAG, &adapt, NULL},
         {"reclaim", CLI_STRING, &reclaim, NULL},
+        {"no-endgame", CLI_FLAG, &no_endgame, NULL},
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
@@ -402,7 +420,8 @@ run_main (int argc, char **argv)
     bo.out_dir = opt.out_dir;
     bo.trace = trace != NULL;
     config_t *cfg = run_load_experiment (path, policy, load);
-    if (cfg && run_adapt_options (cfg, adapt, reclaim, "run") != 0)
+    if (cfg && (run_adapt_options (cfg, adapt, reclaim, "run") != 0
+                || run_endgame_option (cfg, no_endgame, "run") != 0))
         config_destroy (&cfg);
     code = cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
                : CLI_EXIT_USAGE;

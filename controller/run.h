@@ -33,15 +33,20 @@ typedef enum {
     RUN_SILENT,
 } run_quiet_t;
 
-/*  The experiment at path with the policy named (NULL: the config's),
- *  spelled as the registry does (IA:Single, ia_single, ...: "ia-single"),
- *  checked against the registry. Returns a config the caller destroys,
- *  or NULL after printing why (a usage error). */
+/*  --no-endgame (no_endgame set) switches the end-game off in cfg; an
+ *  end-game off with a policy that has none (root-computes) is refused
+ *  naming both. Returns 0, or -1 after a usage error for command. */
+int run_endgame_option (config_t *cfg, int no_endgame, const char *command);
+
 /*  --adapt and --reclaim MODE (NULL: not given) of command onto cfg.
  *  Returns 0, or -1 after a usage error (an unknown mode, --reclaim in
  *  a run that does not adapt). */
 int run_adapt_options (config_t *cfg, int adapt, const char *reclaim, const char *command);
 
+/*  The experiment at path with the policy named (NULL: the config's),
+ *  spelled as the registry does (IA:Single, ia_single, ...: "ia-single"),
+ *  checked against the registry. Returns a config the caller destroys,
+ *  or NULL after printing why (a usage error). */
 config_t *run_load_experiment (const char *path, const char *policy,
                                const char *load_path);
 

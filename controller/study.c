@@ -149,7 +149,8 @@ study_runs_init (const study_params_t *p, study_run_t *runs)
                     runs[study_run_index (p, s, c, k, r)] = (study_run_t){
                         .send = s, .compute = c, .policy = k, .repeat = r,
                         .makespan_s = NAN, .throughput = NAN, .bound = NAN,
-                        .efficiency = NAN, .fidelity = NAN, .wall_s = NAN};
+                        .efficiency = NAN, .fidelity = NAN, .wall_s = NAN,
+                        .steady_efficiency = NAN, .tail_s = NAN};
 }
 
 char *
@@ -228,6 +229,8 @@ study_run_from_json (const study_params_t *p, study_run_t *run, const json_t *re
     got.efficiency = number_at (results, "efficiency", NULL);
     got.fidelity = number_at (results, "fidelity", "min");
     got.wall_s = number_at (results, "wall_s", NULL);
+    got.steady_efficiency = number_at (results, "steady", "efficiency");
+    got.tail_s = number_at (results, "tail", "seconds");
     got.reliable = json_is_true (json_object_get (results, "efficiency_reliable"));
     if (!(got.makespan_s > 0) || isnan (got.throughput) || isnan (got.bound)
         || isnan (got.efficiency))
@@ -334,6 +337,7 @@ typedef struct {
     const char *config_path;
     const char *load_path;   /* --load FILE, or NULL */
     int adapt;               /* --adapt */
+    int no_endgame;          /* --no-endgame, for every policy with one */
     const char *reclaim;     /* --reclaim MODE, or NULL */
     json_t *config;          /* the experiment, canonical JSON */
     char *name;              /* the experiment's name */
@@ -622,7 +626,7 @@ usage (FILE *out)
              "                       [--compute LIST] [--tasks N] [--repeat R]\n"
              "                       [--time-scale S] [--out DIR] [--node-bin PATH]\n"
              "                       [--timeout SECONDS] [--load FILE]\n"
-             "                       [--adapt [--reclaim MODE]]\n"
+             "                       [--adapt [--reclaim MODE]] [--no-endgame]\n"
              "\n"
              "Run every (send size, compute size, policy) cell of a grid on the tree of\n"
              "CONFIG, each R times, one run after another, and compare the policies:\n"
@@ -650,6 +654,8 @@ usage (FILE *out)
              "                     object, node name -> load (docs/config.md, \"load\")\n"
              "  --adapt            every run adapts to its live rates (docs/adapt.md)\n"
              "  --reclaim MODE     with --adapt: gated (default), always or never\n"
+             "  --no-endgame       no end-game, in every run of a policy that has one\n"
+             "                     (all but root-computes; docs/policies.md)\n"
              "  -h, --help         show this help\n"
              "\n"
              "At most %d runs (cells x repeats). DIR gets study.json,\n"
@@ -718,6 +724,8 @@ bench_prepare (bench_t *b, const char *const text[3], double tasks, double repea
     config_t *cfg = run_load_experiment (b->config_path, NULL, b->load_path);
     if (!cfg)
         return -1;
+    if (b->no_endgame)
+        cfg->platform.endgame = 0;
     if (run_adapt_options (cfg, b->adapt, b->reclaim, "bench") != 0) {
         config_destroy (&cfg);
         return -1;
@@ -764,6 +772,7 @@ study_main (int argc, char **argv)
         {"load", CLI_STRING, &b.load_path, NULL},
         {"adapt", CLI_FLAG, &b.adapt, NULL},
         {"reclaim", CLI_STRING, &b.reclaim, NULL},
+        {"no-endgame", CLI_FLAG, &b.no_endgame, NULL},
     };
     int code = cli_parse ("bench", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);

@@ -76,6 +76,9 @@ typedef struct {
     int reliable;                       /* results.json efficiency_reliable */
     double fidelity;                    /* results.json fidelity.min */
     double wall_s;                      /* results.json wall_s */
+    double steady_efficiency;           /* results.json steady.efficiency */
+    double tail_s;                      /* results.json tail.seconds: the
+                                           last 5% of the tasks, platform s */
 } study_run_t;
 
 /*  One cell (Z, w, policy) over its repeats. */

@@ -100,6 +100,8 @@ run_json (const study_t *st, int i)
                          complete ? json_boolean (r->reliable) : json_null ());
     json_object_set_new (o, "fidelity", number (r->fidelity));
     json_object_set_new (o, "wall_s", number (r->wall_s));
+    json_object_set_new (o, "steady_efficiency", number (r->steady_efficiency));
+    json_object_set_new (o, "tail_s", number (r->tail_s));
     json_object_set_new (o, "error", r->error[0] ? json_string (r->error) : json_null ());
     return o;
 }
@@ -123,24 +125,25 @@ csv_field (FILE *file, const char *text)
 
 #define RUNS_CSV_HEADER                                                           \
     "send_mb,units,policy,repeat,status,makespan_s,throughput,bound,efficiency,"   \
-    "efficiency_reliable,fidelity,wall_s,error"
+    "efficiency_reliable,fidelity,wall_s,steady_efficiency,tail_s,error"
 
 static int
 runs_csv (const study_t *st, const void *arg, FILE *file)
 {
     (void) arg;
     const study_params_t *p = st->params;
-    char b[6][32];
+    char b[8][32];
     fprintf (file, "%s\n", RUNS_CSV_HEADER);
     for (int i = 0; i < study_run_count (p); i++) {
         const study_run_t *r = &st->runs[i];
-        fprintf (file, "%g,%g,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,", p->send[r->send],
+        fprintf (file, "%g,%g,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,", p->send[r->send],
                  p->compute[r->compute], p->policy[r->policy], r->repeat,
                  study_status_str (r->status), cell_text (r->makespan_s, b[0], 32),
                  cell_text (r->throughput, b[1], 32), cell_text (r->bound, b[2], 32),
                  cell_text (r->efficiency, b[3], 32),
                  r->status == STUDY_RUN_COMPLETE ? (r->reliable ? "true" : "false") : "",
-                 cell_text (r->fidelity, b[4], 32), cell_text (r->wall_s, b[5], 32));
+                 cell_text (r->fidelity, b[4], 32), cell_text (r->wall_s, b[5], 32),
+                 cell_text (r->steady_efficiency, b[6], 32), cell_text (r->tail_s, b[7], 32));
         csv_field (file, r->error);
         fputc ('\n', file);
     }

@@ -27,13 +27,13 @@
 static const char *const event_names[CORE_EV_COUNT] = {
     "START", "REQUEST", "CHUNK", "ACK", "DONE", "COMPUTED", "TICK", "STREAM",
     "RESULT", "RESULT_ACK", "LOST", "TAKE_BACK", "RECLAIM", "RETURNED",
-    "ORPHANED", "REPARENT",
+    "ORPHANED", "REPARENT", "CANCEL", "EMPTY",
 };
 
 static const char *const action_names[CORE_ACT_COUNT] = {
     "REQUEST", "SEND_CHUNK", "ACK", "COMPUTE", "REPORT", "RELEASE", "FINISHED",
     "RECORDED", "SEND_RESULT", "ACK_RESULT", "RELEASE_RESULT", "RETRY",
-    "DROP_RESULT", "RECLAIM", "RETURN",
+    "DROP_RESULT", "RECLAIM", "RETURN", "CANCEL", "EMPTY",
 };
 
 const char *
@@ -184,6 +184,9 @@ core_destroy (core_t **self_p)
     free (self->batch.items);
     free (self->back.items);
     free (self->stale.items);
+    free (self->eg.copies);
+    free (self->eg.cancelled);
+    free (self->eg.back);
     free (self->acts.items);
     free (self);
     *self_p = NULL;

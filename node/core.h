@@ -147,6 +147,19 @@ typedef struct {
     double units;
 } core_task_info_t;
 
+/*  The end-game (docs/policies.md, "The end-game"): near the end of the
+ *  bag no task goes to a child that would finish it later than this node
+ *  would, and once the bag is empty an idle node computes a copy of a
+ *  task out in a child's subtree that would finish later there; the
+ *  first result wins, the other copy is cancelled (CANCEL) or dropped. */
+typedef struct {
+    int on;
+    double time_scale;       /* platform seconds per second of `now`: the
+                                estimates are in platform rates */
+    double that;             /* this node's subtree bound, tasks/s
+                                (0: unknown, C / w is used) */
+} core_endgame_cfg_t;
+
 typedef struct {
     uint32_t self;           /* this node's index in the config */
     uint32_t nnodes;         /* nodes in the tree (bounds completion ids) */
@@ -187,6 +200,7 @@ typedef struct {
                                 multi-port policy and a send limit, the
                                 ratio rule keeps busy only the children
                                 the port can feed (core_fanout) */
+    core_endgame_cfg_t endgame;
 } core_cfg_t;
 
 typedef enum {
@@ -215,6 +229,10 @@ typedef enum {
                                 re-parented (docs/adapt.md, "Re-parent"):
                                 everything it had from the parent is stale */
     CORE_EV_REPARENT,        /* a new parent is connected: ask it anew */
+    CORE_EV_CANCEL,          /* from the parent: task is done elsewhere
+                                (the end-game); give it back if held */
+    CORE_EV_EMPTY,         /* from the parent: the bag has no task left
+                                to hand out */
     CORE_EV_COUNT
 } core_event_type_t;
 
@@ -277,6 +295,8 @@ typedef enum {
     CORE_ACT_RECLAIM,        /* tell child to hold at most n tasks; count:
                                 its unserved asks dropped here */
     CORE_ACT_RETURN,         /* give done[0..ndone) back to the parent */
+    CORE_ACT_CANCEL,         /* tell child its copy of task is not needed */
+    CORE_ACT_EMPTY,        /* tell child the bag has nothing left */
     CORE_ACT_COUNT
 } core_action_type_t;
 
@@ -284,7 +304,8 @@ const char *core_action_str (core_action_type_t type);
 
 typedef struct {
     core_action_type_t type;
-    int child;               /* SEND_CHUNK, ACK_RESULT */
+    int child;               /* SEND_CHUNK, ACK_RESULT, RECLAIM, CANCEL,
+                                EMPTY */
     uint64_t task;           /* all but REQUEST, REPORT, RECORDED, FINISHED */
     uint32_t n;              /* REQUEST; RETRY: attempts so far; RECLAIM:
                                 tasks the child may hold */
@@ -358,6 +379,13 @@ typedef struct {
                                 (held, computing, out in the subtree) */
     uint64_t stale_dropped;  /* stale tasks whose completion or return
                                 came and was dropped, never sent up */
+    uint64_t copies;         /* end-game copies started here */
+    uint64_t copies_won;     /* of the copied tasks, those whose copy here
+                                finished first */
+    uint64_t cancelled;      /* CANCELs sent to children */
+    uint64_t wasted;         /* completions computed but dropped here (a
+                                stale task, or an end-game copy that lost):
+                                work done twice */
     uint32_t held;           /* tasks held now, not computing */
     int computing;           /* local tasks running */
 } core_stats_t;

@@ -72,8 +72,12 @@ on_done (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         return -1;
     for (uint32_t i = 0; i < ev->ndone; i++) {
         core_done_t d = {.task = ev->done[i].task, .node = ev->done[i].node};
-        if (!core_stale_take (self, d.task))
-            core_complete (self, d, NULL, ev->now);
+        if (core_stale_take (self, d.task)) {
+            self->stats.wasted++;
+            continue;
+        }
+        core_complete (self, d, NULL, ev->now);
+        core_endgame_settle (self, d.task, ev->child);
     }
     return 0;
 }
@@ -103,13 +107,16 @@ on_computed (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     core_emit (self, CORE_ACT_RELEASE)->task = ev->task;
     core_done_t d = {.task = ev->task, .node = self->cfg.self, .failed = ev->failed != 0};
     if (core_stale_take (self, ev->task)) {
+        self->stats.wasted++;
         if (command)   /* its result is not sent: free its spool */
             core_emit (self, CORE_ACT_RELEASE_RESULT)->task = ev->task;
     }
     else if (command && !self->cfg.is_root)
         streams_push_up (self->streams, d, ev->bytes);
-    else
+    else {
         core_complete (self, d, &ran, ev->now);
+        core_endgame_settle (self, ev->task, -1);
+    }
     return 0;
 }
 
@@ -142,8 +149,10 @@ on_result (core_t *self, const core_event_t *ev, char *err, size_t errlen)
     xfer_drop_given (self->xfer, ev->child, ev->task);
     if (!self->cfg.is_root) {
         core_emit (self, CORE_ACT_RELEASE)->task = ev->task;   /* its input bundle */
-        if (core_stale_take (self, ev->task))
+        if (core_stale_take (self, ev->task)) {
+            self->stats.wasted++;
             core_emit (self, CORE_ACT_RELEASE_RESULT)->task = ev->task;
+        }
         else
             streams_push_up (self->streams, d, ev->bytes);
         return 0;
@@ -172,6 +181,8 @@ on_lost (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         task_t t = given[i], had;
         if (core_stale_take (self, t.id))
             continue;   /* the root has it queued already */
+        if (core_endgame_orphan_copy (self, t.id, ev->child))
+            continue;   /* our own copy of it goes on */
         if (self->cfg.is_root && ledger_recall_task (self->ledger, t.id, &had))
             t = had;   /* handed out again from the queue: remembered anew */
         ledger_push_task (self->ledger, &t);
@@ -228,6 +239,10 @@ core_apply (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         return core_on_orphaned (self, ev, err, errlen);
     case CORE_EV_REPARENT:
         return core_on_reparent (self, ev, err, errlen);
+    case CORE_EV_CANCEL:
+        return core_on_cancel (self, ev, err, errlen);
+    case CORE_EV_EMPTY:
+        return core_on_empty (self, ev, err, errlen);
     default:
         return tf_error (err, errlen, "unknown event %d", (int) ev->type);
     }

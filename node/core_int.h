@@ -7,7 +7,10 @@
  *  - core_reclaim.c: the adaptation's reclaim (TAKE_BACK, RECLAIM,
  *    RETURNED);
  *  - core_reparent.c: a node that lost its parent (ORPHANED, REPARENT)
- *    and the stale tasks it still has out.
+ *    and the stale tasks it still has out;
+ *  - core_endgame.c: the end-game, holding back from slow children near
+ *    the end of the bag and copying tasks left out there (CANCEL,
+ *    EMPTY).
  */
 #ifndef TF_CORE_INT_H
 #define TF_CORE_INT_H
@@ -41,7 +44,29 @@ typedef struct {
     uint32_t old;            /* stale copies out */
     uint32_t fresh;          /* copies of the id come from the new parent
                                 while stale ones are out */
+    int endgame;             /* the losing copy of an end-game pair: its
+                                drop is counted there, not as stale */
 } stale_t;
+
+/*  A task this node copied in the end-game: computing here while another
+ *  copy is out in child's subtree (core_endgame.c). */
+typedef struct {
+    uint64_t id;
+    int child;
+} copy_t;
+
+/*  The end-game's state (core_endgame.c). */
+typedef struct {
+    int drained;             /* the bag has nothing left to hand out: the
+                                root saw it, others were told (EMPTY) */
+    int told;                /* EMPTY sent to the children */
+    copy_t *copies;          /* tasks copied here, n of them */
+    uint32_t ncopies, copies_cap;
+    uint64_t *cancelled;     /* tasks the parent cancelled, still here */
+    uint32_t ncancelled, cancelled_cap;
+    core_done_t *back;       /* scratch: the RETURN of cancelled tasks */
+    uint32_t back_cap;
+} endgame_t;
 
 /*  Completions to report upward (the root: to record for the controller). */
 typedef struct {
@@ -71,6 +96,7 @@ struct core {
         stale_t *items;
         uint32_t n, cap;
     } stale;
+    endgame_t eg;            /* core_endgame.c */
     int orphaned;            /* the parent is lost, no new one yet */
     uint32_t buffer_cfg;     /* the configured buffer (a RECLAIM lowers
                                 cfg.buffer; an ORPHANED restores it) */
@@ -117,6 +143,43 @@ int core_stale_take (core_t *self, uint64_t task);
  *  one that had arrived went back to it (a RECLAIM's RETURN: gone). */
 void core_stale_fresh (core_t *self, uint64_t task);
 void core_stale_gone (core_t *self, uint64_t task);
+
+/*  core_reparent.c: one more stale copy of task, out here or in a
+ *  child's subtree (endgame: the loser of an end-game pair). */
+void core_stale_add (core_t *self, uint64_t task, int endgame);
+
+/*  core_reparent.c: is a copy of task out here stale? */
+int core_stale_has (core_t *self, uint64_t task);
+
+/*  core_endgame.c: the end-game's part of the fixed point, before the
+ *  node computes or serves (cancelled tasks held go back) and after
+ *  (EMPTY passed on; an idle node copies a task left out). */
+void core_endgame_before (core_t *self);
+void core_endgame_after (core_t *self, double now);
+
+/*  core_endgame.c: near the end of the bag, would child c finish a task
+ *  later than this node would (rule a)? */
+int core_endgame_holds_back (const core_t *self, int c, double now);
+
+/*  core_endgame.c: a completion of task came here, first (from our own
+ *  engine: child < 0; else from child): if this node copied it, the
+ *  other copy loses (marked stale; the child's is cancelled). */
+void core_endgame_settle (core_t *self, uint64_t task, int child);
+
+/*  core_endgame.c: the copy of task out in child's subtree ended
+ *  without a result (given back, or the child lost): if this node copied
+ *  it, its own copy goes on alone; returns 1 then (the task is not to
+ *  be queued again), else 0. */
+int core_endgame_orphan_copy (core_t *self, uint64_t task, int child);
+
+/*  core_endgame.c: CANCEL and EMPTY from the parent; 0, or -1 with a
+ *  message in err and the state unchanged. */
+int core_on_cancel (core_t *self, const core_event_t *ev, char *err, size_t errlen);
+int core_on_empty (core_t *self, const core_event_t *ev, char *err, size_t errlen);
+
+/*  core_endgame.c: task leaves this node upward (reported or given
+ *  back): it is no longer among the cancelled. */
+void core_endgame_gone (core_t *self, uint64_t task);
 
 /*  core_events.c: check an event and change the state by it. Returns 0,
  *  or -1 with a message in err and the state unchanged. */

@@ -114,6 +114,7 @@ core_complete (core_t *self, core_done_t d, const task_t *had, double now)
         self->stats.failed += d.failed != 0;
         d.attempts = (uint8_t) ledger_attempts (self->ledger, d.task);
     }
+    core_endgame_gone (self, d.task);   /* it goes up */
     batch_t *b = &self->batch;
     if (b->n == b->cap) {
         b->cap = b->cap ? 2 * b->cap : 64;
@@ -205,6 +206,17 @@ serve_stranded (const core_t *self, const int *ready, int n, int *pos)
     return -1;
 }
 
+/*  Does the end-game keep the task at pos (of find_task) from child c
+ *  (rule a)? Only a task this node may compute itself is kept. */
+static int
+held_back (const core_t *self, int c, int pos, double now)
+{
+    if (pos < (int) ledger_held (self->ledger)
+        && task_avoids (ledger_peek_task (self->ledger, (uint32_t) pos), self->cfg.self))
+        return 0;
+    return core_endgame_holds_back (self, c, now);
+}
+
 /*  Serve children's asks while the policy allows (xfer_pick_child), each
  *  with the first task that may go to it. With no task held, that is the
  *  root's next fresh one for every child alike (ledger_find_task): one
@@ -215,10 +227,12 @@ serve_children (core_t *self, double now)
     for (;;) {
         int n, k = 0, *ready = xfer_list_ready (self->xfer, now, &n);
         int uniform = n > 0 && ledger_held (self->ledger) == 0;
-        int any = uniform && find_task (self, ready[0]) >= 0;
-        for (int i = 0; i < n; i++)
-            if (uniform ? any : find_task (self, ready[i]) >= 0)
+        int any = uniform ? find_task (self, ready[0]) : -1;
+        for (int i = 0; i < n; i++) {
+            int pos = uniform ? any : find_task (self, ready[i]);
+            if (pos >= 0 && !held_back (self, ready[i], pos, now))
                 ready[k++] = ready[i];
+        }
         int c = k > 0 ? xfer_pick_child (self->xfer, now, ready, k) : -1;
         int pos = c >= 0 ? find_task (self, c) : -1;
         if (c < 0 && k > 0)
@@ -238,6 +252,7 @@ core_dispatch (core_t *self, double now)
         xfer_pump_chunks (self->xfer, &self->acts, now);
         return;
     }
+    core_endgame_before (self);
     compute_tasks (self);
     /*  Paced, a transfer whose last chunk goes out with no pacing delay
      *  (an empty one) frees the port at once: serve the next ask. Each
@@ -247,6 +262,7 @@ core_dispatch (core_t *self, double now)
         serve_children (self, now);
         xfer_pump_chunks (self->xfer, &self->acts, now);
     }
+    core_endgame_after (self, now);
     streams_pump_up (self->streams, &self->acts);
     uint32_t want = self->cfg.buffer + self->compute.slots - 1;
     uint32_t have = ledger_held (self->ledger) + recv_pending (self->recv);

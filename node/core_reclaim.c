@@ -70,6 +70,7 @@ give_back (core_t *self)
             continue;
         task_t t = ledger_take_task (self->ledger, pos);
         core_stale_gone (self, t.id);
+        core_endgame_gone (self, t.id);
         self->back.items[n++] = (core_done_t){.task = t.id, .node = self->cfg.self};
         core_emit (self, CORE_ACT_RELEASE)->task = t.id;
     }
@@ -116,6 +117,8 @@ core_on_returned (core_t *self, const core_event_t *ev, char *err, size_t errlen
         task_t t = taken[i], had;
         if (core_stale_take (self, t.id))
             continue;   /* queued again at the root already */
+        if (core_endgame_orphan_copy (self, t.id, ev->child))
+            continue;   /* our own copy of it goes on */
         if (self->cfg.is_root && ledger_recall_task (self->ledger, t.id, &had))
             t = had;
         ledger_push_task (self->ledger, &t);

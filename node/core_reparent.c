@@ -48,7 +48,7 @@ find (core_t *self, uint64_t task)
 }
 
 /*  One more stale copy of task. */
-static void
+static stale_t *
 add_old (core_t *self, uint64_t task)
 {
     stale_t *s = find (self, task);
@@ -62,6 +62,13 @@ add_old (core_t *self, uint64_t task)
         *s = (stale_t){.id = task};
     }
     s->old++;
+    return s;
+}
+
+void
+core_stale_add (core_t *self, uint64_t task, int endgame)
+{
+    add_old (self, task)->endgame = endgame;
 }
 
 /*  Forget entry s once no stale copy of its id is out. */
@@ -135,6 +142,7 @@ core_on_orphaned (core_t *self, const core_event_t *ev, char *err, size_t errlen
     stale += mark_out (self);
     self->stats.stale += stale;
     self->cfg.buffer = self->buffer_cfg;
+    self->eg.ncopies = self->eg.ncancelled = 0;   /* all stale now */
     self->orphaned = 1;
     return 0;
 }
@@ -159,10 +167,18 @@ core_stale_take (core_t *self, uint64_t task)
         s->fresh--;
         return 0;
     }
+    int endgame = s->endgame;
     s->old--;
     settle (self, s);
-    self->stats.stale_dropped++;
+    if (!endgame)
+        self->stats.stale_dropped++;
     return 1;
+}
+
+int
+core_stale_has (core_t *self, uint64_t task)
+{
+    return find (self, task) != NULL;
 }
 
 void

@@ -45,6 +45,10 @@ inbound_encode (const core_event_t *ev, zframe_t **payload_p)
         return proto_result_ack (ev->task, ev->index);
     case CORE_EV_RECLAIM:
         return proto_reclaim (ev->n, ev->count);
+    case CORE_EV_CANCEL:
+        return proto_cancel (ev->task);
+    case CORE_EV_EMPTY:
+        return proto_empty (PROTO_BAG_EMPTY);
     case CORE_EV_RETURNED:
         return inbound_encode_done (PROTO_RETURN, ev->done, ev->ndone, NULL);
     default:
@@ -71,6 +75,12 @@ inbound_from_parent (const proto_msg_t *m, double now, core_event_t *ev, char *w
     if (m->command == PROTO_RECLAIM) {
         *ev = (core_event_t){.type = CORE_EV_RECLAIM, .now = now, .n = m->n,
                              .count = m->count};
+        return 0;
+    }
+    if (m->command == PROTO_CANCEL || m->command == PROTO_BAG_EMPTY) {
+        *ev = (core_event_t){.type = m->command == PROTO_CANCEL ? CORE_EV_CANCEL
+                                                                : CORE_EV_EMPTY,
+                             .now = now, .task = m->task};
         return 0;
     }
     if (m->command != PROTO_CHUNK)

@@ -154,6 +154,12 @@ remember (ledger_t *self, const task_t *t)
     self->retrying[self->nretrying++] = *t;
 }
 
+uint64_t
+ledger_fresh_left (const ledger_t *self)
+{
+    return self->cfg.is_root ? self->cfg.task_count - self->next_task : 0;
+}
+
 task_t
 ledger_take_task (ledger_t *self, uint32_t pos)
 {

@@ -46,6 +46,10 @@ void ledger_push_task (ledger_t *self, const task_t *task);
 /*  Number of tasks held. */
 uint32_t ledger_held (const ledger_t *self);
 
+/*  Root: the bag's tasks not yet handed out the first time (some may be
+ *  complete already, from a journal); 0 elsewhere. */
+uint64_t ledger_fresh_left (const ledger_t *self);
+
 /*  The task at position pos of the queue (0 the oldest, pos < held),
  *  borrowed until the ledger next changes. */
 const task_t *ledger_peek_task (const ledger_t *self, uint32_t pos);

@@ -57,6 +57,10 @@ route_down (const core_action_t *a, route_t *out)
                                  .index = a->index};
     else if (a->type == CORE_ACT_RECLAIM)
         out->ev = (core_event_t){.type = CORE_EV_RECLAIM, .n = a->n, .count = a->count};
+    else if (a->type == CORE_ACT_CANCEL)
+        out->ev = (core_event_t){.type = CORE_EV_CANCEL, .task = a->task};
+    else if (a->type == CORE_ACT_EMPTY)
+        out->ev = (core_event_t){.type = CORE_EV_EMPTY};
     else   /* CORE_ACT_SEND_CHUNK */
         out->ev = (core_event_t){.type = CORE_EV_CHUNK, .task = a->task,
                                  .units = a->units, .bytes = a->bytes,
@@ -81,6 +85,8 @@ route_action (const core_action_t *a, int slot, route_t *out)
     case CORE_ACT_SEND_CHUNK:
     case CORE_ACT_ACK_RESULT:
     case CORE_ACT_RECLAIM:
+    case CORE_ACT_CANCEL:
+    case CORE_ACT_EMPTY:
         route_down (a, out);
         return 0;
     case CORE_ACT_COMPUTE:

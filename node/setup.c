@@ -37,13 +37,14 @@ child_info (const config_t *cfg, int index, double bps)
                                (uint32_t) index, 0};
 }
 
-/*  What a planned split (ia-split) rests on, from the config's own
- *  multi-port bound: each child's subtree bound, and the tasks/s the
- *  node itself gets in the schedule reaching the root's (its target;
- *  left INFINITY on the root, or if the config's bound cannot be had). */
+/*  What a planned split (ia-split) and the end-game's estimates rest
+ *  on, from the config's own multi-port bound: each child's subtree
+ *  bound and the node's own, and the tasks/s the node itself gets in the
+ *  schedule reaching the root's (its target; left INFINITY on the root,
+ *  or if the config's bound cannot be had). */
 static void
 plan (const config_t *cfg, int node, const bound_app_t *app, core_child_info_t *kids,
-      double *target)
+      double *target, double *that)
 {
     char err[TF_ERRLEN];
     bound_tree_t *tree = bound_tree_new (cfg, BOUND_MULTI, app, err, sizeof err);
@@ -54,6 +55,7 @@ plan (const config_t *cfg, int node, const bound_app_t *app, core_child_info_t *
         kids[i].that = tree->nodes[me->children[i]].that;
     if (me->parent >= 0 && tree->nodes[node].t > 0)
         *target = tree->nodes[node].t;
+    *that = tree->nodes[node].that;
     bound_tree_destroy (&tree);
 }
 
@@ -111,7 +113,9 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
         .task_arg = opts->bag ? opts->bag->arg : NULL,
         .tree_parent = parents, .adapt = cfg->platform.adapt,
     };
-    plan (cfg, node, &app, kids, &cc.parent.target);
+    plan (cfg, node, &app, kids, &cc.parent.target, &cc.endgame.that);
+    cc.endgame.on = cfg->platform.endgame;
+    cc.endgame.time_scale = cfg->platform.time_scale;
     core_t *core = core_new (&cc, err, errlen);
     free (kids);
     free (parents);

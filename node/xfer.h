@@ -198,6 +198,18 @@ void xfer_set_link_share (xfer_t *self, int c, double share);
  *  core_split_rate), 0 without one. */
 double xfer_split_rate (const xfer_t *self, int c);
 
+/*  What the policy sees of child c now (its beliefs, asks, subtree
+ *  bound and share), for the end-game's estimates. */
+policy_child_t xfer_child_facts (const xfer_t *self, int c);
+
+/*  Bytes/s a transfer to child c moves at, by the beliefs: its link's
+ *  rate (link_mbps), at most its planned share; 0 when unknown. */
+double xfer_child_bps (const xfer_t *self, int c);
+
+/*  Bytes of task not yet sent to child c (0 unless it is c's transfer
+ *  in flight). */
+uint64_t xfer_bytes_left (const xfer_t *self, int c, uint64_t task);
+
 /*  Transfers holding the port at now (core_port_busy). */
 int xfer_port_busy (const xfer_t *self, double now);
 

@@ -1,7 +1,8 @@
 /*  xfer_split — a planned split of the send port (a policy with a split,
  *  ia-split; docs/policies.md, "IA:Split"): each child's transfers paced
  *  at the tasks/s x_i its policy plans for it, x_i Z MB/s, re-planned
- *  whenever the beliefs it rests on change. See node/xfer_int.h.
+ *  whenever the beliefs it rests on change; and what the end-game's
+ *  estimates read of a child. See node/xfer_int.h.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -68,4 +69,30 @@ double
 xfer_split_rate (const xfer_t *self, int c)
 {
     return c >= 0 && c < self->cfg.nchildren ? self->children[c].split : 0;
+}
+
+policy_child_t
+xfer_child_facts (const xfer_t *self, int c)
+{
+    return xfer_candidate (&self->children[c], c);
+}
+
+double
+xfer_child_bps (const xfer_t *self, int c)
+{
+    const child_t *ch = &self->children[c];
+    double bps = ch->info.link_mbps * ch->bps_per_mb;
+    if (ch->split_bps > 0 && (!(bps > 0) || ch->split_bps < bps))
+        bps = ch->split_bps;
+    return bps > 0 ? bps : 0;
+}
+
+uint64_t
+xfer_bytes_left (const xfer_t *self, int c, uint64_t task)
+{
+    const child_t *ch = &self->children[c];
+    if (!ch->sending || ch->cur.probe || ch->cur.task.id != task)
+        return 0;
+    uint64_t sent = (uint64_t) ch->cur.next * self->cfg.chunk_bytes;
+    return sent < ch->cur.task.bytes ? ch->cur.task.bytes - sent : 0;
 }

@@ -40,7 +40,7 @@ static const char *const task_keys[] = {
 static const char *const platform_keys[] = {
     "mode", "time_scale", "payload_scale", "chunk_kib", "window", "buffer",
     "matrix_n", "sample_ms", "ir", "heartbeat_ms", "heartbeat_misses", "adapt", "reclaim",
-    "join_slots", "admit", NULL
+    "join_slots", "admit", "endgame", NULL
 };
 static const char *const reclaim_names[RECLAIM_MODE_COUNT] = {
     [RECLAIM_GATED] = "gated", [RECLAIM_ALWAYS] = "always", [RECLAIM_NEVER] = "never",
@@ -161,6 +161,7 @@ set_platform_defaults (config_t *self)
     self->platform.sample_ms = 100;
     self->platform.ir_measured = 0;
     self->platform.adapt = 0;
+    self->platform.endgame = 1;
     self->platform.reclaim = RECLAIM_GATED;
     self->platform.admit = RECLAIM_GATED;
     self->platform.heartbeat_ms = 0;
@@ -185,7 +186,7 @@ get_mode (jsonw_t *s, const char *key, reclaim_mode_t *out)
     return 0;
 }
 
-/*  The platform's words: mode, ir, adapt, reclaim and admit. */
+/*  The platform's words: mode, ir, adapt, endgame, reclaim and admit. */
 static int
 get_platform_words (config_t *self, jsonw_t *s)
 {
@@ -194,6 +195,7 @@ get_platform_words (config_t *self, jsonw_t *s)
     if (jsonw_get_string (s, "mode", 0, 1, SIZE_MAX, &mode) < 0
         || jsonw_get_string (s, "ir", 0, 1, SIZE_MAX, &ir) < 0
         || jsonw_get_bool (s, "adapt", 0, &self->platform.adapt) < 0
+        || jsonw_get_bool (s, "endgame", 0, &self->platform.endgame) < 0
         || get_mode (s, "reclaim", &self->platform.reclaim) < 0
         || get_mode (s, "admit", &self->platform.admit) < 0)
         return -1;
@@ -439,6 +441,8 @@ platform_options_to_json (const config_t *self, json_t *platform)
 {
     if (self->platform.adapt)
         json_object_set_new (platform, "adapt", json_true ());
+    if (!self->platform.endgame)
+        json_object_set_new (platform, "endgame", json_false ());
     if (self->platform.reclaim != RECLAIM_GATED)
         json_object_set_new (platform, "reclaim",
                              json_string (reclaim_mode_str (self->platform.reclaim)));

@@ -215,6 +215,9 @@ typedef struct {
         int adapt;                /* "adapt": true: rates estimated live,
                                      changes declared, re-planned
                                      (docs/adapt.md); default false */
+        int endgame;              /* "endgame": the end of the bag's rules
+                                     (docs/policies.md, "The end-game");
+                                     default true */
         reclaim_mode_t reclaim;   /* "reclaim": when an adapting parent
                                      takes tasks back from a child that
                                      slowed; default "gated" */

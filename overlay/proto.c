@@ -31,7 +31,8 @@ static const char *const command_names[PROTO_COMMAND_END] = {
     [PROTO_BATCH] = "BATCH",       [PROTO_RECLAIM] = "RECLAIM",
     [PROTO_RETURN] = "RETURN",     [PROTO_ATTACH] = "ATTACH",
     [PROTO_ATTACHED] = "ATTACHED", [PROTO_DRAINED] = "DRAINED",
-    [PROTO_REPARENT] = "REPARENT",
+    [PROTO_REPARENT] = "REPARENT", [PROTO_CANCEL] = "CANCEL",
+    [PROTO_BAG_EMPTY] = "BAG_EMPTY",
 };
 
 const char *
@@ -82,6 +83,13 @@ decode_reclaim (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
     m->n = (uint32_t) n;
     m->count = (uint32_t) dropped;
     return 0;
+}
+
+/*  CANCEL: a task id (the core checks it against the bag). */
+static int
+decode_cancel (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
+{
+    return pf_get_uint (m->body, "task", INT64_MAX, &m->task, cmd, err, errlen);
 }
 
 static int
@@ -308,6 +316,8 @@ static const struct {
     [PROTO_ATTACHED] = {{"name", "error"}, pc_attached},
     [PROTO_DRAINED] = {{"peer"}, pc_drained},
     [PROTO_REPARENT] = {{"parent", "name", "key"}, pc_reparent},
+    [PROTO_CANCEL] = {{"task"}, decode_cancel},
+    [PROTO_BAG_EMPTY] = {{NULL}, pc_nothing},
 };
 
 /*  Check and extract the fields of the message's command. */
@@ -342,10 +352,11 @@ check_frames (zframe_t *head, zframe_t *body, size_t frames, char *err, size_t e
         return tf_error (err, errlen, "%s: %zu frames, expected %s", cmd, frames,
                          command == PROTO_REPORT ? "2 or 3" : want == 3 ? "3" : "2"), 0;
     /*  The child <-> parent commands: REQUEST to SUBTREE, RESULT,
-     *  RESULT_ACK, BATCH, RECLAIM and RETURN. */
+     *  RESULT_ACK, BATCH, RECLAIM, RETURN, CANCEL and BAG_EMPTY. */
     int peer = (command >= PROTO_REQUEST && command <= PROTO_SUBTREE)
             || command == PROTO_RESULT || command == PROTO_RESULT_ACK
-            || (command >= PROTO_BATCH && command <= PROTO_RETURN);
+            || (command >= PROTO_BATCH && command <= PROTO_RETURN)
+            || command == PROTO_CANCEL || command == PROTO_BAG_EMPTY;
     size_t most = peer ? PROTO_MAX_PEER_BODY : PROTO_MAX_BODY;
     if (zframe_size (body) > most)
         return tf_error (err, errlen, "%s: body of %zu bytes exceeds %zu", cmd,

@@ -146,6 +146,11 @@ typedef enum {
                                         at endpoint `parent`, node `name`,
                                         CURVE key `key` (docs/adapt.md,
                                         "Re-parent")                      */
+    PROTO_CANCEL,       /* parent -> child {task}  the end-game: task is
+                                        done elsewhere; give it back if
+                                        held (docs/policies.md)           */
+    PROTO_BAG_EMPTY,    /* parent -> child {}  the bag has no task left
+                                        to hand out                       */
     PROTO_COMMAND_END
 } proto_command_t;
 
@@ -268,6 +273,9 @@ zmsg_t *proto_ack (uint64_t task, uint32_t index);
 /*  RECLAIM: hold at most n tasks; dropped of the child's asks were
  *  dropped. (RETURN is proto_done's, with command PROTO_RETURN.) */
 zmsg_t *proto_reclaim (uint32_t n, uint32_t dropped);
+
+/*  CANCEL: the child's copy of task is not needed (the end-game). */
+zmsg_t *proto_cancel (uint64_t task);
 zmsg_t *proto_result (uint64_t task, uint32_t node, int failed, uint64_t bytes,
                       uint32_t index, uint32_t count, zframe_t **payload_p);
 zmsg_t *proto_result_ack (uint64_t task, uint32_t index);

@@ -161,6 +161,12 @@ proto_fail (const char *error)
 }
 
 zmsg_t *
+proto_cancel (uint64_t task)
+{
+    return encode_packed (PROTO_CANCEL, json_pack ("{s:I}", "task", (json_int_t) task));
+}
+
+zmsg_t *
 proto_reclaim (uint32_t n, uint32_t dropped)
 {
     return encode_packed (PROTO_RECLAIM, json_pack ("{s:I, s:I}", "n", (json_int_t) n,

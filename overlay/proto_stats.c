@@ -26,6 +26,10 @@ const proto_counter_t proto_counters[PROTO_NCOUNTERS] = {
     {"returned", offsetof (proto_stats_t, returned), 1},
     {"stale", offsetof (proto_stats_t, stale), 1},
     {"stale_dropped", offsetof (proto_stats_t, stale_dropped), 1},
+    {"copies", offsetof (proto_stats_t, copies), 1},
+    {"copies_won", offsetof (proto_stats_t, copies_won), 1},
+    {"cancelled", offsetof (proto_stats_t, cancelled), 1},
+    {"wasted", offsetof (proto_stats_t, wasted), 1},
     {"cpu_us", offsetof (proto_stats_t, cpu_us), 1},
     {"observe_cpu_us", offsetof (proto_stats_t, observe_cpu_us), 1},
 };

@@ -152,6 +152,12 @@ typedef struct {
                                 "Re-parent") */
     uint64_t stale_dropped;  /* of which, the completions or returns that
                                 came later and were dropped */
+    uint64_t copies;         /* end-game copies it computed (docs/policies.md,
+                                "The end-game") */
+    uint64_t copies_won;     /* of which, those that finished first */
+    uint64_t cancelled;      /* CANCELs it sent to its children */
+    uint64_t wasted;         /* completions computed but dropped at it (a
+                                stale task, an end-game copy that lost) */
     uint64_t cpu_us;         /* CPU time of the node's process so far
                                 (user + system, every thread), us */
     uint64_t observe_cpu_us; /* of which the sampler and the online fit
@@ -208,7 +214,7 @@ typedef struct {
     int per_node;
 } proto_counter_t;
 
-#define PROTO_NCOUNTERS 17
+#define PROTO_NCOUNTERS 21
 extern const proto_counter_t proto_counters[PROTO_NCOUNTERS];
 
 /*  The value of counter i of s. */

@@ -149,3 +149,13 @@ test_config_from (const char *text)
     free (json);
     return cfg;
 }
+
+core_t *
+test_core_new (const core_cfg_t *cfg)
+{
+    char err[TF_ERRLEN];
+    core_t *core = core_new (cfg, err, sizeof err);
+    if (!core)
+        fail_msg ("core_new: %s", err);
+    return core;
+}

@@ -42,6 +42,9 @@ char *test_read_file (const char *path);
  *  cannot be written. */
 void test_write_file (const char *path, const char *text);
 
+/*  A core made from cfg; the test fails if core_new refuses it. */
+core_t *test_core_new (const core_cfg_t *cfg);
+
 /*  Feed a core an event it must accept, and return the actions it
  *  produced (*n of them, borrowed until the next event). Fails the test,
  *  naming the event and the core's reason, when it is refused. */

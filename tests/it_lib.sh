@@ -3,11 +3,22 @@
 # tasks_exactly_once is run on a results directory from a real run, then on
 # copies broken one way each (a duplicate, a gap, a stranger, a count that
 # disagrees), and must accept the first and refuse every other; a
-# re-parented node's count may exceed its rows, never fall short.
+# re-parented node's count may exceed its rows, never fall short; an
+# end-game copy's extra computation is accepted within what the run says
+# it wasted and copied.
 source "$(dirname "$0")/lib.sh"
 
 sed -e 's/"count": *[0-9]*/"count": 60/' configs/tree3.json >"$WORK/tree3.json"
-"$TREEFARM" run "$WORK/tree3.json" --out "$WORK/good" --quiet >/dev/null 2>"$WORK/good.err"
+# The reference run, with the end-game (whose copies compute some tasks
+# twice, recorded once), and without (each task computed once: the
+# broken copies below start from it).
+"$TREEFARM" run "$WORK/tree3.json" --out "$WORK/endgame" --quiet >/dev/null 2>"$WORK/eg.err"
+rc=$?
+expect "reference run with the end-game: exit 0 (got $rc)" test "$rc" = 0
+expect "tasks_exactly_once accepts it" tasks_exactly_once "$WORK/endgame" 60
+expect "computed_sums_to accepts it" computed_sums_to "$WORK/endgame" 60
+"$TREEFARM" run "$WORK/tree3.json" --out "$WORK/good" --quiet --no-endgame >/dev/null \
+    2>"$WORK/good.err"
 rc=$?
 expect "reference run: exit 0 (got $rc)" test "$rc" = 0
 expect "tasks_exactly_once accepts the real run" tasks_exactly_once "$WORK/good" 60
@@ -56,6 +67,13 @@ broken reparented 'n = nodes[-1]; r["moves"] = [{"node": n["name"], "from": "x",
 expect "accepts a re-parented node computing more than its rows" tasks_exactly_once "$WORK/reparented" 60
 broken reparented_less 'n = nodes[-1]; r["moves"] = [{"node": n["name"], "from": "x", "to": "y"}]; n["computed"] -= 1'
 expect "refuses a re-parented node computing fewer than its rows" refuses reparented_less
+# An end-game copy that lost: a node computed one more than its rows,
+# accepted when the run says one was wasted, refused when it says none.
+broken copied 'n = nodes[0]; n["computed"] += 1; n["copies"] = 1; n["wasted"] = 1'
+expect "accepts a computation an end-game copy wasted" tasks_exactly_once "$WORK/copied" 60
+expect "computed_sums_to accepts it too" computed_sums_to "$WORK/copied" 60
+broken copied_unsaid 'n = nodes[0]; n["computed"] += 2; n["copies"] = 1; n["wasted"] = 0'
+expect "refuses more extra computations than copies and wasted allow" refuses copied_unsaid
 # An id past the bag.
 broken past 'rows[0][0] = "60"'
 expect "refuses a task id out of range" refuses past

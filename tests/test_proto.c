@@ -208,8 +208,9 @@ test_stats_round_trip_and_refusals (void **state)
     proto_stats_t s = {.computed = 1, .forwarded = 2, .received = 3, .requested = 4,
                        .bytes_in = 5, .bytes_out = 6, .malformed = 7, .completed = 8,
                        .duplicates = 9, .slots = 10, .requeued = 11, .reclaimed = 12,
-                       .returned = 13, .stale = 14, .stale_dropped = 15, .cpu_us = 16,
-                       .observe_cpu_us = 17, .compute_seconds = 1.5,
+                       .returned = 13, .stale = 14, .stale_dropped = 15, .copies = 16,
+                       .copies_won = 17, .cancelled = 18, .wasted = 19, .cpu_us = 20,
+                       .observe_cpu_us = 21, .compute_seconds = 1.5,
                        .speed_mean = 0.75,
                        .held = 2, .computing = 1, .has_bound = 1, .bound = {1, 2, 3},
                        .has_live_bound = 1, .live_bound = {0.5, 1.5, 2.5},
@@ -591,6 +592,29 @@ test_reclaim_messages_round_trip (void **state)
     decode_ok (parts[1], &m);
     assert_int_equal (m.command, PROTO_RETURN);
     proto_msg_clear (&m);
+}
+
+/*  CANCEL and BAG_EMPTY, the end-game's (docs/policies.md), and their
+ *  refusals. */
+static void
+test_end_game_messages_round_trip (void **state)
+{
+    (void) state;
+    proto_msg_t m;
+    decode_ok (proto_cancel (12345678901ULL), &m);
+    assert_int_equal (m.command, PROTO_CANCEL);
+    assert_int_equal (m.task, 12345678901ULL);
+    proto_msg_clear (&m);
+    decode_ok (proto_empty (PROTO_BAG_EMPTY), &m);
+    assert_int_equal (m.command, PROTO_BAG_EMPTY);
+    proto_msg_clear (&m);
+    assert_string_equal (proto_command_str (PROTO_CANCEL), "CANCEL");
+    assert_string_equal (proto_command_str (PROTO_BAG_EMPTY), "BAG_EMPTY");
+    refused (raw (PROTO_VERSION, PROTO_CANCEL, "{}", NULL), "task");
+    refused (raw (PROTO_VERSION, PROTO_CANCEL, "{\"task\":-1}", NULL), "task");
+    refused (raw (PROTO_VERSION, PROTO_CANCEL, "{\"task\":\"7\"}", NULL), "task");
+    refused (raw (PROTO_VERSION, PROTO_CANCEL, "{\"task\":7,\"n\":1}", NULL), "n");
+    refused (raw (PROTO_VERSION, PROTO_BAG_EMPTY, "{\"task\":7}", NULL), "task");
 }
 
 static void
@@ -1089,6 +1113,7 @@ main (void)
         cmocka_unit_test (test_malformed_framing_is_refused),
         cmocka_unit_test (test_malformed_fields_are_refused),
         cmocka_unit_test (test_reclaim_messages_round_trip),
+        cmocka_unit_test (test_end_game_messages_round_trip),
         cmocka_unit_test (test_join_messages_round_trip),
         cmocka_unit_test (test_malformed_chunks_are_refused),
         cmocka_unit_test (test_malformed_completions_bounds_and_phases_are_refused),

@@ -33,11 +33,7 @@ make_root (const char *policy, const core_child_info_t *kids, int n)
         .nchildren = n, .children = kids,
     };
     assert_non_null (cfg.policy);
-    char err[TF_ERRLEN];
-    core_t *core = core_new (&cfg, err, sizeof err);
-    if (!core)
-        fail_msg ("core_new: %s", err);
-    return core;
+    return test_core_new (&cfg);
 }
 
 /*  The child the actions send a chunk to, or -1. */

@@ -396,14 +396,18 @@ check_csv_files (fixture_t *f)
     assert_string_equal (text,
                          "name,parent,pid,computed,forwarded,received,requested,bytes_in,"
                          "bytes_out,malformed,slots,requeued,reclaimed,returned,stale,"
-                         "stale_dropped,cpu_us,observe_cpu_us,"
+                         "stale_dropped,copies,copies_won,cancelled,wasted,cpu_us,"
+                         "observe_cpu_us,"
                          "compute_seconds,compute_configured,compute_predicted,"
                          "compute_measured,compute_stderr,load_utilization,load_kind\n"
-                         "root,,1000,2,3,0,0,0,3145728,0,0,0,0,0,0,0,0,0,1.500000,4,4,3.875,"
-                         "0.0625,0,none\n"
-                         "a,root,1001,1,1,2,0,2097152,0,0,0,0,0,0,0,0,0,0,0.000000,2,2,,,0,none\n"
-                         "b,root,1002,1,0,1,0,1048576,0,0,0,0,0,0,0,0,0,0,0.000000,3,3,,,0,none\n"
-                         "a1,a,1003,1,0,1,0,1048576,0,0,0,0,0,0,0,0,0,0,0.000000,1,1,,,0,none\n");
+                         "root,,1000,2,3,0,0,0,3145728,0,0,0,0,0,0,0,0,0,0,0,0,0,1.500000,4,4,"
+                         "3.875,0.0625,0,none\n"
+                         "a,root,1001,1,1,2,0,2097152,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0.000000,2,2,,,"
+                         "0,none\n"
+                         "b,root,1002,1,0,1,0,1048576,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0.000000,3,3,,,"
+                         "0,none\n"
+                         "a1,a,1003,1,0,1,0,1048576,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0.000000,1,1,,,"
+                         "0,none\n");
     free (text);
     /*  In the order recorded, not sorted. */
     text = slurp (f->dir, "tasks.csv");
@@ -582,7 +586,7 @@ test_lag_makes_fidelity_and_flags_efficiency (void **state)
 /*  A run of 100 tasks, 10 left out at each end: a slow start (one task a
  *  second for 10 s), a steady middle (ten a second) and a slow tail (one
  *  a second). The whole run averages 100 / 28 tasks/s; the window sees
- *  only the middle, 80 tasks in 8 s. */
+ *  only the middle, 80 tasks in 8 s; the tail (the last 5%) takes 5 s. */
 static void
 test_steady_window_leaves_out_start_and_tail (void **state)
 {
@@ -601,6 +605,11 @@ test_steady_window_leaves_out_start_and_tail (void **state)
     assert_int_equal (tasks, 80);
     assert_float_equal (seconds, 8.0, 1e-9);
     assert_float_equal ((double) tasks / seconds, 10.0, 1e-9);
+    /*  The tail, the last 5 tasks: from the 95th record (t = 23) to the
+     *  last (t = 28). */
+    assert_int_equal (w.tail_n, 5);
+    assert_int_equal (results_window_tail (&w, &seconds), 0);
+    assert_float_equal (seconds, 5.0, 1e-9);
 
     /*  Batches: an end is the first batch that reaches it, and the tasks
      *  are those recorded after the window opened. */
@@ -610,10 +619,13 @@ test_steady_window_leaves_out_start_and_tail (void **state)
     results_window_note (&w, 89, 4.0);
     assert_int_equal (results_window_get (&w, &tasks, &seconds), -1);
     results_window_note (&w, 95, 6.0);
+    assert_int_equal (results_window_tail (&w, &seconds), -1);   /* not over */
     results_window_note (&w, 100, 9.0);
     assert_int_equal (results_window_get (&w, &tasks, &seconds), 0);
     assert_int_equal (tasks, 81);
     assert_float_equal (seconds, 4.0, 1e-9);
+    assert_int_equal (results_window_tail (&w, &seconds), 0);
+    assert_float_equal (seconds, 3.0, 1e-9);
 
     /*  At most 2k tasks: no steady state; one batch reaching both ends:
      *  none either. */

@@ -141,6 +141,24 @@ test_the_rest_stays_home_or_goes_to_the_controller (void **state)
     assert_int_equal (r.ev.ndone, 0);
 }
 
+/*  The end-game's CANCEL and the bag's end go down to the child's slot. */
+static void
+test_cancel_and_empty_go_down_to_the_child (void **state)
+{
+    (void) state;
+    route_t r = routed ((core_action_t){.type = CORE_ACT_CANCEL, .child = 4, .task = 77}, 1);
+    assert_int_equal (r.to, ROUTE_CHILD);
+    assert_int_equal (r.child, 4);
+    assert_int_equal (r.ev.type, CORE_EV_CANCEL);
+    assert_int_equal (r.ev.task, 77);
+    r = routed ((core_action_t){.type = CORE_ACT_EMPTY, .child = 2}, 1);
+    assert_int_equal (r.to, ROUTE_CHILD);
+    assert_int_equal (r.child, 2);
+    assert_int_equal (r.ev.type, CORE_EV_EMPTY);
+    assert_string_equal (core_action_str (CORE_ACT_CANCEL), "CANCEL");
+    assert_string_equal (core_event_str (CORE_EV_EMPTY), "EMPTY");
+}
+
 static void
 test_every_action_type_has_a_route_and_names (void **state)
 {
@@ -212,6 +230,7 @@ main (void)
         cmocka_unit_test (test_chunks_and_result_acks_go_down_to_their_child),
         cmocka_unit_test (test_compute_goes_to_the_worker_as_its_completion),
         cmocka_unit_test (test_the_rest_stays_home_or_goes_to_the_controller),
+        cmocka_unit_test (test_cancel_and_empty_go_down_to_the_child),
         cmocka_unit_test (test_every_action_type_has_a_route_and_names),
         cmocka_unit_test (test_routed_events_are_what_the_other_core_accepts),
     };

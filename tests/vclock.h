@@ -93,6 +93,11 @@ core_t *vclock_core (const vclock_t *self, int node);
  *  none); task is below config_bag_size. */
 const core_done_t *vclock_last (const vclock_t *self, uint64_t task);
 
+/*  The run's tail: virtual seconds from the record of the task that
+ *  left `fraction` of the bag to come (0.05: the last 5%) to the last
+ *  record. */
+double vclock_tail (const vclock_t *self, double fraction);
+
 /*  How many tasks were RECORDED as computed by node. */
 uint64_t vclock_recorded_from (const vclock_t *self, int node);
 
