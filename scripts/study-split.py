@@ -16,16 +16,20 @@ efficiency, whole run and steady state, against the multi-port bound; the
 tail (time to finish the last 5% of the tasks) of IA:Split and IA:Multi
 with and without the end-game, and whether a link under 1 MB/s was in use
 (IA:Multi without the end-game sent it a task); the cell's lowest
-fidelity and the time scale it ran at. Then the issue's targets, each
-with the cells that miss it. Markdown, to stdout or --out.
+fidelity and the time scale it ran at; and the pace: the tail's tasks
+(50 of 1000) at the cell's bound T, the time the whole tree needs for
+them in steady state (50 / T). Then the targets, each with the cells that miss
+it. Markdown, to stdout or --out.
 """
 import argparse
 import csv
 import json
+import math
 import os
 import sys
 
 FIDELITY_MIN = 0.90
+TAIL_FRACTION = 0.05     # the tail: the last 5% of a run's tasks (results.json)
 SLOW_LINK_MBPS = 1.0
 
 
@@ -46,7 +50,8 @@ def load(study):
             slow = any(c.get("tasks", 0) > 0 and c.get("link_mbps", 99) < SLOW_LINK_MBPS
                        for n in r["nodes"] for c in n.get("children", []))
         row = dict(row, scale=scale, slow=slow)
-        for k in ("makespan_s", "efficiency", "steady_efficiency", "fidelity", "tail_s"):
+        for k in ("makespan_s", "efficiency", "steady_efficiency", "fidelity", "tail_s",
+                  "bound"):
             row[k] = float(row[k]) if row.get(k) not in (None, "") else None
         runs[(z, w, row["policy"])] = row
     return runs
@@ -65,6 +70,8 @@ def main():
     ap.add_argument("--out")
     a = ap.parse_args()
     base, plain = load(a.study), load(a.no_endgame)
+    tasks = json.load(open(os.path.join(a.study, "study.json")))["tasks"]
+    tail_tasks = math.ceil(tasks * TAIL_FRACTION)
     cells = sorted({(z, w) for z, w, _ in base})
     for d in a.rerun:   # a rerun replaces a cell the first study ran unreliably
         again = load(d)
@@ -78,10 +85,11 @@ def main():
     sec = lambda x: "%.1f" % x if x is not None else "-"
     print("| Z MB | w | IA:Split s | IA:Multi s | split/multi | best other | split/best "
           "| target applies | efficiency | steady | tail split | tail split, no end-game "
-          "| tail multi | tail multi, no end-game | slow link in use | fidelity | scale |",
-          file=out)
-    print("|" + "---|" * 17, file=out)
-    miss = {"multi": [], "best": [], "steady": [], "tail": []}
+          "| tail multi | tail multi, no end-game | pace | slow link in use | fidelity "
+          "| scale |", file=out)
+    print("|" + "---|" * 18, file=out)
+    miss = {"multi": [], "best": [], "steady": [], "tail": [], "faster": [], "excess": []}
+    slow_cells = 0
     for z, w in cells:
         s, m = base.get((z, w, "ia-split")), base.get((z, w, "ia-multi"))
         ps, pm = plain.get((z, w, "ia-split")), plain.get((z, w, "ia-multi"))
@@ -103,15 +111,24 @@ def main():
             miss["best"].append(label)
         if reliable and (s["steady_efficiency"] or 0) < 0.97:
             miss["steady"].append(label)
-        if slow and pm and (s["tail_s"] is None or s["tail_s"] > 0.5 * pm["tail_s"]):
-            miss["tail"].append(label)
+        # The pace: the tail's tasks at the bound's rate, the time the whole
+        # tree needs for them in steady state.
+        pace = tail_tasks / s["bound"] if s["bound"] else None
+        if slow and pm:
+            slow_cells += 1
+            if s["tail_s"] is None or s["tail_s"] > 0.5 * pm["tail_s"]:
+                miss["tail"].append(label)
+                if pace and 0.5 * pm["tail_s"] < pace:
+                    miss["faster"].append(label)
+            if pace and s["tail_s"] - pace > max(0.0, 0.5 * (pm["tail_s"] - pace)):
+                miss["excess"].append(label)
         print("| %g | %g | %.1f | %.1f | %.3f | %s %.1f | %.3f | %s | %s | %s | %s | %s | %s "
-              "| %s | %s | %.2f%s | %g |" % (
+              "| %s | %s | %s | %.2f%s | %g |" % (
                   z, w, s["makespan_s"], m["makespan_s"], r_multi, best["policy"],
                   best["makespan_s"], r_best, "yes" if applies else "no",
                   pct(s["efficiency"]), pct(s["steady_efficiency"]), sec(s["tail_s"]),
                   sec(ps["tail_s"] if ps else None), sec(m["tail_s"]),
-                  sec(pm["tail_s"] if pm else None),
+                  sec(pm["tail_s"] if pm else None), sec(pace),
                   "-" if slow is None else ("yes" if slow else "no"), fid,
                   "" if reliable else " !", s["scale"]), file=out)
     n = len(cells)
@@ -128,9 +145,16 @@ def main():
         "every one" if not miss["steady"] else "missed in " + ", ".join(miss["steady"])),
           file=out)
     print("- tail with the end-game <= half IA:Multi's without it, where a link under "
-          "1 MB/s is in use: %s" % (
-              "every such cell" if not miss["tail"] else "missed in " + ", ".join(miss["tail"])),
-          file=out)
+          "1 MB/s is in use (%d cells): %s" % (
+              slow_cells, "every such cell" if not miss["tail"]
+              else "missed in " + ", ".join(miss["tail"])), file=out)
+    if miss["faster"]:
+        print("  - of those, half IA:Multi's tail is shorter than the pace (the tail's "
+              "tasks at the bound's rate) in %s" % ", ".join(miss["faster"]), file=out)
+    print("- the tail's excess over the pace with the end-game <= half IA:Multi's without "
+          "it (or none): %s" % (
+              "every such cell" if not miss["excess"]
+              else "missed in " + ", ".join(miss["excess"])), file=out)
     return 0
 
 

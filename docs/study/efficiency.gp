@@ -1,5 +1,5 @@
 # treefarm bench: drawn in this directory with
-#   gnuplot -e "set terminal png size 906,520; set output 'efficiency.png'" efficiency.gp
+#   gnuplot -e "set terminal png size 994,520; set output 'efficiency.png'" efficiency.gp
 set title "fork7: efficiency = throughput / bound of the policy's port model\nbars: mean over compute sizes; whiskers: lowest to highest run" noenhanced
 set xlabel "policy"
 set ylabel "efficiency (%)"

@@ -1,5 +1,5 @@
 # treefarm bench: drawn in this directory with
-#   gnuplot -e "set terminal png size 1202,520; set output 'normalized-10MB.png'" normalized-10MB.gp
+#   gnuplot -e "set terminal png size 1298,520; set output 'normalized-10MB.png'" normalized-10MB.gp
 set title "fork7: execution time normalized to root-computes, send 10 MB" noenhanced
 set xlabel "compute size (units per task)"
 set ylabel "makespan / root-computes' makespan"
@@ -18,4 +18,5 @@ plot 'normalized-10MB.dat' using 2:xtic(1) title columnheader(2) lc rgb "#1b9e77
      'normalized-10MB.dat' using 6:xtic(1) title columnheader(6) lc rgb "#66a61e", \
      'normalized-10MB.dat' using 7:xtic(1) title columnheader(7) lc rgb "#e6ab02", \
      'normalized-10MB.dat' using 8:xtic(1) title columnheader(8) lc rgb "#a6761d", \
+     'normalized-10MB.dat' using 9:xtic(1) title columnheader(9) lc rgb "#666666", \
      1 with lines dt 2 lw 2 lc rgb "black" title "root-computes = 1"
