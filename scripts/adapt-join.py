@@ -4,7 +4,7 @@
     python3 scripts/adapt-join.py [--quick] [--out DIR] [--no-write]
                                   [--build DIR]
 
-configs/fork7.json (1000 tasks, Z = 2 MB, w = 5, ia-multi, its platform)
+configs/fork7.json (1000 tasks, Z = 2 MB, w = 5, ia-split, its platform)
 with seven free nodes N1..N7 offered to the running run (docs/adapt.md,
 "Grow") at half the static run's makespan, measured first: the n = 0 run
 below, whose makespan / 2 becomes every offer's joins_at_s. The offered
@@ -58,7 +58,7 @@ RAW = os.path.join(ROOT, "docs", "adapt", "join.json")
 BEGIN, END = "<!-- adapt-join: begin -->", "<!-- adapt-join: end -->"
 COMMAND = "python3 scripts/adapt-join.py"
 CONFIG = "configs/fork7.json"
-POLICY = "ia-multi"
+POLICY = "ia-split"
 AT_FRACTION = 0.5
 # The offered nodes: name, compute (units/s), link_mbps, ir_send, ir_recv.
 # Alone under the root, N1 lifts fork7's bound from 6.569 to 6.769
