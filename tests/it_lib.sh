@@ -51,6 +51,11 @@ expect "  ... and says which" grep -q "appears 2 times" "$WORK/dup.why"
 # A task never recorded: one row dropped, its node's counter lowered too.
 broken gap 'gone = rows.pop(); [x for x in nodes if x["name"] == gone[1]][0]["computed"] -= 1'
 expect "refuses a gap" refuses gap
+refuses_sum () { ! computed_sums_to "$WORK/$1" 60 >/dev/null; }
+expect "computed_sums_to refuses it too" refuses_sum gap
+# A lost node's counter behind its rows: its rows count.
+broken lost_behind 'n = [x for x in nodes if x["name"] == rows[0][1]][0]; n["lost"] = {"why": "killed"}; n["computed"] -= 1'
+expect "computed_sums_to counts a lost node's rows" computed_sums_to "$WORK/lost_behind" 60
 expect "  ... and says which" grep -q "missing" "$WORK/gap.why"
 # A duplicate hiding a gap: N rows, N distinct-looking lines, one id twice.
 broken swap 'rows[-1] = [rows[0][0], rows[-1][1]]'
