@@ -91,9 +91,8 @@ own_finish (const core_t *self, double ahead, double units, int without)
 }
 
 int
-core_endgame_holds_back (const core_t *self, int c, double now)
+core_endgame_holds_back (const core_t *self, int c)
 {
-    (void) now;
     if (!self->cfg.endgame.on || (!self->cfg.is_root && !self->eg.drained))
         return 0;
     uint32_t given;
@@ -316,9 +315,8 @@ core_endgame_before (core_t *self)
 }
 
 void
-core_endgame_after (core_t *self, double now)
+core_endgame_after (core_t *self)
 {
-    (void) now;
     endgame_t *g = &self->eg;
     if (!self->cfg.endgame.on)
         return;

@@ -155,11 +155,11 @@ int core_stale_has (core_t *self, uint64_t task);
  *  node computes or serves (cancelled tasks held go back) and after
  *  (EMPTY passed on; an idle node copies a task left out). */
 void core_endgame_before (core_t *self);
-void core_endgame_after (core_t *self, double now);
+void core_endgame_after (core_t *self);
 
 /*  core_endgame.c: near the end of the bag, would child c finish a task
  *  later than this node would (rule a)? */
-int core_endgame_holds_back (const core_t *self, int c, double now);
+int core_endgame_holds_back (const core_t *self, int c);
 
 /*  core_endgame.c: a completion of task came here, first (from our own
  *  engine: child < 0; else from child): if this node copied it, the

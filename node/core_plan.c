@@ -209,12 +209,12 @@ serve_stranded (const core_t *self, const int *ready, int n, int *pos)
 /*  Does the end-game keep the task at pos (of find_task) from child c
  *  (rule a)? Only a task this node may compute itself is kept. */
 static int
-held_back (const core_t *self, int c, int pos, double now)
+held_back (const core_t *self, int c, int pos)
 {
     if (pos < (int) ledger_held (self->ledger)
         && task_avoids (ledger_peek_task (self->ledger, (uint32_t) pos), self->cfg.self))
         return 0;
-    return core_endgame_holds_back (self, c, now);
+    return core_endgame_holds_back (self, c);
 }
 
 /*  Serve children's asks while the policy allows (xfer_pick_child), each
@@ -230,7 +230,7 @@ serve_children (core_t *self, double now)
         int any = uniform ? find_task (self, ready[0]) : -1;
         for (int i = 0; i < n; i++) {
             int pos = uniform ? any : find_task (self, ready[i]);
-            if (pos >= 0 && !held_back (self, ready[i], pos, now))
+            if (pos >= 0 && !held_back (self, ready[i], pos))
                 ready[k++] = ready[i];
         }
         int c = k > 0 ? xfer_pick_child (self->xfer, now, ready, k) : -1;
@@ -262,7 +262,7 @@ core_dispatch (core_t *self, double now)
         serve_children (self, now);
         xfer_pump_chunks (self->xfer, &self->acts, now);
     }
-    core_endgame_after (self, now);
+    core_endgame_after (self);
     streams_pump_up (self->streams, &self->acts);
     uint32_t want = self->cfg.buffer + self->compute.slots - 1;
     uint32_t have = ledger_held (self->ledger) + recv_pending (self->recv);

@@ -31,18 +31,11 @@ ia_split_pick (const policy_parent_t *parent, const policy_child_t *children, in
     return best;
 }
 
-static void
-ia_split_split (const policy_parent_t *parent, const policy_child_t *children, int n,
-                double *x)
-{
-    policy_bound_split (parent, children, n, x);
-}
-
 const policy_t policy_ia_split = {
     .name = "ia-split",
     .summary = "IA:Split: each child paced at its LP share, t_i Z",
     .multiport = 1,
     .pick = ia_split_pick,
     .order = policy_ia_order,
-    .split = ia_split_split,
+    .split = policy_bound_split,
 };

@@ -75,11 +75,12 @@ typedef struct {
      *  policy that does not plan): write x[i], the tasks/s child i gets
      *  in steady state, for the n children, from the parent's facts
      *  (target caps what the parent itself gets) and theirs (that, their
-     *  subtree bounds); the parent computes the rest. The core paces
-     *  each child's transfers at x[i] Z (0: the child is not served) and
-     *  calls it again whenever what it rests on changes. */
-    void (*split) (const policy_parent_t *parent, const policy_child_t *children, int n,
-                   double *x);
+     *  subtree bounds), and return the tasks/s the parent computes, the
+     *  rest. The core paces each child's transfers at x[i] Z (0: the
+     *  child is not served) and calls it again whenever what it rests on
+     *  changes. */
+    double (*split) (const policy_parent_t *parent, const policy_child_t *children, int n,
+                     double *x);
 } policy_t;
 
 /*  Return the policy with this name, or NULL (also for a NULL name).
