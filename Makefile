@@ -48,6 +48,14 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 DEPS_STAMP := $(BUILD)/.deps-ok
+# Whether SimGrid is here, found once the packages are in: make reads
+# this file again after making it (a fresh machine installs SimGrid
+# first). Without SimGrid everything but treefarm-sim builds, and
+# `treefarm simulate` says how to get it.
+DEPS_MK := $(BUILD)/.deps.mk
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+-include $(DEPS_MK)
+endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lglpk -lpthread -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -59,6 +67,11 @@ OVERLAY_SRC    := $(wildcard overlay/*.c)
 POLICIES_SRC   := $(wildcard policies/*.c)
 NODE_SRC       := $(filter-out node/main.c,$(wildcard node/*.c))
 CONTROLLER_SRC := $(filter-out controller/main.c,$(wildcard controller/*.c))
+# The simulator drives node cores and files controller results: the one
+# program that links every layer (docs/architecture.md).
+SIM_SRC        := $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard sim/*.cpp)
+LIB_SIM        := $(BUILD)/libsim.a
+SIM_LIBS        = $(shell pkg-config --libs simgrid 2>/dev/null)
 LIB_SRC  := $(OVERLAY_SRC) $(POLICIES_SRC) $(NODE_SRC) $(CONTROLLER_SRC)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_OVERLAY    := $(BUILD)/liboverlay.a
@@ -72,6 +85,9 @@ NODE_LIBS       := $(LIB_NODE) $(LIB_POLICIES) $(LIB_OVERLAY)
 TEST_LIBS       := $(LIB_CONTROLLER) $(LIB_NODE) $(LIB_POLICIES) $(LIB_OVERLAY)
 
 BINS     := $(BUILD)/bin/treefarm $(BUILD)/bin/treefarm-node
+ifeq ($(HAVE_SIMGRID),yes)
+BINS     += $(BUILD)/bin/treefarm-sim
+endif
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
@@ -101,7 +117,7 @@ FUZZ_SECONDS ?= 60
 ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
             $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(FUZZ_OBJ) $(HELPERS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.o) \
             $(BUILD)/obj/bench/raw_dispatch.o $(BUILD)/obj/bench/load_probe.o \
-            $(TEST_SUPPORT)
+            $(TEST_SUPPORT) $(patsubst %.cpp,$(BUILD)/obj/%.o,$(SIM_SRC:%.c=$(BUILD)/obj/%.o)) $(BUILD)/obj/sim/main.o
 
 # Test objects are intermediates of the pattern rules; keep them (make
 # would otherwise remove them after the run, and print so after the
@@ -117,14 +133,25 @@ $(DEPS_STAMP): scripts/install-deps.sh
 	@bash scripts/install-deps.sh
 	@mkdir -p $(@D) && touch $@
 
+$(DEPS_MK): $(DEPS_STAMP)
+	@echo "HAVE_SIMGRID := $$(pkg-config --exists simgrid && echo yes)" > $@
+
 $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+# sim/wait.cpp, the one C++ file (sim/wait.h says why).
+CXX      ?= c++
+CXXFLAGS := $(filter-out -std=gnu11 -Wstrict-prototypes,$(CFLAGS)) -std=gnu++17
+$(BUILD)/obj/%.o: %.cpp | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
 $(LIB_OVERLAY): $(OVERLAY_SRC:%.c=$(BUILD)/obj/%.o)
 $(LIB_POLICIES): $(POLICIES_SRC:%.c=$(BUILD)/obj/%.o)
 $(LIB_NODE): $(NODE_SRC:%.c=$(BUILD)/obj/%.o)
 $(LIB_CONTROLLER): $(CONTROLLER_SRC:%.c=$(BUILD)/obj/%.o)
+$(LIB_SIM): $(patsubst %.cpp,$(BUILD)/obj/%.o,$(SIM_SRC:%.c=$(BUILD)/obj/%.o))
 $(BUILD)/lib%.a:
 	@mkdir -p $(@D)
 	rm -f $@
@@ -137,6 +164,10 @@ $(BUILD)/bin/treefarm: $(BUILD)/obj/controller/main.o $(CONTROLLER_LIBS)
 $(BUILD)/bin/treefarm-node: $(BUILD)/obj/node/main.o $(NODE_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/bin/treefarm-sim: $(BUILD)/obj/sim/main.o $(LIB_SIM) $(TEST_LIBS)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS) -o $@ $^ $(SIM_LIBS) $(PKG_LIBS)
 
 $(BUILD)/bin/raw-dispatch: $(BUILD)/obj/bench/raw_dispatch.o
 	@mkdir -p $(@D)

@@ -5,7 +5,10 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "overlay/util.h"
 
@@ -102,4 +105,27 @@ cli_parse_operands (const char *command, int argc, char **argv,
     for (int i = 0; i < noperands; i++)
         operands[i] = argv[optind + i];
     return -1;
+}
+
+char *
+cli_find_program (const char *option, const char *env, const char *name)
+{
+    if (option)
+        return xstrdup (option);
+    const char *given = getenv (env);
+    if (given && *given)
+        return xstrdup (given);
+    char self[PATH_MAX];
+    ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr (self, '/');
+        if (slash) {
+            char *candidate = xasprintf ("%.*s/%s", (int) (slash - self), self, name);
+            if (access (candidate, X_OK) == 0)
+                return candidate;
+            free (candidate);
+        }
+    }
+    return xstrdup (name);
 }

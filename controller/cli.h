@@ -55,4 +55,10 @@ int cli_parse_operands (const char *command, int argc, char **argv,
                         const cli_option_t *options, int n, void (*usage) (FILE *out),
                         const char **operands, const char *const *names, int noperands);
 
+/*  A program of treefarm's: option (a path given on the command line) if
+ *  not NULL, else $env when set and not empty, else the one named name
+ *  next to this executable when there is one, else name (for PATH).
+ *  Returns a new string. */
+char *cli_find_program (const char *option, const char *env, const char *name);
+
 #endif

@@ -14,6 +14,7 @@
 #include "controller/loadrec.h"
 #include "controller/measure.h"
 #include "controller/run.h"
+#include "controller/simulate.h"
 #include "controller/study.h"
 #include "overlay/proto.h"
 #include "overlay/util.h"
@@ -37,6 +38,8 @@ static int help_main (int argc, char **argv);
 static const command_t commands[] = {
     {"run", "run an experiment on a tree of node processes, write its results",
      run_main},
+    {"simulate", "simulate an experiment on SimGrid, write its results as run does",
+     simulate_main},
     {"bound", "compute a tree's steady-state throughput upper bound", bound_main},
     {"bench", "run a grid of (send, compute, policy) cells, compare the policies",
      study_main},

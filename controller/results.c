@@ -352,6 +352,12 @@ results_set_curve (results_t *self, int curve)
     self->curve = curve != 0;
 }
 
+void
+results_set_simulated (results_t *self)
+{
+    self->simulated = 1;
+}
+
 double
 results_node_fidelity (const results_t *self, int node)
 {

@@ -178,6 +178,10 @@ void results_set_malformed (results_t *self, uint64_t count);
  *  encrypted (results.json "curve"). */
 void results_set_curve (results_t *self, int curve);
 
+/*  The run was simulated (docs/simulate.md): results.json's "mode" is
+ *  "simulated", and its wall seconds are simulated seconds. */
+void results_set_simulated (results_t *self);
+
 /*  A node keeps up with the emulated clock when it spent at most
  *  1 - RESULTS_FIDELITY_MIN of the run behind it. Fidelity of a node is
  *  1 - max(loop lag, engine lag) / wall seconds of the run: the share of

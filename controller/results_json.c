@@ -350,7 +350,8 @@ results_to_json (const results_t *self)
     json_object_set_new (object, "config", config ? config : json_null ());
     json_object_set_new (object, "policy", json_string (cfg->policy));
     json_object_set_new (object, "mode",
-                         json_string (platform_mode_str (cfg->platform.mode)));
+                         json_string (self->simulated ? "simulated"
+                                                      : platform_mode_str (cfg->platform.mode)));
     json_object_set_new (object, "time_scale", json_real (cfg->platform.time_scale));
     outcome_to_json (self, object);
     json_object_set_new (object, "malformed", json_integer ((json_int_t) self->malformed));

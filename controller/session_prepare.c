@@ -27,24 +27,7 @@
 static char *
 find_node_bin (const char *option)
 {
-    if (option)
-        return xstrdup (option);
-    const char *env = getenv ("TREEFARM_NODE");
-    if (env && *env)
-        return xstrdup (env);
-    char self[PATH_MAX];
-    ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        char *slash = strrchr (self, '/');
-        if (slash) {
-            char *candidate = xasprintf ("%.*s/treefarm-node", (int) (slash - self), self);
-            if (access (candidate, X_OK) == 0)
-                return candidate;
-            free (candidate);
-        }
-    }
-    return xstrdup ("treefarm-node");
+    return cli_find_program (option, "TREEFARM_NODE", "treefarm-node");
 }
 
 /*  $TREEFARM_NODE_WRAPPER's words, then the node binary: the start of

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "node/core_report.h"
 #include "node/ratewin.h"
 #include "node/runtime.h"
 #include "overlay/bound.h"
@@ -283,19 +284,11 @@ int
 report_stats (node_t *self, proto_command_t command)
 {
     core_stats_t c = core_stats (self->parts.core);
-    proto_stats_t s = {
-        .computed = c.computed, .forwarded = c.forwarded, .received = c.received,
-        .requested = c.requested, .bytes_in = c.bytes_in, .bytes_out = c.bytes_out,
-        .malformed = c.malformed + receive_refused (self), .completed = c.completed,
-        .duplicates = c.duplicates, .requeued = c.requeued,
-        .reclaimed = c.reclaimed, .returned = c.returned, .stale = c.stale,
-        .stale_dropped = c.stale_dropped, .copies = c.copies, .copies_won = c.copies_won,
-        .cancelled = c.cancelled, .wasted = c.wasted,
-        .compute_seconds = self->rep.compute_seconds,
-        .speed_mean = emul_speed_mean (self->parts.emul), .held = c.held,
-        .computing = c.computing,
-        .slots = self->cfg->commands.count && self->me->slots ? self->me->slots : 1,
-    };
+    proto_stats_t s = core_report_counters (&c);
+    s.malformed += receive_refused (self);
+    s.compute_seconds = self->rep.compute_seconds;
+    s.speed_mean = emul_speed_mean (self->parts.emul);
+    s.slots = self->cfg->commands.count && self->me->slots ? self->me->slots : 1;
     /*  The root's: the first bound the tree computed (the controller
      *  checks it against its own) and, adapting, the bound now. */
     const double *that = subtree_first_bounds (self->parts.subtree);

@@ -111,7 +111,10 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
         .max_attempts = cfg->commands.attempts,
         .task_info = opts->bag ? opts->bag->task_info : NULL,
         .task_arg = opts->bag ? opts->bag->arg : NULL,
-        .tree_parent = parents, .adapt = cfg->platform.adapt,
+        /*  The shape matters only to command tasks: where a result may
+         *  come from, which subtrees a failed command avoids. */
+        .tree_parent = cfg->commands.count ? parents : NULL,
+        .adapt = cfg->platform.adapt,
     };
     plan (cfg, node, &app, kids, &cc.parent.target, &cc.endgame.that);
     cc.endgame.on = cfg->platform.endgame;

@@ -247,11 +247,13 @@ xfer_next_due (const xfer_t *self, double now)
     double due = -1;
     for (int i = 0; i < self->cfg.nchildren; i++) {
         const child_t *ch = &self->children[i];
-        /*  Paced: a transfer's last chunk delivered frees the port. */
+        /*  Paced: a transfer's last chunk delivered frees the port.
+         *  Unpaced, its last ack does: an event, not a time. */
         double at = -1;
         if (xfer_has_room (self, ch))
             at = xfer_chunk_due (self, ch);
-        else if (xfer_holds_port (self, ch, now) && ch->cur.next == ch->cur.count)
+        else if (self->cfg.pace && xfer_holds_port (self, ch, now)
+                 && ch->cur.next == ch->cur.count)
             at = ch->cur.delivered;
         if (at >= 0 && (due < 0 || at < due))
             due = at;

@@ -5,11 +5,13 @@ set -euo pipefail
 
 # openssh-client and openssh-server: ssh hosts (docs/deploy.md) and
 # tests/it_ssh.sh, which starts its own sshd; iproute2: netns hosts;
-# strace: tests/it_curve.sh reads a node's traffic off its system calls.
+# strace: tests/it_curve.sh reads a node's traffic off its system calls;
+# libsimgrid-dev: `treefarm simulate` (docs/simulate.md).
 PACKAGES=(build-essential pkg-config libzmq3-dev libczmq-dev libjansson-dev
           libcmocka-dev libglpk-dev gnuplot-nox iproute2 procps valgrind python3
           iperf3 iputils-ping parallel
-          clang libclang-rt-14-dev openssh-client openssh-server strace)
+          clang libclang-rt-14-dev openssh-client openssh-server strace
+          libsimgrid-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

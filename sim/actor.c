@@ -1,0 +1,259 @@
+/*  actor — what one node does in a simulation: its core's events in,
+ *  its actions out where node/route.h says. See sim.h.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node/route.h"
+#include "sim/sim_int.h"
+#include "sim/wait.h"
+
+/*  --- messages ------------------------------------------------------------ */
+
+/*  Send ev (borrowing done and avoid from the action) on channel chan:
+ *  the bytes it moves are its chunk's plus its envelope's. */
+static void
+post (sim_node_t *n, int chan, const core_event_t *ev)
+{
+    sim_t *s = n->sim;
+    sim_msg_t *m = xmalloc (sizeof *m + ev->ndone * sizeof *m->done);
+    m->ev = *ev;
+    if (ev->ndone)
+        memcpy (m->done, ev->done, ev->ndone * sizeof *m->done);
+    if (ev->navoid)
+        memcpy (m->avoid, ev->avoid, ev->navoid * sizeof *m->avoid);
+    m->ev.done = NULL;
+    m->ev.avoid = NULL;
+    double envelope = (SIM_ENVELOPE_BYTES + SIM_DONE_BYTES * (double) ev->ndone)
+                    * s->cfg->platform.payload_scale;
+    uint64_t len = ev->type == CORE_EV_CHUNK || ev->type == CORE_EV_RESULT ? ev->len : 0;
+    sg_comm_t c = sg_mailbox_put_init (n->out[chan], m, (long) (len + llround (envelope)));
+    sg_comm_detach (c, free);
+    s->messages++;
+}
+
+/*  --- engines -------------------------------------------------------------- */
+
+/*  Take every busy interfered engine's work done so far at its speed,
+ *  and its speed again from the node's transfers now. */
+static void
+resample (sim_node_t *n, double now)
+{
+    if (!n->emul)
+        return;
+    int k = n->nchan - 1, busy = 0;
+    double *send = n->send;
+    for (int i = 0; i < k; i++)
+        send[i] = core_send_rate (n->core, i, now);
+    for (int e = 0; e < n->neng; e++)
+        busy |= n->eng[e].busy && n->eng[e].interfered;
+    double speed = emul_update (n->emul, now, busy, core_recv_rate (n->core, now), send);
+    speed = speed < 0.01 ? 0.01 : speed;   /* an engine never stops outright */
+    for (int e = 0; e < n->neng; e++) {
+        sim_engine_t *g = &n->eng[e];
+        if (!g->busy || !g->interfered)
+            continue;
+        g->work -= (now - g->last) * g->speed;
+        g->work = g->work > 0 ? g->work : 0;
+        g->last = now;
+        g->speed = speed;
+        g->end = now + g->work / speed;
+    }
+    n->sample_at = busy ? now + SIM_SAMPLE_S : -1;
+}
+
+/*  A free engine starts the task of action a: units at the host's speed,
+ *  its completion done (node/route.h). */
+static void
+start_work (sim_node_t *n, const core_action_t *a, core_event_t done, double now)
+{
+    sim_engine_t *g = NULL;
+    for (int e = 0; e < n->neng && !g; e++)
+        if (!n->eng[e].busy)
+            g = &n->eng[e];
+    if (!g) {
+        sim_fail (n->sim, "%s: asked to compute with every engine busy",
+                  n->sim->cfg->nodes[n->index].name);
+        return;
+    }
+    double work = a->units / sg_host_get_speed (n->host);
+    *g = (sim_engine_t){.busy = 1, .interfered = n->emul && a->kind == CORE_KIND_SYNTHETIC,
+                        .work = work, .speed = 1, .last = now, .end = now + work,
+                        .done = done};
+    if (n->running++ == 0)
+        n->busy_since = now;
+    if (g->interfered)
+        resample (n, now);
+}
+
+/*  --- the core ------------------------------------------------------------- */
+
+static void handle (sim_node_t *n, core_event_t ev);
+
+/*  The root's records and its end, as the controller files them. */
+static void
+to_controller (sim_node_t *n, const core_action_t *a, double now)
+{
+    sim_t *s = n->sim;
+    char err[TF_ERRLEN];
+    if (a->type == CORE_ACT_FINISHED) {
+        s->finished = 1;
+        s->finished_at = now;
+        return;
+    }
+    if (a->type != CORE_ACT_RECORDED)
+        return;
+    for (uint32_t d = 0; d < a->ndone; d++)
+        if (results_record (s->results, a->done[d].task, a->done[d].node, NULL, err,
+                            sizeof err) != 0)
+            sim_fail (s, "the root's record: %s", err);
+    s->recorded += a->ndone;
+    results_note_recorded_at (s->results, now);
+}
+
+/*  Carry out the actions of n's last event. */
+static void
+carry_out (sim_node_t *n, double now)
+{
+    int count;
+    const core_action_t *a = core_actions (n->core, &count);
+    for (int i = 0; i < count; i++) {
+        route_t r;
+        if (route_action (&a[i], n->slot, &r) != 0) {
+            sim_fail (n->sim, "%s: action %d cannot be routed",
+                      n->sim->cfg->nodes[n->index].name, (int) a[i].type);
+            return;
+        }
+        if (r.to == ROUTE_PARENT)
+            post (n, 0, &r.ev);
+        else if (r.to == ROUTE_CHILD)
+            post (n, 1 + r.child, &r.ev);
+        else if (r.to == ROUTE_WORKER)
+            start_work (n, &a[i], r.ev, now);
+        else if (r.to == ROUTE_CONTROLLER)
+            to_controller (n, &a[i], now);
+    }
+}
+
+/*  Feed n's core one event now and carry out what it says. An event the
+ *  core refuses is a fault of the simulation: it stops there. */
+static void
+handle (sim_node_t *n, core_event_t ev)
+{
+    char err[TF_ERRLEN];
+    double now = simgrid_get_clock ();
+    ev.now = now;
+    n->sim->events++;
+    if (core_handle (n->core, &ev, err, sizeof err) != 0) {
+        sim_fail (n->sim, "%s refused %s at %.6f s: %s",
+                  n->sim->cfg->nodes[n->index].name, core_event_str (ev.type), now, err);
+        return;
+    }
+    carry_out (n, now);
+}
+
+/*  Engines done by now answer COMPUTED; a due sample takes the speeds
+ *  again; the core gets its TICK when its deadline came. */
+static void
+due (sim_node_t *n, double now)
+{
+    if (n->sample_at >= 0 && n->sample_at <= now)
+        resample (n, now);
+    for (int e = 0; e < n->neng; e++) {
+        sim_engine_t *g = &n->eng[e];
+        if (!g->busy || g->end > now + SIM_EPSILON)
+            continue;
+        g->busy = 0;
+        if (--n->running == 0)
+            n->busy_s += now - n->busy_since;
+        core_event_t done = g->done;
+        done.type = CORE_EV_COMPUTED;
+        handle (n, done);
+        if (n->emul)
+            resample (n, now);
+    }
+    double tick = core_next_deadline (n->core, now);
+    if (tick >= 0 && tick <= SIM_EPSILON)
+        handle (n, (core_event_t){.type = CORE_EV_TICK});
+}
+
+/*  The next time n must act without a message: its earliest engine, its
+ *  sample, its core's deadline; < 0 for none. */
+static double
+next_wake (const sim_node_t *n, double now)
+{
+    double wake = -1;
+    double tick = core_next_deadline (n->core, now);
+    if (tick >= 0)
+        wake = now + tick;
+    if (n->sample_at >= 0 && (wake < 0 || n->sample_at < wake))
+        wake = n->sample_at;
+    for (int e = 0; e < n->neng; e++)
+        if (n->eng[e].busy && (wake < 0 || n->eng[e].end < wake))
+            wake = n->eng[e].end;
+    return wake;
+}
+
+/*  --- the actor ------------------------------------------------------------ */
+
+/*  Wait for the next message or wake-up, and act on it. */
+static void
+step (sim_node_t *n)
+{
+    sg_comm_t *comms = n->comms;
+    int *chan = n->chan, k = 0;
+    for (int c = 0; c < n->nchan; c++) {
+        if (!n->in[c])
+            continue;
+        if (!n->rx[c])
+            n->rx[c] = sg_mailbox_get_async (n->in[c], (void **) &n->rx_data[c]);
+        comms[k] = n->rx[c];
+        chan[k++] = c;
+    }
+    double now = simgrid_get_clock ();
+    double wake = next_wake (n, now);
+    ssize_t got = -1;
+    if (k)
+        got = sim_wait_any_for (comms, k, wake < 0 ? -1 : wake > now ? wake - now : 0);
+    if (got < 0 && wake < 0) {
+        sim_fail (n->sim, "%s has nothing to wait for", n->sim->cfg->nodes[n->index].name);
+        return;
+    }
+    if (got < 0 && k == 0)
+        sg_actor_sleep_until (wake);
+    if (got >= 0) {
+        int c = chan[got];
+        sim_msg_t *m = n->rx_data[c];
+        sg_comm_unref (n->rx[c]);
+        n->rx[c] = NULL;
+        core_event_t ev = m->ev;
+        ev.done = m->done;
+        ev.avoid = m->avoid;
+        handle (n, ev);
+        free (m);
+    }
+    due (n, simgrid_get_clock ());
+}
+
+void
+sim_node_main (int argc, char **argv)
+{
+    (void) argc;
+    (void) argv;
+    sim_node_t *n = sg_actor_self_get_data ();
+    sim_t *s = n->sim;
+    /*  Every mailbox a node receives on delivers at once, before any
+     *  node sends: messages flow as soon as they are sent, and a link's
+     *  arrive in the order they left. */
+    for (int c = 0; c < n->nchan; c++)
+        if (n->in[c])
+            sg_mailbox_set_receiver (sg_mailbox_get_name (n->in[c]));
+    sg_barrier_wait (s->barrier);
+    handle (n, (core_event_t){.type = CORE_EV_START});
+    due (n, simgrid_get_clock ());
+    while (!s->finished)
+        step (n);
+    if (n->index == s->cfg->root && !s->failed)
+        sg_actor_kill_all ();
+}

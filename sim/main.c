@@ -1,0 +1,123 @@
+/*  treefarm-sim — `treefarm simulate`: a run of the experiment on
+ *  SimGrid instead of node processes (docs/simulate.md). The treefarm
+ *  command runs this program for `treefarm simulate`.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/cli.h"
+#include "controller/results.h"
+#include "controller/run.h"
+#include "overlay/util.h"
+#include "sim/sim.h"
+
+static void
+usage (FILE *out)
+{
+    fprintf (out,
+             "usage: treefarm simulate CONFIG [--policy NAME] [--out DIR] [--quiet]\n"
+             "                                [--no-endgame] [--platform FILE]\n"
+             "\n"
+             "Simulate the experiment CONFIG on SimGrid: every node's decision core\n"
+             "and policy, unchanged, on a simulated host of its compute rate, its\n"
+             "link and its parent's send limit simulated links, interference as the\n"
+             "model prescribes. Writes results.json (\"mode\": \"simulated\"),\n"
+             "nodes.csv and tasks.csv into the results directory, as `treefarm run`\n"
+             "does, and prints the same summary (docs/simulate.md).\n"
+             "\n"
+             "options:\n"
+             "  --policy NAME      scheduling policy instead of the config's\n"
+             "                     (see `treefarm policies`)\n"
+             "  --out DIR          results directory, created if needed\n"
+             "                     (default: results/NAME-YYYYmmdd-HHMMSS)\n"
+             "  --no-endgame       no end-game (platform \"endgame\": false)\n"
+             "  --platform FILE    also write the SimGrid platform (XML) to FILE\n"
+             "  --quiet            no progress line\n"
+             "  -h, --help         show this help\n"
+             "\n"
+             "exit status: 0 complete, 1 the simulation failed, 2 bad usage or\n"
+             "config.\n");
+}
+
+/*  The results directory: --out, or the default; created and writable. */
+static char *
+out_dir (const config_t *cfg, const char *given)
+{
+    char err[TF_ERRLEN];
+    char *dir = given ? xstrdup (given) : results_default_dir (cfg->name, time (NULL));
+    if (results_make_dir (dir, err, sizeof err) != 0
+        || results_check_writable (dir, err, sizeof err) != 0) {
+        fprintf (stderr, "treefarm simulate: %s\n", err);
+        free (dir);
+        return NULL;
+    }
+    return dir;
+}
+
+/*  Simulate cfg into dir. Returns the exit status. */
+static int
+simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quiet)
+{
+    char err[TF_ERRLEN];
+    results_t *results = results_new (cfg);
+    results_set_simulated (results);
+    if (results_open_tasks (results, dir, err, sizeof err) != 0) {
+        fprintf (stderr, "treefarm simulate: %s\n", err);
+        results_destroy (&results);
+        return CLI_EXIT_USAGE;
+    }
+    sim_figures_t fig = {0};
+    int bad = sim_run (cfg, results, opts, &fig, err, sizeof err) != 0;
+    if (bad)
+        fprintf (stderr, "treefarm simulate: %s\n", err);
+    if (results_close_tasks (results, err, sizeof err) != 0
+        || results_write (results, dir, err, sizeof err) != 0) {
+        fprintf (stderr, "treefarm simulate: %s\n", err);
+        bad = 1;
+    }
+    if (!quiet || bad)
+        results_print_summary (results, stdout);
+    if (!quiet)
+        printf ("  simulated in %.1f s of wall time: %llu core events, %llu messages\n"
+                "  results in %s\n", fig.wall_s, (unsigned long long) fig.events,
+                (unsigned long long) fig.messages, dir);
+    results_destroy (&results);
+    return bad ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+}
+
+int
+main (int argc, char **argv)
+{
+    const char *policy = NULL, *path = NULL, *out = NULL, *platform = NULL;
+    int quiet = 0, no_endgame = 0;
+    const cli_option_t options[] = {
+        {"policy", CLI_STRING, &policy, NULL},
+        {"out", CLI_STRING, &out, NULL},
+        {"quiet", CLI_FLAG, &quiet, NULL},
+        {"no-endgame", CLI_FLAG, &no_endgame, NULL},
+        {"platform", CLI_STRING, &platform, NULL},
+    };
+    int code = cli_parse ("simulate", argc, argv, options,
+                          sizeof options / sizeof *options, usage, &path);
+    if (code >= 0)
+        return code;
+    config_t *cfg = run_load_experiment (path, policy, NULL);
+    if (cfg && run_endgame_option (cfg, no_endgame, "simulate") != 0)
+        config_destroy (&cfg);
+    char err[TF_ERRLEN];
+    if (cfg && sim_check (cfg, err, sizeof err) != 0) {
+        fprintf (stderr, "treefarm simulate: %s\n", err);
+        config_destroy (&cfg);
+    }
+    char *dir = cfg ? out_dir (cfg, out) : NULL;
+    if (!dir) {
+        config_destroy (&cfg);
+        return CLI_EXIT_USAGE;
+    }
+    sim_opts_t opts = {.platform_xml = platform, .progress = !quiet};
+    code = simulate (cfg, dir, &opts, quiet);
+    free (dir);
+    config_destroy (&cfg);
+    return code;
+}

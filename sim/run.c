@@ -1,0 +1,241 @@
+/*  run — a simulation from the config to its results. See sim.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xbt/config.h>
+#include <xbt/log.h>
+
+#include "node/core_report.h"
+#include "node/setup.h"
+#include "sim/platform.h"
+#include "sim/sim_int.h"
+
+void
+sim_fail (sim_t *s, const char *fmt, ...)
+{
+    if (!s->failed) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (s->error, sizeof s->error, fmt, ap);
+        va_end (ap);
+    }
+    s->failed = 1;
+    s->finished = 1;
+    sg_actor_kill_all ();
+}
+
+int
+sim_check (const config_t *cfg, char *err, size_t errlen)
+{
+    for (int i = 0; i < cfg->nnodes; i++)
+        if (cfg->nodes[i].depth > SIM_MAX_DEPTH) {
+            tf_error (err, errlen, "%s: node \"%s\" is %d levels deep; a simulated tree "
+                     "has at most %d", cfg->path, cfg->nodes[i].name, cfg->nodes[i].depth,
+                     SIM_MAX_DEPTH);
+            return -1;
+        }
+    return 0;
+}
+
+/*  The platform into a temporary file (and opts' copy), loaded. */
+static int
+load_platform (const config_t *cfg, const sim_opts_t *opts, char *err, size_t errlen)
+{
+    char path[] = "/tmp/treefarm-sim-XXXXXX.xml";
+    int fd = mkstemps (path, 4);
+    FILE *out = fd >= 0 ? fdopen (fd, "w") : NULL;
+    if (!out) {
+        tf_error (err, errlen, "cannot write a temporary platform file: %s", strerror (errno));
+        if (fd >= 0)
+            close (fd), unlink (path);
+        return -1;
+    }
+    int bad = sim_platform_write (cfg, out);
+    bad |= fclose (out) != 0;
+    if (!bad && opts->platform_xml) {
+        FILE *copy = fopen (opts->platform_xml, "w");
+        bad = !copy || sim_platform_write (cfg, copy) != 0;
+        if (copy && fclose (copy) != 0)
+            bad = 1;
+        if (bad) {
+            tf_error (err, errlen, "cannot write %s: %s", opts->platform_xml,
+                     strerror (errno));
+            unlink (path);
+            return -1;
+        }
+    }
+    if (bad) {
+        tf_error (err, errlen, "cannot write the platform file %s", path);
+        unlink (path);
+        return -1;
+    }
+    simgrid_load_platform (path);
+    unlink (path);
+    return 0;
+}
+
+/*  SimGrid's engine, its network model chosen (docs/simulate.md, "The
+ *  network model"): CM02, a flow gets its max-min fair share of every
+ *  link it crosses and takes the links' latencies, with no TCP window
+ *  cap, no bandwidth or latency correction factors and no cross-traffic
+ *  of acknowledgements; quiet unless something is wrong. */
+static void
+init_engine (void)
+{
+    static char name[] = "treefarm-sim";
+    static char *argv[] = {name, NULL};
+    int argc = 1;
+    simgrid_init (&argc, argv);
+    xbt_log_control_set ("root.thresh:warning");
+    sg_cfg_set_string ("network/model", "CM02");
+    sg_cfg_set_double ("network/TCP-gamma", 0);
+    sg_cfg_set_boolean ("network/crosstraffic", "no");
+    sg_cfg_set_int ("contexts/stack-size", SIM_STACK_KIB);
+}
+
+/*  Node i's core, channels, mailboxes, engines and actor. */
+static int
+make_node (sim_t *s, int i, char *err, size_t errlen)
+{
+    const config_t *cfg = s->cfg;
+    const config_node_t *me = &cfg->nodes[i];
+    sim_node_t *n = &s->nodes[i];
+    setup_opts_t o = setup_opts_default ();
+    o.pace = SETUP_PACE_OFF;
+    o.meter_min = 0;
+    n->sim = s;
+    n->index = i;
+    n->core = setup_core (cfg, i, &o, err, errlen);
+    if (!n->core)
+        return -1;
+    char name[64];
+    snprintf (name, sizeof name, "n%d", i);
+    n->host = sg_host_by_name (name);
+    n->nchan = 1 + me->nchildren;
+    n->in = xcalloc (n->nchan, sizeof *n->in);
+    n->out = xcalloc (n->nchan, sizeof *n->out);
+    n->rx = xcalloc (n->nchan, sizeof *n->rx);
+    n->rx_data = xcalloc (n->nchan, sizeof *n->rx_data);
+    n->comms = xcalloc (n->nchan, sizeof *n->comms);
+    n->chan = xcalloc (n->nchan, sizeof *n->chan);
+    n->send = xcalloc (n->nchan, sizeof *n->send);
+    for (int c = 0; c < n->nchan; c++) {
+        int peer = c == 0 ? me->parent : me->children[c - 1];
+        if (peer < 0)
+            continue;
+        char box[64];
+        snprintf (box, sizeof box, "m%d-%d", peer, i);
+        n->in[c] = sg_mailbox_by_name (box);
+        snprintf (box, sizeof box, "m%d-%d", i, peer);
+        n->out[c] = sg_mailbox_by_name (box);
+    }
+    for (int k = 0; k < me->nchildren; k++)
+        s->nodes[me->children[k]].slot = k;
+    n->neng = cfg->commands.count && me->slots ? (int) me->slots : 1;
+    n->eng = xcalloc (n->neng, sizeof *n->eng);
+    for (int k = 0; k < me->nchildren; k++)
+        n->send[k] = cfg->nodes[me->children[k]].ir_send;
+    n->emul = emul_new (me->nchildren, me->parent < 0 ? 0 : me->ir_recv, n->send,
+                        setup_bps_per_mbps (cfg), 1);
+    if (!emul_interferes (n->emul))
+        emul_destroy (&n->emul);
+    n->sample_at = -1;
+    sg_actor_t a = sg_actor_init (me->name, n->host);
+    sg_actor_set_data (a, n);
+    sg_actor_start_ (a, sim_node_main, 0, NULL);
+    return 0;
+}
+
+static void
+free_nodes (sim_t *s)
+{
+    for (int i = 0; s->nodes && i < s->cfg->nnodes; i++) {
+        sim_node_t *n = &s->nodes[i];
+        core_destroy (&n->core);
+        free (n->in);
+        free (n->out);
+        free (n->rx);
+        free (n->rx_data);
+        free (n->comms);
+        free (n->chan);
+        free (n->send);
+        free (n->eng);
+        emul_destroy (&n->emul);
+    }
+    free (s->nodes);
+}
+
+/*  Every node's counters, as its REPORT would give them. */
+static void
+file_reports (sim_t *s)
+{
+    const config_t *cfg = s->cfg;
+    char err[TF_ERRLEN];
+    for (int i = 0; i < cfg->nnodes; i++) {
+        sim_node_t *n = &s->nodes[i];
+        const config_node_t *me = &cfg->nodes[i];
+        core_stats_t c = core_stats (n->core);
+        proto_stats_t st = core_report_counters (&c);
+        if (n->running)
+            n->busy_s += s->finished_at - n->busy_since;
+        st.compute_seconds = n->busy_s;
+        st.speed_mean = n->emul ? emul_speed_mean (n->emul) : 1;
+        st.slots = (uint64_t) n->neng;
+        st.children = xcalloc (me->nchildren + 1, sizeof *st.children);
+        st.nchildren = me->nchildren;
+        for (int k = 0; k < me->nchildren; k++) {
+            core_child_stats_t cs = core_child_stats (n->core, k);
+            st.children[k] = (proto_child_stats_t){
+                .name = xstrdup (cfg->nodes[me->children[k]].name), .tasks = cs.tasks_sent,
+                .bytes = cs.bytes_sent, .requested = cs.requested,
+                .send_seconds = cs.send_seconds};
+        }
+        if (results_update_report (s->results, i, &st, err, sizeof err) != 0)
+            sim_fail (s, "%s", err);
+        proto_stats_clear (&st);
+    }
+}
+
+int
+sim_run (const config_t *cfg, results_t *results, const sim_opts_t *opts,
+         sim_figures_t *fig, char *err, size_t errlen)
+{
+    sim_opts_t none = {0};
+    opts = opts ? opts : &none;
+    if (sim_check (cfg, err, errlen) != 0)
+        return -1;
+    sim_t s = {.cfg = cfg, .results = results, .progress = opts->progress};
+    init_engine ();
+    if (load_platform (cfg, opts, err, errlen) != 0)
+        return -1;
+    s.nodes = xcalloc (cfg->nnodes, sizeof *s.nodes);
+    s.barrier = sg_barrier_init ((unsigned) cfg->nnodes);
+    s.wall0 = tf_now ();
+    for (int i = 0; i < cfg->nnodes; i++)
+        if (make_node (&s, i, err, errlen) != 0) {
+            free_nodes (&s);
+            return -1;
+        }
+    simgrid_run ();
+    if (!s.finished)
+        sim_fail (&s, "the tree stalled at %.3f simulated s with %llu of %llu tasks "
+                  "recorded", simgrid_get_clock (), (unsigned long long) s.recorded,
+                  (unsigned long long) config_bag_size (cfg));
+    if (!s.failed)
+        file_reports (&s);
+    results_set_wall (results, s.failed ? simgrid_get_clock () : s.finished_at, !s.failed);
+    results_set_status (results, s.failed ? RESULTS_FAILED : RESULTS_COMPLETE,
+                        s.failed ? s.error : NULL);
+    if (fig)
+        *fig = (sim_figures_t){.makespan = s.finished_at, .events = s.events,
+                               .messages = s.messages, .wall_s = tf_now () - s.wall0};
+    sg_barrier_destroy (s.barrier);
+    free_nodes (&s);
+    if (s.failed)
+        tf_error (err, errlen, "%s", s.error);
+    return s.failed ? -1 : 0;
+}

@@ -1,0 +1,86 @@
+/*  sim_int — the simulation's state, shared by sim/actor.c (what a node
+ *  does) and sim/run.c (the run around them) and nothing else.
+ */
+#ifndef TF_SIM_INT_H
+#define TF_SIM_INT_H
+
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+
+#include "node/core.h"
+#include "node/emulate.h"
+#include "overlay/util.h"
+#include "sim/sim.h"
+
+/*  Times closer than this are the same (SimGrid's timing precision). */
+#define SIM_EPSILON 1e-9
+
+/*  One message between two nodes: the event it becomes at its
+ *  destination, with its borrowed arrays copied in. */
+typedef struct {
+    core_event_t ev;
+    uint32_t avoid[CORE_MAX_AVOID];
+    core_done_t done[];      /* ev.ndone entries */
+} sim_msg_t;
+
+/*  One of a node's engines: a synthetic task's, or a command slot's. */
+typedef struct {
+    int busy;
+    int interfered;          /* a synthetic task under emulated interference */
+    double work;             /* seconds left at full speed */
+    double speed;            /* now, in (0, 1] */
+    double last;             /* when work was last taken */
+    double end;              /* when it finishes at this speed */
+    core_event_t done;       /* its COMPUTED */
+} sim_engine_t;
+
+typedef struct sim sim_t;
+
+/*  A node: its core, its channels (0: from and to its parent; 1 + k:
+ *  child k), its engines. */
+typedef struct {
+    sim_t *sim;
+    int index, slot;         /* in the config; its slot at its parent */
+    int nchan;
+    core_t *core;
+    sg_host_t host;
+    sg_mailbox_t *in, *out;  /* per channel; the root's channel 0 NULL */
+    sg_comm_t *rx;           /* per channel: the receive under way */
+    sim_msg_t **rx_data;
+    sg_comm_t *comms;        /* scratch, nchan entries: the receives */
+    int *chan;               /* waited for, and their channels */
+    double *send;            /* scratch: the rate to each child */
+    sim_engine_t *eng;
+    int neng;
+    emul_t *emul;            /* NULL: no interference at this node */
+    double sample_at;        /* next speed sample, < 0 none */
+    double busy_s;           /* simulated seconds an engine computed */
+    double busy_since;       /* when the engines last went from idle */
+    int running;             /* engines busy */
+} sim_node_t;
+
+struct sim {
+    const config_t *cfg;
+    results_t *results;
+    sim_node_t *nodes;
+    sg_bar_t barrier;
+    int finished, failed;
+    double finished_at;
+    char error[TF_ERRLEN];
+    uint64_t events, messages, recorded;
+    int progress;
+    double wall0, shown;     /* wall clock at the start, last progress */
+};
+
+/*  The actor of every node (sg_actor data: its sim_node_t). */
+void sim_node_main (int argc, char **argv);
+
+/*  Stop the run with an error (the first one is kept). */
+void sim_fail (sim_t *s, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+#endif

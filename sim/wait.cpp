@@ -1,0 +1,15 @@
+/*  wait — see wait.h. */
+#include "sim/wait.h"
+
+#include <simgrid/s4u/Comm.hpp>
+#include <vector>
+
+ssize_t
+sim_wait_any_for (sg_comm_t *comms, size_t count, double timeout)
+{
+    std::vector<simgrid::s4u::CommPtr> held;
+    held.reserve (count);
+    for (size_t i = 0; i < count; i++)
+        held.emplace_back (comms[i]);   /* a reference of our own */
+    return simgrid::s4u::Comm::wait_any_for (held, timeout);
+}
