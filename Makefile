@@ -140,7 +140,7 @@ $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-# sim/wait.cpp, the one C++ file (sim/wait.h says why).
+# sim/s4u.cpp, the one C++ file (sim/s4u.h says why).
 CXX      ?= c++
 CXXFLAGS := $(filter-out -std=gnu11 -Wstrict-prototypes,$(CFLAGS)) -std=gnu++17
 $(BUILD)/obj/%.o: %.cpp | $(DEPS_STAMP)

@@ -45,7 +45,7 @@ print_bound (const results_t *self, double span, FILE *out)
     else if (root->has_bound
              && !results_bounds_agree (root->bound[model], self->planned[model]))
         fprintf (out, "  [the tree computed %.6f: DIFFERS]", root->bound[model]);
-    else if (!root->has_bound)
+    else if (!root->has_bound && !self->simulated)
         fprintf (out, "  [the tree reported no bound]");
 }
 
@@ -94,7 +94,7 @@ print_lost (const results_t *self, FILE *out)
 static void
 print_fidelity (const results_t *self, FILE *out)
 {
-    if (!(self->wall_s > 0))
+    if (!(self->wall_s > 0) || self->simulated)
         return;
     int worst;
     double f = results_fidelity (self, &worst);
@@ -126,14 +126,17 @@ print_header (const results_t *self, FILE *out)
                  (unsigned long long) self->resumed);
     if (span >= 0)
         fprintf (out, "  makespan %.2f s (platform)", span);
-    fprintf (out, "  wall %.2f s", self->wall_s);
+    if (!self->simulated)
+        fprintf (out, "  wall %.2f s", self->wall_s);
     if (span > 0 && results_ran (self) > 0)
         fprintf (out, "  throughput %.3f tasks/s (platform)",
                  (double) results_ran (self) / span);
     if (root->duplicates)
         fprintf (out, "  %llu duplicates", (unsigned long long) root->duplicates);
     print_bound (self, span, out);
-    if (cfg->platform.time_scale != 1)
+    if (self->simulated)
+        fprintf (out, "  [simulated]");
+    else if (cfg->platform.time_scale != 1)
         fprintf (out, "  [time scale %g]", cfg->platform.time_scale);
     fputc ('\n', out);
     if (isfinite (results_live_bound (self)))

@@ -7,7 +7,7 @@
 
 #include "node/route.h"
 #include "sim/sim_int.h"
-#include "sim/wait.h"
+#include "sim/s4u.h"
 
 /*  --- messages ------------------------------------------------------------ */
 
@@ -18,6 +18,7 @@ post (sim_node_t *n, int chan, const core_event_t *ev)
 {
     sim_t *s = n->sim;
     sim_msg_t *m = xmalloc (sizeof *m + ev->ndone * sizeof *m->done);
+    m->kind = SIM_MSG_EVENT;
     m->ev = *ev;
     if (ev->ndone)
         memcpy (m->done, ev->done, ev->ndone * sizeof *m->done);
@@ -33,10 +34,44 @@ post (sim_node_t *n, int chan, const core_event_t *ev)
     s->messages++;
 }
 
+/*  A STOP or a BYE on channel chan: an envelope's bytes. */
+static void
+post_end (sim_node_t *n, int chan, sim_msg_kind_t kind)
+{
+    sim_msg_t *m = xcalloc (1, sizeof *m);
+    m->kind = kind;
+    long bytes = llround (SIM_ENVELOPE_BYTES * n->sim->cfg->platform.payload_scale);
+    sg_comm_detach (sg_mailbox_put_init (n->out[chan], m, bytes), free);
+}
+
+/*  The run is over for n (STOP came, or on the root FINISHED): STOP to
+ *  every child, and once each has said BYE, BYE to the parent. */
+static void
+stop (sim_node_t *n)
+{
+    if (n->stopping)
+        return;
+    n->stopping = 1;
+    n->byes_due = n->nchan - 1;
+    for (int c = 1; c < n->nchan; c++)
+        post_end (n, c, SIM_MSG_STOP);
+}
+
+static void
+bye_if_due (sim_node_t *n)
+{
+    if (!n->stopping || n->byes_due > 0 || n->done)
+        return;
+    if (n->index != n->sim->cfg->root)
+        post_end (n, 0, SIM_MSG_BYE);
+    n->done = 1;
+}
+
 /*  --- engines -------------------------------------------------------------- */
 
 /*  Take every busy interfered engine's work done so far at its speed,
- *  and its speed again from the node's transfers now. */
+ *  and its speed again from what the node's links carry now: the link
+ *  from its parent down, and each child's down. */
 static void
 resample (sim_node_t *n, double now)
 {
@@ -45,10 +80,11 @@ resample (sim_node_t *n, double now)
     int k = n->nchan - 1, busy = 0;
     double *send = n->send;
     for (int i = 0; i < k; i++)
-        send[i] = core_send_rate (n->core, i, now);
+        send[i] = sim_link_usage (n->kid_down[i]);
     for (int e = 0; e < n->neng; e++)
         busy |= n->eng[e].busy && n->eng[e].interfered;
-    double speed = emul_update (n->emul, now, busy, core_recv_rate (n->core, now), send);
+    double recv = n->down ? sim_link_usage (n->down) : 0;
+    double speed = emul_update (n->emul, now, busy, recv, send);
     speed = speed < 0.01 ? 0.01 : speed;   /* an engine never stops outright */
     for (int e = 0; e < n->neng; e++) {
         sim_engine_t *g = &n->eng[e];
@@ -100,6 +136,7 @@ to_controller (sim_node_t *n, const core_action_t *a, double now)
     if (a->type == CORE_ACT_FINISHED) {
         s->finished = 1;
         s->finished_at = now;
+        stop (n);
         return;
     }
     if (a->type != CORE_ACT_RECORDED)
@@ -110,6 +147,7 @@ to_controller (sim_node_t *n, const core_action_t *a, double now)
             sim_fail (s, "the root's record: %s", err);
     s->recorded += a->ndone;
     results_note_recorded_at (s->results, now);
+    sim_progress (s, now, 0);
 }
 
 /*  Carry out the actions of n's last event. */
@@ -184,6 +222,8 @@ static double
 next_wake (const sim_node_t *n, double now)
 {
     double wake = -1;
+    if (n->stopping)
+        return -1;
     double tick = core_next_deadline (n->core, now);
     if (tick >= 0)
         wake = now + tick;
@@ -197,6 +237,25 @@ next_wake (const sim_node_t *n, double now)
 
 /*  --- the actor ------------------------------------------------------------ */
 
+/*  Message m came on channel c: a core's event, unless the run is over
+ *  here (then only the ends count). */
+static void
+arrive (sim_node_t *n, int c, sim_msg_t *m)
+{
+    if (m->kind != SIM_MSG_EVENT)
+        n->closed[c] = 1;
+    if (m->kind == SIM_MSG_STOP)
+        stop (n);
+    else if (m->kind == SIM_MSG_BYE)
+        n->byes_due--;
+    else if (!n->stopping) {
+        core_event_t ev = m->ev;
+        ev.done = m->done;
+        ev.avoid = m->avoid;
+        handle (n, ev);
+    }
+}
+
 /*  Wait for the next message or wake-up, and act on it. */
 static void
 step (sim_node_t *n)
@@ -204,7 +263,7 @@ step (sim_node_t *n)
     sg_comm_t *comms = n->comms;
     int *chan = n->chan, k = 0;
     for (int c = 0; c < n->nchan; c++) {
-        if (!n->in[c])
+        if (!n->in[c] || n->closed[c])
             continue;
         if (!n->rx[c])
             n->rx[c] = sg_mailbox_get_async (n->in[c], (void **) &n->rx_data[c]);
@@ -227,13 +286,12 @@ step (sim_node_t *n)
         sim_msg_t *m = n->rx_data[c];
         sg_comm_unref (n->rx[c]);
         n->rx[c] = NULL;
-        core_event_t ev = m->ev;
-        ev.done = m->done;
-        ev.avoid = m->avoid;
-        handle (n, ev);
+        arrive (n, c, m);
         free (m);
     }
-    due (n, simgrid_get_clock ());
+    if (!n->stopping)
+        due (n, simgrid_get_clock ());
+    bye_if_due (n);
 }
 
 void
@@ -252,8 +310,6 @@ sim_node_main (int argc, char **argv)
     sg_barrier_wait (s->barrier);
     handle (n, (core_event_t){.type = CORE_EV_START});
     due (n, simgrid_get_clock ());
-    while (!s->finished)
+    while (!n->done && !s->failed)
         step (n);
-    if (n->index == s->cfg->root && !s->failed)
-        sg_actor_kill_all ();
 }

@@ -28,6 +28,23 @@ sim_fail (sim_t *s, const char *fmt, ...)
     sg_actor_kill_all ();
 }
 
+void
+sim_progress (sim_t *s, double now, int last)
+{
+    double wall = tf_now ();
+    if (!s->progress || (!last && wall - s->shown < (s->progress == 1 ? SIM_PROGRESS_S
+                                                                       : 10 * SIM_PROGRESS_S)))
+        return;
+    s->shown = wall;
+    uint64_t total = config_bag_size (s->cfg);
+    fprintf (stderr, "%s[%s/%s] simulated %llu/%llu tasks  %.1f%%  %.1f platform s  "
+             "wall %.1f s%s", s->progress == 1 ? "\r" : "", s->cfg->name, s->cfg->policy,
+             (unsigned long long) s->recorded, (unsigned long long) total,
+             100.0 * (double) s->recorded / (double) total,
+             now * s->cfg->platform.time_scale, wall - s->wall0,
+             s->progress == 1 && !last ? "" : "\n");
+}
+
 int
 sim_check (const config_t *cfg, char *err, size_t errlen)
 {
@@ -87,14 +104,32 @@ static void
 init_engine (void)
 {
     static char name[] = "treefarm-sim";
+#ifdef __SANITIZE_ADDRESS__
+    /*  AddressSanitizer cannot follow SimGrid's own stack switching
+     *  (raw contexts): under it, every actor is a thread of its own. It
+     *  must be said before the engine starts. */
+    static char threads[] = "--cfg=contexts/factory:thread";
+    static char *argv[] = {name, threads, NULL};
+    int argc = 2;
+#else
     static char *argv[] = {name, NULL};
     int argc = 1;
-    simgrid_init (&argc, argv);
+#endif
     xbt_log_control_set ("root.thresh:warning");
+    simgrid_init (&argc, argv);
     sg_cfg_set_string ("network/model", "CM02");
     sg_cfg_set_double ("network/TCP-gamma", 0);
     sg_cfg_set_boolean ("network/crosstraffic", "no");
     sg_cfg_set_int ("contexts/stack-size", SIM_STACK_KIB);
+}
+
+/*  The way down of node i's link from its parent (sim/platform.h). */
+static sg_link_t
+down_link (int i)
+{
+    char name[64];
+    snprintf (name, sizeof name, "l%d_DOWN", i);
+    return sg_link_by_name (name);
 }
 
 /*  Node i's core, channels, mailboxes, engines and actor. */
@@ -123,6 +158,7 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
     n->comms = xcalloc (n->nchan, sizeof *n->comms);
     n->chan = xcalloc (n->nchan, sizeof *n->chan);
     n->send = xcalloc (n->nchan, sizeof *n->send);
+    n->closed = xcalloc (n->nchan, sizeof *n->closed);
     for (int c = 0; c < n->nchan; c++) {
         int peer = c == 0 ? me->parent : me->children[c - 1];
         if (peer < 0)
@@ -143,6 +179,10 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
                         setup_bps_per_mbps (cfg), 1);
     if (!emul_interferes (n->emul))
         emul_destroy (&n->emul);
+    n->kid_down = xcalloc (n->nchan, sizeof *n->kid_down);
+    for (int k = 0; k < me->nchildren; k++)
+        n->kid_down[k] = down_link (me->children[k]);
+    n->down = me->parent < 0 ? NULL : down_link (i);
     n->sample_at = -1;
     sg_actor_t a = sg_actor_init (me->name, n->host);
     sg_actor_set_data (a, n);
@@ -163,6 +203,8 @@ free_nodes (sim_t *s)
         free (n->comms);
         free (n->chan);
         free (n->send);
+        free (n->closed);
+        free (n->kid_down);
         free (n->eng);
         emul_destroy (&n->emul);
     }
@@ -208,19 +250,21 @@ sim_run (const config_t *cfg, results_t *results, const sim_opts_t *opts,
     opts = opts ? opts : &none;
     if (sim_check (cfg, err, errlen) != 0)
         return -1;
-    sim_t s = {.cfg = cfg, .results = results, .progress = opts->progress};
+    sim_t s = {.cfg = cfg, .results = results,
+               .progress = !opts->progress ? 0 : isatty (2) ? 1 : 2};
     init_engine ();
     if (load_platform (cfg, opts, err, errlen) != 0)
         return -1;
     s.nodes = xcalloc (cfg->nnodes, sizeof *s.nodes);
     s.barrier = sg_barrier_init ((unsigned) cfg->nnodes);
-    s.wall0 = tf_now ();
+    s.wall0 = s.shown = tf_now ();
     for (int i = 0; i < cfg->nnodes; i++)
         if (make_node (&s, i, err, errlen) != 0) {
             free_nodes (&s);
             return -1;
         }
     simgrid_run ();
+    sim_progress (&s, simgrid_get_clock (), 1);
     if (!s.finished)
         sim_fail (&s, "the tree stalled at %.3f simulated s with %llu of %llu tasks "
                   "recorded", simgrid_get_clock (), (unsigned long long) s.recorded,

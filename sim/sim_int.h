@@ -9,6 +9,7 @@
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 
 #include "node/core.h"
@@ -19,9 +20,15 @@
 /*  Times closer than this are the same (SimGrid's timing precision). */
 #define SIM_EPSILON 1e-9
 
+/*  What a message is: a core's event, or the end of the run going down
+ *  the tree (STOP: the parent sends nothing more) and back up (BYE: nor
+ *  does the child), so that every node stops with nothing in flight. */
+typedef enum { SIM_MSG_EVENT = 0, SIM_MSG_STOP, SIM_MSG_BYE } sim_msg_kind_t;
+
 /*  One message between two nodes: the event it becomes at its
  *  destination, with its borrowed arrays copied in. */
 typedef struct {
+    sim_msg_kind_t kind;
     core_event_t ev;
     uint32_t avoid[CORE_MAX_AVOID];
     core_done_t done[];      /* ev.ndone entries */
@@ -57,10 +64,17 @@ typedef struct {
     sim_engine_t *eng;
     int neng;
     emul_t *emul;            /* NULL: no interference at this node */
+    sg_link_t down;          /* its link from its parent, the way down;
+                                NULL on the root */
+    sg_link_t *kid_down;     /* per child: the child's, the way down */
     double sample_at;        /* next speed sample, < 0 none */
     double busy_s;           /* simulated seconds an engine computed */
     double busy_since;       /* when the engines last went from idle */
     int running;             /* engines busy */
+    int stopping;            /* STOP came (the root: FINISHED did) */
+    int byes_due;            /* children whose BYE has not come */
+    int done;                /* its BYE is sent: the actor ends */
+    uint8_t *closed;         /* per channel: its last message came */
 } sim_node_t;
 
 struct sim {
@@ -72,12 +86,18 @@ struct sim {
     double finished_at;
     char error[TF_ERRLEN];
     uint64_t events, messages, recorded;
-    int progress;
+    int progress;            /* 0 none, 1 a line in place, 2 plain lines */
     double wall0, shown;     /* wall clock at the start, last progress */
 };
 
 /*  The actor of every node (sg_actor data: its sim_node_t). */
 void sim_node_main (int argc, char **argv);
+
+/*  The progress line on stderr, when the run shows one: every
+ *  SIM_PROGRESS_S of wall time (rewritten in place on a terminal), and
+ *  at the end (last set). */
+#define SIM_PROGRESS_S 1.0
+void sim_progress (sim_t *s, double now, int last);
 
 /*  Stop the run with an error (the first one is kept). */
 void sim_fail (sim_t *s, const char *fmt, ...)

@@ -1,7 +1,8 @@
-/*  wait — see wait.h. */
-#include "sim/wait.h"
+/*  s4u — see s4u.h. */
+#include "sim/s4u.h"
 
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Link.hpp>
 #include <vector>
 
 ssize_t
@@ -12,4 +13,10 @@ sim_wait_any_for (sg_comm_t *comms, size_t count, double timeout)
     for (size_t i = 0; i < count; i++)
         held.emplace_back (comms[i]);   /* a reference of our own */
     return simgrid::s4u::Comm::wait_any_for (held, timeout);
+}
+
+double
+sim_link_usage (const_sg_link_t link)
+{
+    return link->get_usage ();
 }

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Integration: `treefarm simulate` (docs/simulate.md), through the
+# treefarm command as users run it.
+#  - The reference fork under every policy: complete, every task exactly
+#    once (the same checks as `treefarm run`), results.json "mode"
+#    "simulated", never above its bound; IA:Multi's steady state within
+#    2% of it over the reference's 1000 tasks, and the
+#    ranking the emulated study found where it is clear (IA:Multi ahead
+#    of FCFS and RootComputes).
+#  - Interference is live: the fork with the root's IR_s twice as large
+#    takes longer; with no interference at all, less.
+#  - The same run twice gives the same tasks.csv (a simulation is
+#    reproducible).
+#  - A 1,000-node random tree of depth 6 completes, exactly once.
+#  - Bad input as for run: no config, an unknown policy, a tree deeper
+#    than the simulator takes, an unwritable --out: exit 2 naming it;
+#    and a treefarm without its simulator says how to get it.
+source "$(dirname "$0")/lib.sh"
+
+need_package libsimgrid-dev "$BUILD/bin/treefarm-sim"
+
+# field DIR EXPR: a Python expression over results.json's r.
+field () { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1/results.json"; }
+
+F=$WORK/fork7.json
+python3 - "$F" <<'PY'
+import json, sys
+c = json.load(open("configs/fork7.json"))
+c["tasks"]["count"] = 300
+json.dump(c, open(sys.argv[1], "w"))
+PY
+
+declare -A span
+for p in fcfs comprate bwc ia-single ia-single-opt ia-multi ia-split root-computes; do
+    D=$WORK/f7-$p
+    "$TREEFARM" simulate "$F" --policy "$p" --out "$D" --quiet >"$WORK/$p.out" 2>&1
+    rc=$?
+    expect "$p: exit 0" [ "$rc" = 0 ]
+    expect "$p: every task exactly once" tasks_exactly_once "$D" 300
+    expect "$p: computed adds up to the bag" computed_sums_to "$D" 300
+    expect "$p: results.json says simulated and complete" \
+        [ "$(field "$D" 'r["mode"], r["status"]')" = "simulated complete" ]
+    eff=$(field "$D" 'r["efficiency"]')
+    expect "$p: efficiency $eff within the bound" python3 -c "import sys; sys.exit(not 0 < $eff <= 1.0)"
+    span[$p]=$(field "$D" 'r["makespan_s"]')
+done
+"$TREEFARM" simulate configs/fork7.json --out "$WORK/f7-1000" --quiet >/dev/null 2>&1
+eff=$(field "$WORK/f7-1000" 'r["steady"]["efficiency"]')
+expect "ia-multi, 1000 tasks: steady state within 2% of its bound ($eff)" \
+    python3 -c "import sys; sys.exit(not 0.98 <= $eff <= 1.02)"
+for worse in fcfs root-computes ia-single; do
+    expect "ia-multi (${span[ia-multi]} s) ahead of $worse (${span[$worse]} s)" \
+        python3 -c "import sys; sys.exit(not ${span[ia-multi]} * 1.05 < ${span[$worse]})"
+done
+
+# Interference: the root's IR_s x 2 (IR_r x 2 would leave Lab5 no compute
+# at its link's rate: the loader refuses it), and none at all.
+for k in 2 0; do
+    python3 - "$F" "$WORK/ir$k.json" "$k" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+k = float(sys.argv[3])
+for n in c["tree"]:
+    for key in ("ir_send", "ir_recv"):
+        if key in n and (k == 0 or key == "ir_send"):
+            n[key] *= k
+json.dump(c, open(sys.argv[2], "w"))
+PY
+    "$TREEFARM" simulate "$WORK/ir$k.json" --out "$WORK/ir$k" --quiet >/dev/null 2>&1
+done
+slow=$(field "$WORK/ir2" 'r["makespan_s"]')
+fast=$(field "$WORK/ir0" 'r["makespan_s"]')
+expect "the root's IR_s x2 slows the run ($slow s > ${span[ia-multi]} s)" \
+    python3 -c "import sys; sys.exit(not $slow > ${span[ia-multi]} * 1.02)"
+expect "no interference speeds it up ($fast s < ${span[ia-multi]} s)" \
+    python3 -c "import sys; sys.exit(not $fast < ${span[ia-multi]})"
+
+# Reproducible.
+"$TREEFARM" simulate "$F" --policy ia-multi --out "$WORK/again" --quiet >/dev/null 2>&1
+expect "the same run twice: the same tasks.csv" cmp -s "$WORK/again/tasks.csv" \
+    "$WORK/f7-ia-multi/tasks.csv"
+
+# A 1,000-node random tree, depth 6.
+python3 scripts/tree-config.py --random 1000 --depth 6 --count 20000 --policy ia-multi \
+    >"$WORK/r1k.json"
+"$TREEFARM" simulate "$WORK/r1k.json" --out "$WORK/r1k" --quiet >"$WORK/r1k.out" 2>&1
+expect "1,000 nodes: exit 0" [ $? = 0 ]
+expect "1,000 nodes: complete" [ "$(field "$WORK/r1k" 'r["status"]')" = complete ]
+expect "1,000 nodes: every task exactly once" tasks_exactly_once "$WORK/r1k" 20000
+expect "1,000 nodes: computed adds up to the bag" computed_sums_to "$WORK/r1k" 20000
+
+# Bad input.
+# refused WHAT PATTERN ARGS...: treefarm simulate ARGS exits 2 and says
+# PATTERN.
+refused () {
+    local what=$1 pattern=$2 rc; shift 2
+    "$TREEFARM" simulate "$@" >"$WORK/err" 2>&1
+    rc=$?
+    expect "$what: exit 2 saying \"$pattern\" (exit $rc)" \
+        eval '[ $rc = 2 ] && grep -q -- "$pattern" "$WORK/err"'
+}
+refused "a missing config" none.json "$WORK/none.json" --out "$WORK/x"
+refused "an unknown policy" nosuch "$F" --policy nosuch --out "$WORK/x"
+python3 scripts/tree-config.py --depth 300 --arity 1 --count 10 >"$WORK/deep.json"
+refused "a tree 300 deep" "at most 256" "$WORK/deep.json" --out "$WORK/x"
+touch "$WORK/file"
+refused "an --out that cannot be made" "file: exists and is not a directory" "$F" \
+    --out "$WORK/file/sub"
+TREEFARM_SIM=$WORK/nosim refused "no simulator" libsimgrid-dev "$F"
+"$TREEFARM" simulate --help >"$WORK/help" 2>&1
+rc=$?
+expect "--help: exit 0 with the usage" \
+    eval '[ $rc = 0 ] && grep -q "usage: treefarm simulate" "$WORK/help"'
+
+finish
