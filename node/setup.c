@@ -43,11 +43,14 @@ child_info (const config_t *cfg, int index, double bps)
  *  schedule reaching the root's (its target; left INFINITY on the root,
  *  or if the config's bound cannot be had). */
 static void
-plan (const config_t *cfg, int node, const bound_app_t *app, core_child_info_t *kids,
-      double *target, double *that)
+plan (const config_t *cfg, int node, const setup_opts_t *opts, const bound_app_t *app,
+      core_child_info_t *kids, double *target, double *that)
 {
     char err[TF_ERRLEN];
-    bound_tree_t *tree = bound_tree_new (cfg, BOUND_MULTI, app, err, sizeof err);
+    bound_tree_t *own = opts->plan_tree ? NULL
+                                        : bound_tree_new (cfg, BOUND_MULTI, app, err,
+                                                          sizeof err);
+    const bound_tree_t *tree = opts->plan_tree ? opts->plan_tree : own;
     if (!tree)
         return;
     const config_node_t *me = &cfg->nodes[node];
@@ -56,7 +59,7 @@ plan (const config_t *cfg, int node, const bound_app_t *app, core_child_info_t *
     if (me->parent >= 0 && tree->nodes[node].t > 0)
         *target = tree->nodes[node].t;
     *that = tree->nodes[node].that;
-    bound_tree_destroy (&tree);
+    bound_tree_destroy (&own);
 }
 
 /*  Whether the core paces its links. */
@@ -66,6 +69,22 @@ setup_paced (const config_t *cfg, setup_pace_t pace)
     if (pace == SETUP_PACE_AUTO)
         return cfg->platform.mode == PLATFORM_EMULATED && !config_kernel_shaped (cfg);
     return pace == SETUP_PACE_ON;
+}
+
+/*  Every node's parent (core_cfg_t.tree_parent), or NULL when the run
+ *  has no command tasks: the shape matters only to them (where a result
+ *  may come from, which subtrees a failed command avoids), and costs
+ *  every core nnodes entries. A vacant slot's index names a joining node
+ *  elsewhere: unknown. */
+static int32_t *
+tree_shape (const config_t *cfg)
+{
+    if (!cfg->commands.count)
+        return NULL;
+    int32_t *parents = xcalloc (cfg->nnodes, sizeof *parents);
+    for (int i = 0; i < cfg->nnodes; i++)
+        parents[i] = cfg->nodes[i].vacant ? -1 : cfg->nodes[i].parent;
+    return parents;
 }
 
 core_t *
@@ -80,10 +99,7 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
     core_child_info_t *kids = xcalloc (me->nchildren + 1, sizeof *kids);
     for (int i = 0; i < me->nchildren; i++)
         kids[i] = child_info (cfg, me->children[i], bps);
-    int32_t *parents = xcalloc (cfg->nnodes, sizeof *parents);
-    for (int i = 0; i < cfg->nnodes; i++)   /* a vacant slot's index names a
-                                               joining node elsewhere: unknown */
-        parents[i] = cfg->nodes[i].vacant ? -1 : cfg->nodes[i].parent;
+    int32_t *parents = tree_shape (cfg);
     double window = SETUP_METER_PLATFORM / cfg->platform.time_scale;
     core_cfg_t cc = {
         .self = (uint32_t) node,
@@ -111,12 +127,10 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
         .max_attempts = cfg->commands.attempts,
         .task_info = opts->bag ? opts->bag->task_info : NULL,
         .task_arg = opts->bag ? opts->bag->arg : NULL,
-        /*  The shape matters only to command tasks: where a result may
-         *  come from, which subtrees a failed command avoids. */
-        .tree_parent = cfg->commands.count ? parents : NULL,
+        .tree_parent = parents,
         .adapt = cfg->platform.adapt,
     };
-    plan (cfg, node, &app, kids, &cc.parent.target, &cc.endgame.that);
+    plan (cfg, node, opts, &app, kids, &cc.parent.target, &cc.endgame.that);
     cc.endgame.on = cfg->platform.endgame;
     cc.endgame.time_scale = cfg->platform.time_scale;
     core_t *core = core_new (&cc, err, errlen);

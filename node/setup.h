@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "node/core.h"
+#include "overlay/bound.h"
 #include "overlay/config.h"
 
 /*  Completions travel up in batches of at most SETUP_BATCH_MAX, or after
@@ -59,6 +60,11 @@ typedef struct {
                                 time, never under this */
     const setup_bag_t *bag;  /* required on the root of a run with command
                                 tasks, ignored elsewhere (may be NULL) */
+    /*  The config's multi-port bound tree (bound_tree_new, BOUND_MULTI),
+     *  when the driver builds every node's core and computed it once for
+     *  all of them; NULL: each core's setup computes it (the runtime's
+     *  one core a process). */
+    const bound_tree_t *plan_tree;
 } setup_opts_t;
 
 /*  The runtime's options: pacing SETUP_PACE_AUTO, batches of

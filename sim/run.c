@@ -123,13 +123,63 @@ init_engine (void)
     sg_cfg_set_int ("contexts/stack-size", SIM_STACK_KIB);
 }
 
-/*  The way down of node i's link from its parent (sim/platform.h). */
-static sg_link_t
-down_link (int i)
+/*  Every node's link from its parent, the way down (sim/platform.h's
+ *  "l<i>_DOWN"), into s->down: by one pass over SimGrid's links, as a
+ *  lookup by name walks every zone. Returns 0, or -1 with a message when
+ *  one is missing. */
+static int
+find_down_links (sim_t *s, char *err, size_t errlen)
 {
-    char name[64];
-    snprintf (name, sizeof name, "l%d_DOWN", i);
-    return sg_link_by_name (name);
+    s->down = xcalloc (s->cfg->nnodes, sizeof *s->down);
+    size_t n = sg_link_count ();
+    sg_link_t *all = sg_link_list ();
+    for (size_t k = 0; k < n; k++) {
+        const char *name = sg_link_get_name (all[k]);
+        int i, end = -1;   /* sscanf counts i even when "_DOWN" fails */
+        if (sscanf (name, "l%d_DOWN%n", &i, &end) == 1 && end > 0 && name[end] == '\0'
+            && i >= 0 && i < s->cfg->nnodes)
+            s->down[i] = all[k];
+    }
+    free (all);
+    for (int i = 0; i < s->cfg->nnodes; i++)
+        if (s->cfg->nodes[i].parent >= 0 && !s->down[i])
+            return tf_error (err, errlen, "the platform has no link l%d_DOWN (node %s)",
+                             i, s->cfg->nodes[i].name);
+    return 0;
+}
+
+/*  Node n's channels: a mailbox each way to its parent and to each
+ *  child, "m<from>-<to>"; its links the way down, for its interference;
+ *  its slot at its parent. */
+static void
+make_channels (sim_t *s, sim_node_t *n)
+{
+    const config_node_t *me = &s->cfg->nodes[n->index];
+    n->nchan = 1 + me->nchildren;
+    n->in = xcalloc (n->nchan, sizeof *n->in);
+    n->out = xcalloc (n->nchan, sizeof *n->out);
+    n->rx = xcalloc (n->nchan, sizeof *n->rx);
+    n->rx_data = xcalloc (n->nchan, sizeof *n->rx_data);
+    n->comms = xcalloc (n->nchan, sizeof *n->comms);
+    n->chan = xcalloc (n->nchan, sizeof *n->chan);
+    n->send = xcalloc (n->nchan, sizeof *n->send);
+    n->closed = xcalloc (n->nchan, sizeof *n->closed);
+    n->kid_down = xcalloc (n->nchan, sizeof *n->kid_down);
+    for (int c = 0; c < n->nchan; c++) {
+        int peer = c == 0 ? me->parent : me->children[c - 1];
+        if (peer < 0)
+            continue;
+        char box[64];
+        snprintf (box, sizeof box, "m%d-%d", peer, n->index);
+        n->in[c] = sg_mailbox_by_name (box);
+        snprintf (box, sizeof box, "m%d-%d", n->index, peer);
+        n->out[c] = sg_mailbox_by_name (box);
+    }
+    for (int k = 0; k < me->nchildren; k++) {
+        s->nodes[me->children[k]].slot = k;
+        n->kid_down[k] = s->down[me->children[k]];
+    }
+    n->down = me->parent < 0 ? NULL : s->down[n->index];
 }
 
 /*  Node i's core, channels, mailboxes, engines and actor. */
@@ -142,6 +192,7 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
     setup_opts_t o = setup_opts_default ();
     o.pace = SETUP_PACE_OFF;
     o.meter_min = 0;
+    o.plan_tree = s->plan;
     n->sim = s;
     n->index = i;
     n->core = setup_core (cfg, i, &o, err, errlen);
@@ -150,27 +201,7 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
     char name[64];
     snprintf (name, sizeof name, "n%d", i);
     n->host = sg_host_by_name (name);
-    n->nchan = 1 + me->nchildren;
-    n->in = xcalloc (n->nchan, sizeof *n->in);
-    n->out = xcalloc (n->nchan, sizeof *n->out);
-    n->rx = xcalloc (n->nchan, sizeof *n->rx);
-    n->rx_data = xcalloc (n->nchan, sizeof *n->rx_data);
-    n->comms = xcalloc (n->nchan, sizeof *n->comms);
-    n->chan = xcalloc (n->nchan, sizeof *n->chan);
-    n->send = xcalloc (n->nchan, sizeof *n->send);
-    n->closed = xcalloc (n->nchan, sizeof *n->closed);
-    for (int c = 0; c < n->nchan; c++) {
-        int peer = c == 0 ? me->parent : me->children[c - 1];
-        if (peer < 0)
-            continue;
-        char box[64];
-        snprintf (box, sizeof box, "m%d-%d", peer, i);
-        n->in[c] = sg_mailbox_by_name (box);
-        snprintf (box, sizeof box, "m%d-%d", i, peer);
-        n->out[c] = sg_mailbox_by_name (box);
-    }
-    for (int k = 0; k < me->nchildren; k++)
-        s->nodes[me->children[k]].slot = k;
+    make_channels (s, n);
     n->neng = cfg->commands.count && me->slots ? (int) me->slots : 1;
     n->eng = xcalloc (n->neng, sizeof *n->eng);
     for (int k = 0; k < me->nchildren; k++)
@@ -179,10 +210,6 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
                         setup_bps_per_mbps (cfg), 1);
     if (!emul_interferes (n->emul))
         emul_destroy (&n->emul);
-    n->kid_down = xcalloc (n->nchan, sizeof *n->kid_down);
-    for (int k = 0; k < me->nchildren; k++)
-        n->kid_down[k] = down_link (me->children[k]);
-    n->down = me->parent < 0 ? NULL : down_link (i);
     n->sample_at = -1;
     sg_actor_t a = sg_actor_init (me->name, n->host);
     sg_actor_set_data (a, n);
@@ -209,6 +236,8 @@ free_nodes (sim_t *s)
         emul_destroy (&n->emul);
     }
     free (s->nodes);
+    free (s->down);
+    bound_tree_destroy (&s->plan);
 }
 
 /*  Every node's counters, as its REPORT would give them. */
@@ -256,6 +285,12 @@ sim_run (const config_t *cfg, results_t *results, const sim_opts_t *opts,
     if (load_platform (cfg, opts, err, errlen) != 0)
         return -1;
     s.nodes = xcalloc (cfg->nnodes, sizeof *s.nodes);
+    if (find_down_links (&s, err, errlen) != 0) {
+        free_nodes (&s);
+        return -1;
+    }
+    bound_app_t app = bound_app_of (cfg);
+    s.plan = bound_tree_new (cfg, BOUND_MULTI, &app, NULL, 0);
     s.barrier = sg_barrier_init ((unsigned) cfg->nnodes);
     s.wall0 = s.shown = tf_now ();
     for (int i = 0; i < cfg->nnodes; i++)

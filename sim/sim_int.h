@@ -14,6 +14,7 @@
 
 #include "node/core.h"
 #include "node/emulate.h"
+#include "overlay/bound.h"
 #include "overlay/util.h"
 #include "sim/sim.h"
 
@@ -81,6 +82,9 @@ struct sim {
     const config_t *cfg;
     results_t *results;
     sim_node_t *nodes;
+    sg_link_t *down;         /* per node: its link from its parent, down */
+    bound_tree_t *plan;      /* the config's multi-port bound, computed
+                                once for every core (node/setup.h) */
     sg_bar_t barrier;
     int finished, failed;
     double finished_at;
