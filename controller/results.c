@@ -138,6 +138,7 @@ results_destroy (results_t **self_p)
     json_decref (self->cmds.failures);
     json_decref (self->joins);
     json_decref (self->moves);
+    json_decref (self->simulation);
     free (self->cmds.node_seconds);
     free (self->cmds.node_commands);
     free (self);
@@ -353,9 +354,11 @@ results_set_curve (results_t *self, int curve)
 }
 
 void
-results_set_simulated (results_t *self)
+results_set_simulated (results_t *self, json_t *figures)
 {
     self->simulated = 1;
+    json_decref (self->simulation);
+    self->simulation = figures;
 }
 
 double

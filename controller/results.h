@@ -179,8 +179,10 @@ void results_set_malformed (results_t *self, uint64_t count);
 void results_set_curve (results_t *self, int curve);
 
 /*  The run was simulated (docs/simulate.md): results.json's "mode" is
- *  "simulated", and its wall seconds are simulated seconds. */
-void results_set_simulated (results_t *self);
+ *  "simulated", its wall seconds are simulated seconds, and its
+ *  "simulation" is figures (taken; NULL: none yet), what the simulation
+ *  itself cost. A second call replaces the figures. */
+void results_set_simulated (results_t *self, json_t *figures);
 
 /*  A node keeps up with the emulated clock when it spent at most
  *  1 - RESULTS_FIDELITY_MIN of the run behind it. Fidelity of a node is

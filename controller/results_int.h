@@ -72,7 +72,8 @@ struct results {
     int finished;
     uint64_t malformed;
     int curve;               /* the run's sockets were CURVE */
-    int simulated;           /* a simulated run (results_set_simulated) */
+    int simulated;           /* a simulated run (results_set_simulated), */
+    json_t *simulation;      /* and what it cost, or NULL */
     double offline[BOUND_MODEL_COUNT];   /* the bound computed here */
     double planned[BOUND_MODEL_COUNT];   /* the offline bound the tree's
                                 first one is checked against: offline[],

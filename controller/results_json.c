@@ -353,6 +353,8 @@ results_to_json (const results_t *self)
                          json_string (self->simulated ? "simulated"
                                                       : platform_mode_str (cfg->platform.mode)));
     json_object_set_new (object, "time_scale", json_real (cfg->platform.time_scale));
+    if (self->simulation)
+        json_object_set (object, "simulation", self->simulation);
     outcome_to_json (self, object);
     json_object_set_new (object, "malformed", json_integer ((json_int_t) self->malformed));
     json_object_set_new (object, "curve", json_boolean (self->curve));

@@ -61,7 +61,7 @@ simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quie
 {
     char err[TF_ERRLEN];
     results_t *results = results_new (cfg);
-    results_set_simulated (results);
+    results_set_simulated (results, NULL);
     if (results_open_tasks (results, dir, err, sizeof err) != 0) {
         fprintf (stderr, "treefarm simulate: %s\n", err);
         results_destroy (&results);
@@ -71,6 +71,11 @@ simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quie
     int bad = sim_run (cfg, results, opts, &fig, err, sizeof err) != 0;
     if (bad)
         fprintf (stderr, "treefarm simulate: %s\n", err);
+    results_set_simulated (results,
+                           json_pack ("{s:f, s:f, s:I, s:I}", "wall_s", fig.wall_s,
+                                      "setup_s", fig.setup_s,
+                                      "events", (json_int_t) fig.events,
+                                      "messages", (json_int_t) fig.messages));
     if (results_close_tasks (results, err, sizeof err) != 0
         || results_write (results, dir, err, sizeof err) != 0) {
         fprintf (stderr, "treefarm simulate: %s\n", err);
@@ -79,8 +84,9 @@ simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quie
     if (!quiet || bad)
         results_print_summary (results, stdout);
     if (!quiet)
-        printf ("  simulated in %.1f s of wall time: %llu core events, %llu messages\n"
-                "  results in %s\n", fig.wall_s, (unsigned long long) fig.events,
+        printf ("  simulated in %.1f s of wall time (%.1f s to set up): %llu core events, "
+                "%llu messages\n  results in %s\n", fig.wall_s, fig.setup_s,
+                (unsigned long long) fig.events,
                 (unsigned long long) fig.messages, dir);
     results_destroy (&results);
     return bad ? CLI_EXIT_FAILED : CLI_EXIT_OK;

@@ -48,6 +48,16 @@ sim_progress (sim_t *s, double now, int last)
 int
 sim_check (const config_t *cfg, char *err, size_t errlen)
 {
+    const char *what = cfg->platform.adapt ? "adaptation (platform \"adapt\")"
+                     : cfg->noffered ? "nodes offered during the run (joins_at_s)"
+                     : cfg->join_slots ? "nodes joining (platform \"join_slots\")"
+                     : cfg->commands.count ? "command tasks" : NULL;
+    for (int i = 0; !what && i < cfg->nnodes; i++)
+        if (cfg->nodes[i].load)
+            what = "background load (\"load\")";
+    if (what)
+        return tf_error (err, errlen, "%s: %s is not simulated yet (docs/simulate.md, "
+                         "\"What is simulated\")", cfg->path, what);
     for (int i = 0; i < cfg->nnodes; i++)
         if (cfg->nodes[i].depth > SIM_MAX_DEPTH) {
             tf_error (err, errlen, "%s: node \"%s\" is %d levels deep; a simulated tree "
@@ -281,6 +291,7 @@ sim_run (const config_t *cfg, results_t *results, const sim_opts_t *opts,
         return -1;
     sim_t s = {.cfg = cfg, .results = results,
                .progress = !opts->progress ? 0 : isatty (2) ? 1 : 2};
+    double t0 = tf_now ();
     init_engine ();
     if (load_platform (cfg, opts, err, errlen) != 0)
         return -1;
@@ -292,12 +303,14 @@ sim_run (const config_t *cfg, results_t *results, const sim_opts_t *opts,
     bound_app_t app = bound_app_of (cfg);
     s.plan = bound_tree_new (cfg, BOUND_MULTI, &app, NULL, 0);
     s.barrier = sg_barrier_init ((unsigned) cfg->nnodes);
-    s.wall0 = s.shown = tf_now ();
+    s.wall0 = t0;
+    s.shown = tf_now ();
     for (int i = 0; i < cfg->nnodes; i++)
         if (make_node (&s, i, err, errlen) != 0) {
             free_nodes (&s);
             return -1;
         }
+    double setup_s = tf_now () - t0;
     simgrid_run ();
     sim_progress (&s, simgrid_get_clock (), 1);
     if (!s.finished)
@@ -311,7 +324,8 @@ sim_run (const config_t *cfg, results_t *results, const sim_opts_t *opts,
                         s.failed ? s.error : NULL);
     if (fig)
         *fig = (sim_figures_t){.makespan = s.finished_at, .events = s.events,
-                               .messages = s.messages, .wall_s = tf_now () - s.wall0};
+                               .messages = s.messages, .wall_s = tf_now () - t0,
+                               .setup_s = setup_s};
     sg_barrier_destroy (s.barrier);
     free_nodes (&s);
     if (s.failed)

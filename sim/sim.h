@@ -56,7 +56,9 @@ typedef struct {
     double makespan;         /* simulated seconds, START to FINISHED */
     uint64_t events;         /* core events handled over every node */
     uint64_t messages;       /* messages sent between nodes */
-    double wall_s;           /* wall seconds the simulation took */
+    double wall_s;           /* wall seconds the simulation took, */
+    double setup_s;          /* of which setting up: the platform loaded,
+                                every core built, every actor created */
 } sim_figures_t;
 
 /*  Check that cfg can be simulated (a tree of at most SIM_MAX_DEPTH
