@@ -1,6 +1,7 @@
 # treefarm — one non-recursive Makefile.
 #
-#   make            build bin/treefarm and bin/treefarm-node under $(BUILD)
+#   make            build bin/treefarm and bin/treefarm-node under $(BUILD),
+#                   and bin/treefarm-sim where SimGrid is installed
 #   make check      build and run every unit and integration test
 #   make demo       run the reference 7-node fork in emulation
 #   make bench      benchmarks against the machine's limits: a table and bench/results.json
@@ -133,7 +134,8 @@ $(DEPS_STAMP): scripts/install-deps.sh
 	@bash scripts/install-deps.sh
 	@mkdir -p $(@D) && touch $@
 
-$(DEPS_MK): $(DEPS_STAMP)
+# SimGrid installed since (its .pc file newer than this) counts too.
+$(DEPS_MK): $(DEPS_STAMP) $(wildcard $(shell pkg-config --variable=pcfiledir simgrid 2>/dev/null)/simgrid.pc)
 	@echo "HAVE_SIMGRID := $$(pkg-config --exists simgrid && echo yes)" > $@
 
 $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
@@ -216,7 +218,8 @@ install: $(BINS)
 	install -m 0644 configs/*.json $(DESTDIR)$(PREFIX)/share/treefarm/configs/
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/treefarm $(DESTDIR)$(PREFIX)/bin/treefarm-node
+	rm -f $(DESTDIR)$(PREFIX)/bin/treefarm $(DESTDIR)$(PREFIX)/bin/treefarm-node \
+	      $(DESTDIR)$(PREFIX)/bin/treefarm-sim
 	rm -rf $(DESTDIR)$(PREFIX)/share/treefarm
 
 clean:
