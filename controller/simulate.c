@@ -17,6 +17,16 @@ simulate_program (void)
     return cli_find_program (NULL, "TREEFARM_SIM", "treefarm-sim");
 }
 
+void
+simulate_cannot_run (const char *command, const char *why)
+{
+    fprintf (stderr,
+             "treefarm %s: cannot run %s\n"
+             "treefarm %s: the simulator is built only where SimGrid is installed:\n"
+             "  apt-get install libsimgrid-dev (or scripts/install-deps.sh as root),\n"
+             "  then make (docs/simulate.md)\n", command, why, command);
+}
+
 int
 simulate_main (int argc, char **argv)
 {
@@ -27,12 +37,9 @@ simulate_main (int argc, char **argv)
         args[i] = argv[i];
     fflush (NULL);
     execvp (program, args);
-    int e = errno;
-    fprintf (stderr,
-             "treefarm simulate: cannot run %s: %s\n"
-             "treefarm simulate: the simulator is built only where SimGrid is installed:\n"
-             "  apt-get install libsimgrid-dev (or scripts/install-deps.sh as root),\n"
-             "  then make (docs/simulate.md)\n", program, strerror (e));
+    char *why = xasprintf ("%s: %s", program, strerror (errno));
+    simulate_cannot_run ("simulate", why);
+    free (why);
     free (args);
     free (program);
     return CLI_EXIT_USAGE;

@@ -2,10 +2,12 @@
  *
  *  A study runs every cell (send size Z, compute size w, policy) of the
  *  grid on the experiment's tree, each repeated R times, one run after
- *  another in this process (controller/run.h, run_synthetic), each into
- *  its own results directory DIR/runs/Z-W-POLICY-R/. It reads every run's
- *  figures back from that run's results.json, so a study interrupted and
- *  started again into the same DIR runs only what is not complete yet.
+ *  another in this process (controller/run.h, run_synthetic), or with
+ *  --simulate each by the simulator in a child (docs/simulate.md), each
+ *  into its own results directory DIR/runs/Z-W-POLICY-R/. It reads every
+ *  run's figures back from that run's results.json, so a study
+ *  interrupted and started again into the same DIR runs only what is not
+ *  complete yet.
  *  Makespans are normalized per (Z, w) to the reference policy's
  *  (RootComputes, as the published study does; docs/study/README.md).
  *
@@ -13,7 +15,8 @@
  *  the command line and their limits, the grid's order and names, reading
  *  a run back, the cells' means and normalization, and whether an
  *  existing study is the same one. controller/study_out.h writes the
- *  files; study_main is the command.
+ *  files; study_main is the command (study_int.h says which file does
+ *  what).
  */
 #ifndef TF_STUDY_H
 #define TF_STUDY_H
@@ -52,6 +55,8 @@ typedef struct {
     int repeat;                         /* runs per cell, >= 1 */
     uint64_t tasks;                     /* tasks per run */
     double time_scale;                  /* the runs' platform.time_scale */
+    int simulated;                      /* --simulate: every run on SimGrid,
+                                           by treefarm-sim in a child */
 } study_params_t;
 
 typedef enum {
@@ -131,7 +136,8 @@ int study_reference (const study_params_t *p);
 
 /*  Fill run from results (a run's results.json), if results is the run
  *  of that cell: its config's tasks.input_mb, tasks.units and
- *  tasks.count, its policy and time_scale must be the study's. A
+ *  tasks.count, its policy and time_scale must be the study's, and its
+ *  "mode" "simulated" exactly when the study is (params simulated). A
  *  complete run gets its figures; any other status leaves it pending (it
  *  runs again). Returns 0, or -1 with a message when results is not
  *  that cell's run or lacks a figure (run left pending). */
@@ -146,14 +152,16 @@ void study_summarize (const study_params_t *p, const study_run_t *runs,
                       study_cell_t *cells);
 
 /*  The study as JSON for DIR/study.json: config (the experiment's
- *  canonical JSON object, borrowed and copied), the lists, repeat, tasks
- *  and time_scale. A new reference. */
+ *  canonical JSON object, borrowed and copied), the lists, repeat, tasks,
+ *  time_scale and simulated (true or false). A new reference. */
 json_t *study_params_to_json (const study_params_t *p, const json_t *config);
 
 /*  Compare an existing DIR/study.json (have) with the study asked for
  *  (want, from study_params_to_json). Returns 0 when they describe the
  *  same study, else -1 with a message naming the first key that differs
- *  and both values. */
+ *  and both values; simulated first, as "made with --simulate" or
+ *  "without" (a study.json without it, from before --simulate, is one
+ *  without). */
 int study_params_match (const json_t *have, const json_t *want, char *err,
                         size_t errlen);
 

@@ -67,62 +67,6 @@ bye_if_due (sim_node_t *n)
     n->done = 1;
 }
 
-/*  --- engines -------------------------------------------------------------- */
-
-/*  Take every busy interfered engine's work done so far at its speed,
- *  and its speed again from what the node's links carry now: the link
- *  from its parent down, and each child's down. */
-static void
-resample (sim_node_t *n, double now)
-{
-    if (!n->emul)
-        return;
-    int k = n->nchan - 1, busy = 0;
-    double *send = n->send;
-    for (int i = 0; i < k; i++)
-        send[i] = sim_link_usage (n->kid_down[i]);
-    for (int e = 0; e < n->neng; e++)
-        busy |= n->eng[e].busy && n->eng[e].interfered;
-    double recv = n->down ? sim_link_usage (n->down) : 0;
-    double speed = emul_update (n->emul, now, busy, recv, send);
-    speed = speed < 0.01 ? 0.01 : speed;   /* an engine never stops outright */
-    for (int e = 0; e < n->neng; e++) {
-        sim_engine_t *g = &n->eng[e];
-        if (!g->busy || !g->interfered)
-            continue;
-        g->work -= (now - g->last) * g->speed;
-        g->work = g->work > 0 ? g->work : 0;
-        g->last = now;
-        g->speed = speed;
-        g->end = now + g->work / speed;
-    }
-    n->sample_at = busy ? now + SIM_SAMPLE_S : -1;
-}
-
-/*  A free engine starts the task of action a: units at the host's speed,
- *  its completion done (node/route.h). */
-static void
-start_work (sim_node_t *n, const core_action_t *a, core_event_t done, double now)
-{
-    sim_engine_t *g = NULL;
-    for (int e = 0; e < n->neng && !g; e++)
-        if (!n->eng[e].busy)
-            g = &n->eng[e];
-    if (!g) {
-        sim_fail (n->sim, "%s: asked to compute with every engine busy",
-                  n->sim->cfg->nodes[n->index].name);
-        return;
-    }
-    double work = a->units / sg_host_get_speed (n->host);
-    *g = (sim_engine_t){.busy = 1, .interfered = n->emul && a->kind == CORE_KIND_SYNTHETIC,
-                        .work = work, .speed = 1, .last = now, .end = now + work,
-                        .done = done};
-    if (n->running++ == 0)
-        n->busy_since = now;
-    if (g->interfered)
-        resample (n, now);
-}
-
 /*  --- the core ------------------------------------------------------------- */
 
 static void handle (sim_node_t *n, core_event_t ev);
@@ -167,8 +111,9 @@ carry_out (sim_node_t *n, double now)
             post (n, 0, &r.ev);
         else if (r.to == ROUTE_CHILD)
             post (n, 1 + r.child, &r.ev);
-        else if (r.to == ROUTE_WORKER)
-            start_work (n, &a[i], r.ev, now);
+        else if (r.to == ROUTE_WORKER && sim_engine_start (n, &a[i], r.ev, now) != 0)
+            sim_fail (n->sim, "%s: asked to compute with every engine busy",
+                      n->sim->cfg->nodes[n->index].name);
         else if (r.to == ROUTE_CONTROLLER)
             to_controller (n, &a[i], now);
     }
@@ -191,47 +136,31 @@ handle (sim_node_t *n, core_event_t ev)
     carry_out (n, now);
 }
 
-/*  Engines done by now answer COMPUTED; a due sample takes the speeds
- *  again; the core gets its TICK when its deadline came. */
+/*  Engines done by now answer COMPUTED (their speeds first taken to
+ *  now); the core gets its TICK when its deadline came. */
 static void
 due (sim_node_t *n, double now)
 {
-    if (n->sample_at >= 0 && n->sample_at <= now)
-        resample (n, now);
-    for (int e = 0; e < n->neng; e++) {
-        sim_engine_t *g = &n->eng[e];
-        if (!g->busy || g->end > now + SIM_EPSILON)
-            continue;
-        g->busy = 0;
-        if (--n->running == 0)
-            n->busy_s += now - n->busy_since;
-        core_event_t done = g->done;
-        done.type = CORE_EV_COMPUTED;
+    sim_engines_follow (n, now);
+    core_event_t done;
+    while (sim_engine_finished (n, now, &done))
         handle (n, done);
-        if (n->emul)
-            resample (n, now);
-    }
     double tick = core_next_deadline (n->core, now);
     if (tick >= 0 && tick <= SIM_EPSILON)
         handle (n, (core_event_t){.type = CORE_EV_TICK});
 }
 
-/*  The next time n must act without a message: its earliest engine, its
- *  sample, its core's deadline; < 0 for none. */
+/*  The next time n must act without a message: its engines' (sim/engine.c)
+ *  or its core's deadline; < 0 for none. */
 static double
 next_wake (const sim_node_t *n, double now)
 {
-    double wake = -1;
     if (n->stopping)
         return -1;
+    double wake = sim_engines_wake (n);
     double tick = core_next_deadline (n->core, now);
-    if (tick >= 0)
+    if (tick >= 0 && (wake < 0 || now + tick < wake))
         wake = now + tick;
-    if (n->sample_at >= 0 && (wake < 0 || n->sample_at < wake))
-        wake = n->sample_at;
-    for (int e = 0; e < n->neng; e++)
-        if (n->eng[e].busy && (wake < 0 || n->eng[e].end < wake))
-            wake = n->eng[e].end;
     return wake;
 }
 

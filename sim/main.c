@@ -17,20 +17,24 @@ usage (FILE *out)
 {
     fprintf (out,
              "usage: treefarm simulate CONFIG [--policy NAME] [--out DIR] [--quiet]\n"
-             "                                [--no-endgame] [--platform FILE]\n"
+             "                                [--load FILE] [--no-endgame]\n"
+             "                                [--platform FILE]\n"
              "\n"
              "Simulate the experiment CONFIG on SimGrid: every node's decision core\n"
              "and policy, unchanged, on a simulated host of its compute rate, its\n"
              "link and its parent's send limit simulated links, interference as the\n"
-             "model prescribes. Writes results.json (\"mode\": \"simulated\"),\n"
-             "nodes.csv and tasks.csv into the results directory, as `treefarm run`\n"
-             "does, and prints the same summary (docs/simulate.md).\n"
+             "model prescribes, background load as its description says. Writes\n"
+             "results.json (\"mode\": \"simulated\"), nodes.csv and tasks.csv into the\n"
+             "results directory, as `treefarm run` does, and prints the same summary\n"
+             "(docs/simulate.md).\n"
              "\n"
              "options:\n"
              "  --policy NAME      scheduling policy instead of the config's\n"
              "                     (see `treefarm policies`)\n"
              "  --out DIR          results directory, created if needed\n"
              "                     (default: results/NAME-YYYYmmdd-HHMMSS)\n"
+             "  --load FILE        background load on nodes, as for run: a JSON object,\n"
+             "                     node name -> load (docs/load.md)\n"
              "  --no-endgame       no end-game (platform \"endgame\": false)\n"
              "  --platform FILE    also write the SimGrid platform (XML) to FILE\n"
              "  --quiet            no progress line\n"
@@ -95,7 +99,7 @@ simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quie
 int
 main (int argc, char **argv)
 {
-    const char *policy = NULL, *path = NULL, *out = NULL, *platform = NULL;
+    const char *policy = NULL, *path = NULL, *out = NULL, *platform = NULL, *load = NULL;
     int quiet = 0, no_endgame = 0;
     const cli_option_t options[] = {
         {"policy", CLI_STRING, &policy, NULL},
@@ -103,12 +107,13 @@ main (int argc, char **argv)
         {"quiet", CLI_FLAG, &quiet, NULL},
         {"no-endgame", CLI_FLAG, &no_endgame, NULL},
         {"platform", CLI_STRING, &platform, NULL},
+        {"load", CLI_STRING, &load, NULL},
     };
     int code = cli_parse ("simulate", argc, argv, options,
                           sizeof options / sizeof *options, usage, &path);
     if (code >= 0)
         return code;
-    config_t *cfg = run_load_experiment (path, policy, NULL);
+    config_t *cfg = run_load_experiment (path, policy, load);
     if (cfg && run_endgame_option (cfg, no_endgame, "simulate") != 0)
         config_destroy (&cfg);
     char err[TF_ERRLEN];

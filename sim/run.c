@@ -9,8 +9,10 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
+#include "node/bgload.h"
 #include "node/core_report.h"
 #include "node/setup.h"
+#include "overlay/load.h"
 #include "sim/platform.h"
 #include "sim/sim_int.h"
 
@@ -52,9 +54,6 @@ sim_check (const config_t *cfg, char *err, size_t errlen)
                      : cfg->noffered ? "nodes offered during the run (joins_at_s)"
                      : cfg->join_slots ? "nodes joining (platform \"join_slots\")"
                      : cfg->commands.count ? "command tasks" : NULL;
-    for (int i = 0; !what && i < cfg->nnodes; i++)
-        if (cfg->nodes[i].load)
-            what = "background load (\"load\")";
     if (what)
         return tf_error (err, errlen, "%s: %s is not simulated yet (docs/simulate.md, "
                          "\"What is simulated\")", cfg->path, what);
@@ -220,6 +219,17 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
                         setup_bps_per_mbps (cfg), 1);
     if (!emul_interferes (n->emul))
         emul_destroy (&n->emul);
+    n->emul_speed = n->load_factor = 1;
+    if (n->down)
+        n->down_bps = sg_link_get_bandwidth (n->down);
+    if (me->load) {
+        char why[TF_ERRLEN];
+        n->bg = bgload_new (me->load, me->name, me->ir_recv,
+                            me->parent >= 0 ? me->link_mbps : 0, why, sizeof why);
+        if (!n->bg)
+            return tf_error (err, errlen, "node \"%s\": load: %s", me->name, why);
+        n->load_factor = bgload_factor (n->bg);
+    }
     n->sample_at = -1;
     sg_actor_t a = sg_actor_init (me->name, n->host);
     sg_actor_set_data (a, n);
@@ -244,10 +254,37 @@ free_nodes (sim_t *s)
         free (n->kid_down);
         free (n->eng);
         emul_destroy (&n->emul);
+        bgload_destroy (&n->bg);
     }
     free (s->nodes);
     free (s->down);
     bound_tree_destroy (&s->plan);
+}
+
+/*  Node n's effective compute rate over the run, as a node measures
+ *  it (docs/measure.md): the units it computed over the platform
+ *  seconds its engine was busy (unknown, NaN, if it computed nothing);
+ *  with a background load, what its description predicts at the end,
+ *  the background's realized share of the CPU and its kind (a dedicated
+ *  node's are left to the results). */
+static proto_rate_stats_t
+effective_rate (const sim_t *s, const sim_node_t *n, const core_stats_t *c)
+{
+    proto_rate_stats_t r = {.measured = NAN, .measured_se = NAN, .predicted = NAN,
+                            .load_utilization = NAN};
+    double ts = s->cfg->platform.time_scale, busy = n->busy_s * ts;
+    if (c->computed > 0 && busy > 0)
+        r.measured = (double) c->computed * s->cfg->tasks.units / busy;
+    const config_node_t *me = &s->cfg->nodes[n->index];
+    if (n->bg) {
+        double end = s->finished_at * ts;
+        r.predicted = me->compute_rate
+                    * load_predict (me->load, end, me->ir_recv,
+                                    me->parent >= 0 ? me->link_mbps : 0);
+        r.load_utilization = end > 0 ? bgload_busy_integral (n->bg) / end : NAN;
+        snprintf (r.load_kind, sizeof r.load_kind, "%s", load_kind_str (me->load));
+    }
+    return r;
 }
 
 /*  Every node's counters, as its REPORT would give them. */
@@ -265,6 +302,7 @@ file_reports (sim_t *s)
             n->busy_s += s->finished_at - n->busy_since;
         st.compute_seconds = n->busy_s;
         st.speed_mean = n->emul ? emul_speed_mean (n->emul) : 1;
+        st.rate = effective_rate (s, n, &c);
         st.slots = (uint64_t) n->neng;
         st.children = xcalloc (me->nchildren + 1, sizeof *st.children);
         st.nchildren = me->nchildren;

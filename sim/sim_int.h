@@ -65,6 +65,11 @@ typedef struct {
     sim_engine_t *eng;
     int neng;
     emul_t *emul;            /* NULL: no interference at this node */
+    double emul_speed;       /* its factor, as last sampled */
+    struct bgload *bg;       /* its background load's model, or NULL */
+    double load_factor;      /* the model's factor now (1: none) */
+    int comm_j;              /* the model's communicating contenders */
+    double down_bps;         /* the link from the parent's own rate */
     sg_link_t down;          /* its link from its parent, the way down;
                                 NULL on the root */
     sg_link_t *kid_down;     /* per child: the child's, the way down */
@@ -93,6 +98,18 @@ struct sim {
     int progress;            /* 0 none, 1 a line in place, 2 plain lines */
     double wall0, shown;     /* wall clock at the start, last progress */
 };
+
+/*  sim/engine.c: n's engines' speeds taken to now (its background
+ *  load's model followed, a due interference sample taken); the next
+ *  time they need it (an engine's end, a sample, the background's next
+ *  event; < 0 none); a free engine starting action a's task, whose
+ *  completion is done (-1 when every engine is busy); and one engine
+ *  done by now, its COMPUTED into *done (0 when none is). */
+void sim_engines_follow (sim_node_t *n, double now);
+double sim_engines_wake (const sim_node_t *n);
+int sim_engine_start (sim_node_t *n, const core_action_t *a, core_event_t done,
+                      double now);
+int sim_engine_finished (sim_node_t *n, double now, core_event_t *done);
 
 /*  The actor of every node (sg_actor data: its sim_node_t). */
 void sim_node_main (int argc, char **argv);

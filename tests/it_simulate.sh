@@ -9,6 +9,8 @@
 #    of FCFS and RootComputes).
 #  - Interference is live: the fork with the root's IR_s twice as large
 #    takes longer; with no interference at all, less.
+#  - Background load (--load): a step on Lab3 slows it, contenders on its
+#    link take their share of it.
 #  - The same run twice gives the same tasks.csv (a simulation is
 #    reproducible).
 #  - A 1,000-node random tree of depth 6 completes, exactly once.
@@ -74,6 +76,31 @@ expect "the root's IR_s x2 slows the run ($slow s > ${span[ia-multi]} s)" \
     python3 -c "import sys; sys.exit(not $slow > ${span[ia-multi]} * 1.02)"
 expect "no interference speeds it up ($fast s < ${span[ia-multi]} s)" \
     python3 -c "import sys; sys.exit(not $fast < ${span[ia-multi]})"
+
+# Background load: Lab3 four times slower from 30 s on (--load, as for
+# run) computes fewer tasks than dedicated, at a measured rate below its
+# configured one, and says its load; contenders that always communicate
+# on Lab3's link leave it a quarter of it: fewer tasks still reach it.
+echo '{"Lab3": {"steps": [{"at_s": 30, "load": 4.0}]}}' >"$WORK/steps.json"
+"$TREEFARM" simulate "$F" --load "$WORK/steps.json" --out "$WORK/steps" --quiet \
+    >"$WORK/steps.out" 2>&1
+expect "a load step: exit 0" [ $? = 0 ]
+expect "a load step: every task exactly once" tasks_exactly_once "$WORK/steps" 300
+lab3=$(field "$WORK/steps" '[n for n in r["nodes"] if n["name"] == "Lab3"][0]["computed"]')
+free=$(field "$WORK/f7-ia-multi" '[n for n in r["nodes"] if n["name"] == "Lab3"][0]["computed"]')
+expect "a load step: Lab3 computes fewer ($lab3 < $free)" [ "$lab3" -lt "$free" ]
+expect "a load step: Lab3 measured below its configured rate, kind steps" \
+    python3 -c "
+import json, sys
+n = [n for n in json.load(open('$WORK/steps/results.json'))['nodes'] if n['name'] == 'Lab3'][0]
+sys.exit(not (n['compute_measured'] < 0.8 * n['compute_configured']
+              and n['load']['kind'] == 'steps'))"
+c='{"comm": 1.0, "msg_bytes": 1000}'
+echo "{\"Lab3\": {\"contenders\": [$c, $c, $c]}}" >"$WORK/comm.json"
+"$TREEFARM" simulate "$F" --load "$WORK/comm.json" --out "$WORK/comm" --quiet >/dev/null 2>&1
+expect "contenders: exit 0, every task exactly once" tasks_exactly_once "$WORK/comm" 300
+got=$(field "$WORK/comm" '[n for n in r["nodes"] if n["name"] == "Lab3"][0]["received"]')
+expect "contenders on Lab3's link: fewer tasks reach it ($got < $free)" [ "$got" -lt "$free" ]
 
 # Reproducible.
 "$TREEFARM" simulate "$F" --policy ia-multi --out "$WORK/again" --quiet >/dev/null 2>&1

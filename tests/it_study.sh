@@ -9,6 +9,13 @@
 # as it was; a study interrupted after its first runs runs only the
 # missing ones when started again; another study's DIR, bad values and an
 # unknown policy are refused with exit 2 naming them.
+# --simulate (a short grid, 4 runs of 100 tasks on SimGrid): every run
+# complete, each results.json "mode" "simulated"; again, nothing runs; the
+# same DIR without --simulate is refused with exit 2. Without SimGrid
+# built that part is skipped (a failure under CI); a simulator that
+# cannot be run is refused with exit 2 saying how to get it, and a Ctrl-C
+# during a simulated cell ends the simulator (a stand-in that sleeps) and
+# exits 130.
 source "$(dirname "$0")/lib.sh"
 
 ARGS=(configs/fork7.json --tasks 40 --send 2,10 --compute 1,5
@@ -129,5 +136,79 @@ expect "unknown policy: exit 2 (got $rc)" test "$rc" = 2
 expect "unknown policy: named" grep -q '"IA:Mutli" is not a policy' "$WORK/e"
 expect "bad values: nothing created" test ! -e "$WORK/bad"
 expect "treefarm bench --help" sh -c "'$TREEFARM' bench --help | grep -q -- '--policies LIST'"
+expect "treefarm bench --help: --simulate" \
+    sh -c "'$TREEFARM' bench --help | grep -q -- '--simulate  '"
+
+# --simulate: every cell by treefarm-sim, in a child.
+SBASE=(configs/fork7.json --tasks 100 --send 2 --compute 1,5 --policies ia-multi,fcfs)
+SARGS=("${SBASE[@]}" --simulate)
+S=$WORK/sim
+# Every run of DIR complete in runs.csv (4 rows) and simulated in its
+# results.json. Prints what is wrong.
+sim_rows () {
+    python3 - "$1" <<'PY'
+import csv, json, os, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(d, "runs.csv"))))
+bad = [] if len(rows) == 4 else ["runs.csv has %d rows, not 4" % len(rows)]
+for r in rows:
+    name = "%s-%s-%s-%s" % (r["send_mb"], r["units"], r["policy"], r["repeat"])
+    res = json.load(open(os.path.join(d, "runs", name, "results.json")))
+    if r["status"] != "complete":
+        bad.append("%s: %s (%s)" % (name, r["status"], r["error"]))
+    if res.get("mode") != "simulated":
+        bad.append("%s: results.json mode %r" % (name, res.get("mode")))
+print("; ".join(bad))
+PY
+}
+if [ -x "$BUILD/bin/treefarm-sim" ]; then
+    "$TREEFARM" bench "${SARGS[@]}" --out "$S" >"$WORK/o" 2>"$WORK/e"; rc=$?
+    expect "simulated: exit 0 (got $rc)" test "$rc" = 0 || tail -3 "$WORK/e"
+    problems=$(sim_rows "$S" 2>&1)
+    expect "simulated: 4 runs complete, each results.json simulated${problems:+: $problems}" \
+        test -z "$problems"
+    "$TREEFARM" bench "${SARGS[@]}" --out "$S" >"$WORK/o" 2>"$WORK/e"; rc=$?
+    expect "simulated again: exit 0 (got $rc), every cell done, nothing run" \
+        sh -c "test $rc = 0 && grep -q 'every cell is done already (4 runs)' '$WORK/e' \
+               && ! grep -q '^cell ' '$WORK/e'"
+    "$TREEFARM" bench "${SBASE[@]}" --out "$S" >"$WORK/o" 2>"$WORK/e"; rc=$?
+    expect "simulated DIR without --simulate: exit 2 (got $rc)" test "$rc" = 2
+    expect "simulated DIR without --simulate: says so" \
+        grep -q "it was made with --simulate, and this study is not" "$WORK/e"
+elif [ "${CI:-}" = true ]; then
+    nok "simulated: $BUILD/bin/treefarm-sim is missing under CI" \
+        "(scripts/install-deps.sh installs libsimgrid-dev)"
+else
+    skip_part "simulated study: no $BUILD/bin/treefarm-sim (libsimgrid-dev, then make)"
+fi
+
+# A simulator that cannot run: refused before DIR is made. Any build.
+TREEFARM_SIM=$WORK/nosim "$TREEFARM" bench "${SARGS[@]}" --out "$WORK/nosimdir" \
+    >"$WORK/o" 2>"$WORK/e"; rc=$?
+expect "no simulator: exit 2 (got $rc), how to get it, nothing created" \
+    sh -c "test $rc = 2 && grep -q 'apt-get install libsimgrid-dev' '$WORK/e' \
+           && test ! -e '$WORK/nosimdir'"
+
+# A Ctrl-C to the study alone during a simulated cell: the study ends the
+# simulator (a stand-in that would sleep a minute) and exits 130 at once.
+cat >"$WORK/slowsim" <<EOF
+#!/bin/sh
+echo \$\$ >"$WORK/slowsim.pid"
+exec sleep 60
+EOF
+chmod +x "$WORK/slowsim"
+t0=$SECONDS
+TREEFARM_SIM=$WORK/slowsim "$TREEFARM" bench "${SARGS[@]}" --out "$WORK/simint" \
+    >"$WORK/o" 2>"$WORK/e" & ctl=$!
+for _ in $(seq 100); do test -s "$WORK/slowsim.pid" && break; sleep 0.1; done
+kill -INT $ctl
+wait $ctl; rc=$?
+pid=$(cat "$WORK/slowsim.pid" 2>/dev/null)
+expect "simulated, interrupted: exit 130 (got $rc) at once ($((SECONDS - t0)) s)" \
+    test "$rc" = 130 -a $((SECONDS - t0)) -le 15
+expect "simulated, interrupted: the simulator under way ended" \
+    sh -c "test -n '$pid' && ! kill -0 '$pid' 2>/dev/null"
+expect "simulated, interrupted: every run pending" \
+    test "$(grep -c ',pending,' "$WORK/simint/runs.csv")" = 4
 
 finish
