@@ -11,6 +11,29 @@
 
 /*  --- messages ------------------------------------------------------------ */
 
+/*  A transfer's timeline (--trace): it is sent and received from the
+ *  moment its first chunk leaves the parent to the moment its last one
+ *  reaches the child. */
+static void
+trace_spans_begin (sim_node_t *n, int slot, uint64_t task)
+{
+    sim_node_t *kid = &n->sim->nodes[n->sim->cfg->nodes[n->index].children[slot]];
+    double now = simgrid_get_clock ();
+    trace_begin (n->trace, TRACE_SEND, (uint32_t) slot, task, now);
+    trace_begin (kid->trace, TRACE_RECEIVE, 0, task, now);
+}
+
+static void
+trace_spans_end (sim_node_t *kid, const core_event_t *ev)
+{
+    if (!kid->trace || ev->type != CORE_EV_CHUNK || ev->index + 1 != ev->count)
+        return;
+    sim_node_t *parent = &kid->sim->nodes[kid->sim->cfg->nodes[kid->index].parent];
+    double now = simgrid_get_clock ();
+    trace_end (parent->trace, TRACE_SEND, (uint32_t) kid->slot, ev->task, now);
+    trace_end (kid->trace, TRACE_RECEIVE, 0, ev->task, now);
+}
+
 /*  Send ev (borrowing done and avoid from the action) on channel chan:
  *  the bytes it moves are its chunk's plus its envelope's. */
 static void
@@ -29,8 +52,10 @@ post (sim_node_t *n, int chan, const core_event_t *ev)
     double envelope = (SIM_ENVELOPE_BYTES + SIM_DONE_BYTES * (double) ev->ndone)
                     * s->cfg->platform.payload_scale;
     uint64_t len = ev->type == CORE_EV_CHUNK || ev->type == CORE_EV_RESULT ? ev->len : 0;
-    sg_comm_t c = sg_mailbox_put_init (n->out[chan], m, (long) (len + llround (envelope)));
-    sg_comm_detach (c, free);
+    if (ev->type == CORE_EV_CHUNK && ev->index == 0 && n->trace)
+        trace_spans_begin (n, chan - 1, ev->task);
+    long bytes = (long) (len + llround (envelope));
+    sg_comm_detach (sg_mailbox_put_init (n->out[chan], m, bytes), free);
     s->messages++;
 }
 
@@ -178,6 +203,7 @@ arrive (sim_node_t *n, int c, sim_msg_t *m)
     else if (m->kind == SIM_MSG_BYE)
         n->byes_due--;
     else if (!n->stopping) {
+        trace_spans_end (n, &m->ev);
         core_event_t ev = m->ev;
         ev.done = m->done;
         ev.avoid = m->avoid;

@@ -124,6 +124,8 @@ sim_engine_start (sim_node_t *n, const core_action_t *a, core_event_t done, doub
                         .done = done};
     if (n->running++ == 0)
         n->busy_since = now;
+    if (n->trace)
+        trace_begin (n->trace, TRACE_COMPUTE, (uint32_t) (g - n->eng), a->task, now);
     if (g->interfered)
         sample (n, now);
     reschedule (n, now);
@@ -143,6 +145,8 @@ sim_engine_finished (sim_node_t *n, double now, core_event_t *done)
             n->busy_s += now - n->busy_since;
         *done = g->done;
         done->type = CORE_EV_COMPUTED;
+        if (n->trace)
+            trace_end (n->trace, TRACE_COMPUTE, (uint32_t) e, done->task, now);
         if (n->emul)
             sample (n, now);
         reschedule (n, now);

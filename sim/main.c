@@ -9,6 +9,7 @@
 #include "controller/cli.h"
 #include "controller/results.h"
 #include "controller/run.h"
+#include "controller/timeline.h"
 #include "overlay/util.h"
 #include "sim/sim.h"
 
@@ -18,7 +19,7 @@ usage (FILE *out)
     fprintf (out,
              "usage: treefarm simulate CONFIG [--policy NAME] [--out DIR] [--quiet]\n"
              "                                [--load FILE] [--no-endgame]\n"
-             "                                [--platform FILE]\n"
+             "                                [--trace FILE] [--platform FILE]\n"
              "\n"
              "Simulate the experiment CONFIG on SimGrid: every node's decision core\n"
              "and policy, unchanged, on a simulated host of its compute rate, its\n"
@@ -36,6 +37,8 @@ usage (FILE *out)
              "  --load FILE        background load on nodes, as for run: a JSON object,\n"
              "                     node name -> load (docs/load.md)\n"
              "  --no-endgame       no end-game (platform \"endgame\": false)\n"
+             "  --trace FILE       write every node's timeline to FILE, Chrome trace-\n"
+             "                     event JSON, as run's (docs/trace.md)\n"
              "  --platform FILE    also write the SimGrid platform (XML) to FILE\n"
              "  --quiet            no progress line\n"
              "  -h, --help         show this help\n"
@@ -59,9 +62,26 @@ out_dir (const config_t *cfg, const char *given)
     return dir;
 }
 
-/*  Simulate cfg into dir. Returns the exit status. */
+/*  The timeline of the simulated run into path (--trace), as run's. */
 static int
-simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quiet)
+write_trace (const config_t *cfg, results_t *results, const char *path)
+{
+    char err[TF_ERRLEN], warn[TF_ERRLEN];
+    if (timeline_write_run (path, cfg, results, warn, sizeof warn, err, sizeof err) != 0) {
+        fprintf (stderr, "treefarm simulate: %s\n", err);
+        return -1;
+    }
+    if (*warn)
+        fprintf (stderr, "treefarm simulate: warning: --trace: %s (left without spans)\n",
+                 warn);
+    return 0;
+}
+
+/*  Simulate cfg into dir (and its timeline into trace, unless NULL).
+ *  Returns the exit status. */
+static int
+simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quiet,
+          const char *trace)
 {
     char err[TF_ERRLEN];
     results_t *results = results_new (cfg);
@@ -85,6 +105,8 @@ simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quie
         fprintf (stderr, "treefarm simulate: %s\n", err);
         bad = 1;
     }
+    if (trace && write_trace (cfg, results, trace) != 0)
+        bad = 1;
     if (!quiet || bad)
         results_print_summary (results, stdout);
     if (!quiet)
@@ -100,6 +122,7 @@ int
 main (int argc, char **argv)
 {
     const char *policy = NULL, *path = NULL, *out = NULL, *platform = NULL, *load = NULL;
+    const char *trace = NULL;
     int quiet = 0, no_endgame = 0;
     const cli_option_t options[] = {
         {"policy", CLI_STRING, &policy, NULL},
@@ -108,15 +131,18 @@ main (int argc, char **argv)
         {"no-endgame", CLI_FLAG, &no_endgame, NULL},
         {"platform", CLI_STRING, &platform, NULL},
         {"load", CLI_STRING, &load, NULL},
+        {"trace", CLI_STRING, &trace, NULL},
     };
     int code = cli_parse ("simulate", argc, argv, options,
                           sizeof options / sizeof *options, usage, &path);
     if (code >= 0)
         return code;
+    char err[TF_ERRLEN];
+    if (trace && timeline_check_path (trace, err, sizeof err) != 0)
+        return cli_usage_error ("simulate", CLI_EXIT_USAGE, "%s", err);
     config_t *cfg = run_load_experiment (path, policy, load);
     if (cfg && run_endgame_option (cfg, no_endgame, "simulate") != 0)
         config_destroy (&cfg);
-    char err[TF_ERRLEN];
     if (cfg && sim_check (cfg, err, sizeof err) != 0) {
         fprintf (stderr, "treefarm simulate: %s\n", err);
         config_destroy (&cfg);
@@ -126,8 +152,8 @@ main (int argc, char **argv)
         config_destroy (&cfg);
         return CLI_EXIT_USAGE;
     }
-    sim_opts_t opts = {.platform_xml = platform, .progress = !quiet};
-    code = simulate (cfg, dir, &opts, quiet);
+    sim_opts_t opts = {.platform_xml = platform, .progress = !quiet, .trace = trace != NULL};
+    code = simulate (cfg, dir, &opts, quiet, trace);
     free (dir);
     config_destroy (&cfg);
     return code;

@@ -231,6 +231,8 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
         n->load_factor = bgload_factor (n->bg);
     }
     n->sample_at = -1;
+    if (s->tracing)
+        n->trace = trace_new (TRACE_MAX_SPANS, (uint32_t) n->neng, (uint32_t) me->nchildren);
     sg_actor_t a = sg_actor_init (me->name, n->host);
     sg_actor_set_data (a, n);
     sg_actor_start_ (a, sim_node_main, 0, NULL);
@@ -255,6 +257,7 @@ free_nodes (sim_t *s)
         free (n->eng);
         emul_destroy (&n->emul);
         bgload_destroy (&n->bg);
+        trace_destroy (&n->trace);
     }
     free (s->nodes);
     free (s->down);
@@ -287,6 +290,27 @@ effective_rate (const sim_t *s, const sim_node_t *n, const core_stats_t *c)
     return r;
 }
 
+/*  Node n's timeline into st as its REPORT would carry it: its spans as
+ *  text, whole up to the first one dropped. */
+static void
+trace_text (const sim_t *s, const sim_node_t *n, proto_stats_t *st)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream (&text, &len);
+    if (!out)
+        return;
+    int bad = trace_write (n->trace, out);
+    if (fclose (out) != 0 || bad) {
+        free (text);
+        return;
+    }
+    double first;
+    st->trace_csv = text;
+    st->trace_dropped = trace_dropped (n->trace, &first);
+    st->trace_end = st->trace_dropped ? first : s->finished_at;
+}
+
 /*  Every node's counters, as its REPORT would give them. */
 static void
 file_reports (sim_t *s)
@@ -313,6 +337,8 @@ file_reports (sim_t *s)
                 .bytes = cs.bytes_sent, .requested = cs.requested,
                 .send_seconds = cs.send_seconds};
         }
+        if (n->trace)
+            trace_text (s, n, &st);
         if (results_update_report (s->results, i, &st, err, sizeof err) != 0)
             sim_fail (s, "%s", err);
         proto_stats_clear (&st);
@@ -327,7 +353,7 @@ sim_run (const config_t *cfg, results_t *results, const sim_opts_t *opts,
     opts = opts ? opts : &none;
     if (sim_check (cfg, err, errlen) != 0)
         return -1;
-    sim_t s = {.cfg = cfg, .results = results,
+    sim_t s = {.cfg = cfg, .results = results, .tracing = opts->trace,
                .progress = !opts->progress ? 0 : isatty (2) ? 1 : 2};
     double t0 = tf_now ();
     init_engine ();

@@ -49,6 +49,9 @@ typedef struct {
     const char *platform_xml;   /* write the platform here too (NULL: only
                                    to a temporary file) */
     int progress;               /* a progress line on stderr */
+    int trace;                  /* record every node's timeline (--trace):
+                                   its spans go to the results as a
+                                   REPORT's would */
 } sim_opts_t;
 
 /*  What a simulation counted, for docs/performance.md. */

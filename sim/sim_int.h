@@ -15,6 +15,7 @@
 #include "node/core.h"
 #include "node/emulate.h"
 #include "overlay/bound.h"
+#include "overlay/trace.h"
 #include "overlay/util.h"
 #include "sim/sim.h"
 
@@ -81,6 +82,7 @@ typedef struct {
     int byes_due;            /* children whose BYE has not come */
     int done;                /* its BYE is sent: the actor ends */
     uint8_t *closed;         /* per channel: its last message came */
+    struct trace *trace;     /* its timeline (--trace), or NULL */
 } sim_node_t;
 
 struct sim {
@@ -96,6 +98,7 @@ struct sim {
     char error[TF_ERRLEN];
     uint64_t events, messages, recorded;
     int progress;            /* 0 none, 1 a line in place, 2 plain lines */
+    int tracing;             /* every node keeps its timeline */
     double wall0, shown;     /* wall clock at the start, last progress */
 };
 

@@ -11,6 +11,7 @@
 #    takes longer; with no interference at all, less.
 #  - Background load (--load): a step on Lab3 slows it, contenders on its
 #    link take their share of it.
+#  - --trace: the timeline as run's: a span per task computed and sent.
 #  - The same run twice gives the same tasks.csv (a simulation is
 #    reproducible).
 #  - A 1,000-node random tree of depth 6 completes, exactly once.
@@ -102,6 +103,28 @@ expect "contenders: exit 0, every task exactly once" tasks_exactly_once "$WORK/c
 got=$(field "$WORK/comm" '[n for n in r["nodes"] if n["name"] == "Lab3"][0]["received"]')
 expect "contenders on Lab3's link: fewer tasks reach it ($got < $free)" [ "$got" -lt "$free" ]
 
+# --trace: Chrome trace-event JSON, as run's: per node, a compute span per
+# task it computed and a send span per task it forwarded; a bad path is
+# refused before anything runs.
+"$TREEFARM" simulate "$F" --out "$WORK/traced" --trace "$WORK/t.json" --quiet >/dev/null 2>&1
+expect "--trace: exit 0" [ $? = 0 ]
+expect "--trace: a compute span per task computed, a send span per task forwarded" \
+    python3 - "$WORK/t.json" "$WORK/traced/results.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+res = json.load(open(sys.argv[2]))
+bad = []
+for i, n in enumerate(res["nodes"]):
+    x = [e for e in ev if e.get("pid") == i + 1 and e.get("ph") == "X"]
+    comp = sum(1 for e in x if e["cat"] == "compute" and e["name"] != "idle")
+    send = sum(1 for e in x if e["cat"] == "send")
+    if comp != n["computed"] or send != n["forwarded"]:
+        bad.append("%s: %d compute spans for %d computed, %d send for %d forwarded"
+                   % (n["name"], comp, n["computed"], send, n["forwarded"]))
+for b in bad:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
 # Reproducible.
 "$TREEFARM" simulate "$F" --policy ia-multi --out "$WORK/again" --quiet >/dev/null 2>&1
 expect "the same run twice: the same tasks.csv" cmp -s "$WORK/again/tasks.csv" \
@@ -133,6 +156,7 @@ refused "a tree 300 deep" "at most 256" "$WORK/deep.json" --out "$WORK/x"
 touch "$WORK/file"
 refused "an --out that cannot be made" "file: exists and is not a directory" "$F" \
     --out "$WORK/file/sub"
+refused "a --trace that cannot be written" "file/t.json" "$F" --trace "$WORK/file/t.json"
 TREEFARM_SIM=$WORK/nosim refused "no simulator" libsimgrid-dev "$F"
 "$TREEFARM" simulate --help >"$WORK/help" 2>&1
 rc=$?
