@@ -11,6 +11,7 @@
 #    takes longer; with no interference at all, less.
 #  - Background load (--load): a step on Lab3 slows it, contenders on its
 #    link take their share of it.
+#  - --platform: the SimGrid platform as the config describes it.
 #  - --trace: the timeline as run's: a span per task computed and sent.
 #  - The same run twice gives the same tasks.csv (a simulation is
 #    reproducible).
@@ -125,6 +126,31 @@ for b in bad:
     print("  " + b)
 sys.exit(1 if bad else 0)
 PY
+# --platform: the SimGrid platform it built, as XML: a host per node at
+# its compute rate x time scale, a link per child, the root's send limit,
+# a route each way per link and no other.
+"$TREEFARM" simulate "$F" --out "$WORK/plat" --platform "$WORK/p.xml" --quiet >/dev/null 2>&1
+expect "--platform: the fork's hosts, links, send limit and routes" \
+    python3 - "$WORK/p.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+hosts = {h.get("id"): h.get("speed") for h in root.iter("host")}
+links = {l.get("id") for l in root.iter("link")}
+routes = list(root.iter("zoneRoute"))
+bad = []
+if len(hosts) != 7 or abs(float(hosts.get("n0", "0f")[:-1]) - 9.06 * 20) > 1e-9:
+    bad.append("hosts %r" % hosts)
+if links != {"s0"} | {"l%d" % i for i in range(1, 7)}:
+    bad.append("links %r" % sorted(links))
+down = [r for r in routes if r.get("src") == "h0"]
+if len(routes) != 12 or any([c.get("id") for c in r] != ["s0", r.get("dst").replace("z", "l")]
+                            for r in down):
+    bad.append("%d routes, down %r" % (len(routes), [[c.get("id") for c in r] for r in down]))
+for b in bad:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+
 # Reproducible.
 "$TREEFARM" simulate "$F" --policy ia-multi --out "$WORK/again" --quiet >/dev/null 2>&1
 expect "the same run twice: the same tasks.csv" cmp -s "$WORK/again/tasks.csv" \
