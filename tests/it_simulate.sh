@@ -13,6 +13,7 @@
 #    link take their share of it.
 #  - --platform: the SimGrid platform as the config describes it.
 #  - --trace: the timeline as run's: a span per task computed and sent.
+#  - valgrind's memcheck finds nothing (plain builds).
 #  - The same run twice gives the same tasks.csv (a simulation is
 #    reproducible).
 #  - A 1,000-node random tree of depth 6 completes, exactly once.
@@ -150,6 +151,20 @@ for b in bad:
     print("  " + b)
 sys.exit(1 if bad else 0)
 PY
+
+# Under valgrind's memcheck (not in sanitizer builds, which valgrind
+# cannot run): no invalid access, no definite or indirect leak, with
+# --trace and background load.
+case "$BUILD" in
+*san-*) skip_part "valgrind: a sanitizer build" ;;
+*)
+    valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        "$BUILD/bin/treefarm-sim" "$F" --load "$WORK/comm.json" --trace "$WORK/vg.json" \
+        --out "$WORK/vg" --quiet >"$WORK/vg.out" 2>&1
+    rc=$?
+    expect "under valgrind: clean (exit $rc)" [ "$rc" = 0 ]
+    expect "under valgrind: every task exactly once" tasks_exactly_once "$WORK/vg" 300 ;;
+esac
 
 # Reproducible.
 "$TREEFARM" simulate "$F" --policy ia-multi --out "$WORK/again" --quiet >/dev/null 2>&1
