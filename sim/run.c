@@ -57,6 +57,9 @@ sim_check (const config_t *cfg, char *err, size_t errlen)
     if (what)
         return tf_error (err, errlen, "%s: %s is not simulated yet (docs/simulate.md, "
                          "\"What is simulated\")", cfg->path, what);
+    if (cfg->tasks.count == 0)
+        return tf_error (err, errlen, "%s: no \"tasks\": a simulation runs the config's "
+                         "synthetic tasks (command tasks are not simulated yet)", cfg->path);
     for (int i = 0; i < cfg->nnodes; i++)
         if (cfg->nodes[i].depth > SIM_MAX_DEPTH) {
             tf_error (err, errlen, "%s: node \"%s\" is %d levels deep; a simulated tree "

@@ -17,7 +17,8 @@
 #  - The same run twice gives the same tasks.csv (a simulation is
 #    reproducible).
 #  - A 1,000-node random tree of depth 6 completes, exactly once.
-#  - Bad input as for run: no config, an unknown policy, a tree deeper
+#  - Bad input as for run: no config, an unknown policy, no tasks, what is
+#    not simulated yet (adaptation), a tree deeper
 #    than the simulator takes, an unwritable --out: exit 2 naming it;
 #    and a treefarm without its simulator says how to get it.
 source "$(dirname "$0")/lib.sh"
@@ -192,6 +193,11 @@ refused () {
 }
 refused "a missing config" none.json "$WORK/none.json" --out "$WORK/x"
 refused "an unknown policy" nosuch "$F" --policy nosuch --out "$WORK/x"
+refused "a config without tasks (farm5)" 'no "tasks"' configs/farm5.json --out "$WORK/x"
+python3 -c "
+import json; c = json.load(open('$F')); c['platform']['adapt'] = True
+json.dump(c, open('$WORK/adapt.json', 'w'))"
+refused "an adapting config" "adaptation" "$WORK/adapt.json" --out "$WORK/x"
 python3 scripts/tree-config.py --depth 300 --arity 1 --count 10 >"$WORK/deep.json"
 refused "a tree 300 deep" "at most 256" "$WORK/deep.json" --out "$WORK/x"
 touch "$WORK/file"

@@ -118,7 +118,11 @@ expect "grow and shrink: every task exactly once, X joined, Y left" \
 import json, sys
 r = json.load(open(sys.argv[1]))
 n = {x[\"name\"]: x for x in r[\"nodes\"]}
-sys.exit(not (\"X\" in n and n[\"X\"][\"computed\"] > 0 and \"left_s\" in n[\"Y\"]))" "$WORK/vgg/results.json"'
+ok = \"X\" in n and n[\"X\"][\"computed\"] > 0 and \"left_s\" in n[\"Y\"]
+if not ok:
+    print(\"  X:\", n.get(\"X\", {}).get(\"computed\"), \"computed; Y left_s:\",
+          n[\"Y\"].get(\"left_s\"), \"joins:\", r.get(\"joins\"), \"actions:\", r.get(\"actions\"))
+sys.exit(not ok)" "$WORK/vgg/results.json"'
 expect "grow and shrink: no memcheck report from any process" \
     eval '! grep -m3 "^==[0-9]*== " "$WORK/vgg.err"'
 
