@@ -85,6 +85,12 @@ bag_new (const bag_opts_t *opts, config_t *cfg, char *err, size_t errlen)
     return self;
 }
 
+const tasks_t *
+bag_tasks (const bag_t *self)
+{
+    return self->tasks;
+}
+
 void
 bag_destroy (bag_t **self_p)
 {

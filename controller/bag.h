@@ -51,6 +51,9 @@ void bag_destroy (bag_t **self_p);
 json_t *bag_prepare (bag_t *self, const char *out_dir, const config_t *cfg,
                      results_t *results, char *err, size_t errlen);
 
+/*  The commands (NULL when the run has none). Borrowed. */
+const tasks_t *bag_tasks (const bag_t *self);
+
 /*  Tasks a resumed run found done in the journal. */
 uint64_t bag_resumed (const bag_t *self);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "node/route.h"
+#include "sim/commands.h"
 #include "sim/sim_int.h"
 #include "sim/s4u.h"
 
@@ -110,10 +111,16 @@ to_controller (sim_node_t *n, const core_action_t *a, double now)
     }
     if (a->type != CORE_ACT_RECORDED)
         return;
-    for (uint32_t d = 0; d < a->ndone; d++)
-        if (results_record (s->results, a->done[d].task, a->done[d].node, NULL, err,
-                            sizeof err) != 0)
+    for (uint32_t d = 0; d < a->ndone; d++) {
+        const core_done_t *x = &a->done[d];
+        json_t *info = x->task < s->cfg->commands.count
+                           ? sim_commands_info (s->commands, x->task, (int) x->node,
+                                                x->attempts)
+                           : NULL;
+        if (results_record (s->results, x->task, x->node, info, err, sizeof err) != 0)
             sim_fail (s, "the root's record: %s", err);
+        json_decref (info);
+    }
     s->recorded += a->ndone;
     results_note_recorded_at (s->results, now);
     sim_progress (s, now, 0);

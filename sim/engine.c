@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "node/bgload.h"
+#include "sim/commands.h"
 #include "sim/s4u.h"
 #include "sim/sim_int.h"
 
@@ -119,6 +120,11 @@ sim_engine_start (sim_node_t *n, const core_action_t *a, core_event_t done, doub
     follow_load (n, now);   /* the background to now, the engine idle */
     reschedule (n, now);
     double work = a->units / sg_host_get_speed (n->host);
+    if (a->kind == CORE_KIND_COMMAND) {   /* its time, and its outputs back */
+        work = sim_commands_seconds (n->sim->commands, a->task, n->index)
+             / n->sim->cfg->platform.time_scale;
+        done.bytes = sim_commands_bytes_out (n->sim->commands, a->task);
+    }
     *g = (sim_engine_t){.busy = 1, .interfered = n->emul && a->kind == CORE_KIND_SYNTHETIC,
                         .work = work, .speed = 1, .last = now, .end = now + work,
                         .done = done};

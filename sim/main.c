@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/bag.h"
 #include "controller/cli.h"
 #include "controller/results.h"
 #include "controller/run.h"
 #include "controller/timeline.h"
 #include "overlay/util.h"
+#include "sim/commands.h"
 #include "sim/sim.h"
 
 static void
@@ -20,6 +22,9 @@ usage (FILE *out)
              "usage: treefarm simulate CONFIG [--policy NAME] [--out DIR] [--quiet]\n"
              "                                [--load FILE] [--no-endgame]\n"
              "                                [--trace FILE] [--platform FILE]\n"
+             "                                [--tasks FILE | --command CMD --inputs GLOB]\n"
+             "                                [--measured DIR] [--task-seconds S]\n"
+             "                                [--task-output-mb MB]\n"
              "\n"
              "Simulate the experiment CONFIG on SimGrid: every node's decision core\n"
              "and policy, unchanged, on a simulated host of its compute rate, its\n"
@@ -40,6 +45,13 @@ usage (FILE *out)
              "  --trace FILE       write every node's timeline to FILE, Chrome trace-\n"
              "                     event JSON, as run's (docs/trace.md)\n"
              "  --platform FILE    also write the SimGrid platform (XML) to FILE\n"
+             "  --tasks FILE       command tasks, as for run (docs/commands.md): their\n"
+             "                     inputs move, nothing runs; each takes\n"
+             "  --measured DIR     what it took in the finished run in DIR (its\n"
+             "                     tasks.csv), scaled by the nodes' compute rates,\n"
+             "  --task-seconds S   or S platform seconds on every node, with outputs of\n"
+             "  --task-output-mb MB  (default 0; docs/simulate.md, \"Command tasks\")\n"
+             "  --command CMD      with --inputs GLOB: one task per file, as for run\n"
              "  --quiet            no progress line\n"
              "  -h, --help         show this help\n"
              "\n"
@@ -95,6 +107,7 @@ simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quie
     int bad = sim_run (cfg, results, opts, &fig, err, sizeof err) != 0;
     if (bad)
         fprintf (stderr, "treefarm simulate: %s\n", err);
+    results_measure_bound (results);   /* commands: from their simulated times */
     results_set_simulated (results,
                            json_pack ("{s:f, s:f, s:I, s:I}", "wall_s", fig.wall_s,
                                       "setup_s", fig.setup_s,
@@ -118,43 +131,80 @@ simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quie
     return bad ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }
 
+/*  The command line's choices. */
+typedef struct {
+    const char *policy, *path, *out, *platform, *load, *trace;
+    int quiet, no_endgame;
+    bag_opts_t bag;          /* --tasks, --command, --inputs */
+    const char *measured;    /* --measured DIR */
+    double task_seconds;     /* --task-seconds, < 0: not given */
+    double task_output_mb;   /* --task-output-mb */
+} cli_t;
+
+/*  The experiment the options describe, its commands (into *bag and
+ *  *cmds) checked; NULL after saying why (a usage error). */
+static config_t *
+prepare (cli_t *c, bag_t **bag, sim_commands_t **cmds)
+{
+    char err[TF_ERRLEN];
+    config_t *cfg = run_load_experiment (c->path, c->policy, c->load);
+    if (cfg && run_endgame_option (cfg, c->no_endgame, "simulate") != 0)
+        config_destroy (&cfg);
+    if (cfg && !(*bag = bag_new (&c->bag, cfg, err, sizeof err)))
+        config_destroy (&cfg);
+    else if (cfg && cfg->commands.count
+             && !(*cmds = sim_commands_new (cfg, bag_tasks (*bag), c->measured,
+                                            c->task_seconds, c->task_output_mb, err,
+                                            sizeof err)))
+        config_destroy (&cfg);
+    else if (cfg && sim_check (cfg, err, sizeof err) != 0)
+        config_destroy (&cfg);
+    else
+        return cfg;
+    if (*err)
+        fprintf (stderr, "treefarm simulate: %s\n", err);
+    return NULL;
+}
+
 int
 main (int argc, char **argv)
 {
-    const char *policy = NULL, *path = NULL, *out = NULL, *platform = NULL, *load = NULL;
-    const char *trace = NULL;
-    int quiet = 0, no_endgame = 0;
+    cli_t c = {.task_seconds = -1, .bag = {.retries = NAN}};
     const cli_option_t options[] = {
-        {"policy", CLI_STRING, &policy, NULL},
-        {"out", CLI_STRING, &out, NULL},
-        {"quiet", CLI_FLAG, &quiet, NULL},
-        {"no-endgame", CLI_FLAG, &no_endgame, NULL},
-        {"platform", CLI_STRING, &platform, NULL},
-        {"load", CLI_STRING, &load, NULL},
-        {"trace", CLI_STRING, &trace, NULL},
+        {"policy", CLI_STRING, &c.policy, NULL},
+        {"out", CLI_STRING, &c.out, NULL},
+        {"quiet", CLI_FLAG, &c.quiet, NULL},
+        {"no-endgame", CLI_FLAG, &c.no_endgame, NULL},
+        {"platform", CLI_STRING, &c.platform, NULL},
+        {"load", CLI_STRING, &c.load, NULL},
+        {"trace", CLI_STRING, &c.trace, NULL},
+        {"tasks", CLI_STRING, &c.bag.tasks_file, NULL},
+        {"command", CLI_STRING, &c.bag.command, NULL},
+        {"inputs", CLI_STRING, &c.bag.inputs, NULL},
+        {"measured", CLI_STRING, &c.measured, NULL},
+        {"task-seconds", CLI_NONNEGATIVE, &c.task_seconds, "a number of seconds >= 0"},
+        {"task-output-mb", CLI_NONNEGATIVE, &c.task_output_mb, "a number of MB >= 0"},
     };
     int code = cli_parse ("simulate", argc, argv, options,
-                          sizeof options / sizeof *options, usage, &path);
+                          sizeof options / sizeof *options, usage, &c.path);
     if (code >= 0)
         return code;
     char err[TF_ERRLEN];
-    if (trace && timeline_check_path (trace, err, sizeof err) != 0)
+    if (c.trace && timeline_check_path (c.trace, err, sizeof err) != 0)
         return cli_usage_error ("simulate", CLI_EXIT_USAGE, "%s", err);
-    config_t *cfg = run_load_experiment (path, policy, load);
-    if (cfg && run_endgame_option (cfg, no_endgame, "simulate") != 0)
-        config_destroy (&cfg);
-    if (cfg && sim_check (cfg, err, sizeof err) != 0) {
-        fprintf (stderr, "treefarm simulate: %s\n", err);
-        config_destroy (&cfg);
+    bag_t *bag = NULL;
+    sim_commands_t *cmds = NULL;
+    config_t *cfg = prepare (&c, &bag, &cmds);
+    char *dir = cfg ? out_dir (cfg, c.out) : NULL;
+    code = CLI_EXIT_USAGE;
+    if (dir) {
+        sim_opts_t opts = {.platform_xml = c.platform, .progress = !c.quiet,
+                           .trace = c.trace != NULL, .commands = cmds};
+        code = simulate (cfg, dir, &opts, c.quiet, c.trace);
     }
-    char *dir = cfg ? out_dir (cfg, out) : NULL;
-    if (!dir) {
-        config_destroy (&cfg);
-        return CLI_EXIT_USAGE;
-    }
-    sim_opts_t opts = {.platform_xml = platform, .progress = !quiet, .trace = trace != NULL};
-    code = simulate (cfg, dir, &opts, quiet, trace);
     free (dir);
+    sim_commands_destroy (&cmds);
+    bag_destroy (&bag);
     config_destroy (&cfg);
     return code;
 }

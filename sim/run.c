@@ -13,6 +13,7 @@
 #include "node/core_report.h"
 #include "node/setup.h"
 #include "overlay/load.h"
+#include "sim/commands.h"
 #include "sim/platform.h"
 #include "sim/sim_int.h"
 
@@ -52,14 +53,13 @@ sim_check (const config_t *cfg, char *err, size_t errlen)
 {
     const char *what = cfg->platform.adapt ? "adaptation (platform \"adapt\")"
                      : cfg->noffered ? "nodes offered during the run (joins_at_s)"
-                     : cfg->join_slots ? "nodes joining (platform \"join_slots\")"
-                     : cfg->commands.count ? "command tasks" : NULL;
+                     : cfg->join_slots ? "nodes joining (platform \"join_slots\")" : NULL;
     if (what)
         return tf_error (err, errlen, "%s: %s is not simulated yet (docs/simulate.md, "
                          "\"What is simulated\")", cfg->path, what);
-    if (cfg->tasks.count == 0)
-        return tf_error (err, errlen, "%s: no \"tasks\": a simulation runs the config's "
-                         "synthetic tasks (command tasks are not simulated yet)", cfg->path);
+    if (cfg->tasks.count == 0 && cfg->commands.count == 0)
+        return tf_error (err, errlen, "%s: no \"tasks\": give them, or command tasks "
+                         "(--tasks FILE or --command CMD --inputs GLOB)", cfg->path);
     for (int i = 0; i < cfg->nnodes; i++)
         if (cfg->nodes[i].depth > SIM_MAX_DEPTH) {
             tf_error (err, errlen, "%s: node \"%s\" is %d levels deep; a simulated tree "
@@ -160,6 +160,16 @@ find_down_links (sim_t *s, char *err, size_t errlen)
     return 0;
 }
 
+/*  The root's view of a command task: its input bytes (units: 1, as the
+ *  runtime's root says; its time is the simulation's, sim/commands.h). */
+static core_task_info_t
+command_info (void *arg, uint64_t task)
+{
+    const sim_t *s = arg;
+    return (core_task_info_t){.bytes = sim_commands_bytes_in (s->commands, task),
+                              .units = 1};
+}
+
 /*  Node n's channels: a mailbox each way to its parent and to each
  *  child, "m<from>-<to>"; its links the way down, for its interference;
  *  its slot at its parent. */
@@ -205,6 +215,8 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
     o.pace = SETUP_PACE_OFF;
     o.meter_min = 0;
     o.plan_tree = s->plan;
+    setup_bag_t bag = {command_info, s};
+    o.bag = s->commands ? &bag : NULL;
     n->sim = s;
     n->index = i;
     n->core = setup_core (cfg, i, &o, err, errlen);
@@ -214,7 +226,7 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
     snprintf (name, sizeof name, "n%d", i);
     n->host = sg_host_by_name (name);
     make_channels (s, n);
-    n->neng = cfg->commands.count && me->slots ? (int) me->slots : 1;
+    n->neng = cfg->commands.count && me->slots ? (int) me->slots : 1;   /* 0: 1 */
     n->eng = xcalloc (n->neng, sizeof *n->eng);
     for (int k = 0; k < me->nchildren; k++)
         n->send[k] = cfg->nodes[me->children[k]].ir_send;
@@ -357,6 +369,7 @@ sim_run (const config_t *cfg, results_t *results, const sim_opts_t *opts,
     if (sim_check (cfg, err, errlen) != 0)
         return -1;
     sim_t s = {.cfg = cfg, .results = results, .tracing = opts->trace,
+               .commands = opts->commands,
                .progress = !opts->progress ? 0 : isatty (2) ? 1 : 2};
     double t0 = tf_now ();
     init_engine ();

@@ -49,6 +49,8 @@ typedef struct {
     const char *platform_xml;   /* write the platform here too (NULL: only
                                    to a temporary file) */
     int progress;               /* a progress line on stderr */
+    const struct sim_commands *commands;   /* the command tasks' figures
+                                   (sim/commands.h); NULL: none */
     int trace;                  /* record every node's timeline (--trace):
                                    its spans go to the results as a
                                    REPORT's would */

@@ -87,6 +87,7 @@ typedef struct {
 
 struct sim {
     const config_t *cfg;
+    const struct sim_commands *commands;   /* NULL: no command tasks */
     results_t *results;
     sim_node_t *nodes;
     sg_link_t *down;         /* per node: its link from its parent, down */

@@ -13,6 +13,8 @@
 #    link take their share of it.
 #  - --platform: the SimGrid platform as the config describes it.
 #  - --trace: the timeline as run's: a span per task computed and sent.
+#  - Command tasks, with stated durations and with a real run's measured
+#    ones.
 #  - valgrind's memcheck finds nothing (plain builds).
 #  - The same run twice gives the same tasks.csv (a simulation is
 #    reproducible).
@@ -167,6 +169,54 @@ case "$BUILD" in
     expect "under valgrind: every task exactly once" tasks_exactly_once "$WORK/vg" 300 ;;
 esac
 
+# Command tasks (docs/simulate.md, "Command tasks"): 40 inputs of 1 to
+# 40 KB. Stated: 0.2 s each, on farm5 (no synthetic tasks): exactly once,
+# the rows' ids and bytes those of the inputs, 0.2 s each. Measured: the same
+# commands run for real first, then simulated with --measured on farm5
+# with compute rates apart: each row's seconds its measured ones scaled
+# by the rates of the node that ran it and the node that simulated it. Without
+# a duration: refused, naming a command.
+mkdir -p "$WORK/in"
+for i in $(seq 40); do head -c $((i * 1000)) /dev/zero >"$WORK/in/f$i.dat"; done
+CMD=(--command 'gzip -c {} > {/}.gz' --inputs "$WORK/in/*.dat")
+"$TREEFARM" simulate configs/farm5.json "${CMD[@]}" --task-seconds 0.2 --out "$WORK/cs" \
+    --quiet >"$WORK/cs.out" 2>&1
+expect "commands, stated: exit 0" [ $? = 0 ]
+expect "commands, stated: every task exactly once" tasks_exactly_once "$WORK/cs" 40 commands
+expect "commands, stated: the rows' ids 1..40, their inputs' bytes, 0.2 s each" python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open('$WORK/cs/tasks.csv')))
+sys.exit(not (sorted(int(r['id']) for r in rows) == list(range(1, 41))
+              and sorted(int(r['bytes_in']) for r in rows) == [1000 * i for i in range(1, 41)]
+              and all(float(r['seconds']) == 0.2 and r['status'] == 'ok' for r in rows)))"
+"$TREEFARM" run configs/farm5.json "${CMD[@]}" --out "$WORK/cr" --quiet >"$WORK/cr.out" 2>&1
+python3 - "$WORK/farm5v.json" <<'PY'
+import json, sys   # farm5 with compute rates apart, to scale by
+c = json.load(open("configs/farm5.json"))
+for n, r in zip(c["tree"], [100, 50, 200, 25, 100]):
+    n["compute"] = r
+json.dump(c, open(sys.argv[1], "w"))
+PY
+"$TREEFARM" simulate "$WORK/farm5v.json" "${CMD[@]}" --measured "$WORK/cr" --out "$WORK/cm" \
+    --quiet >"$WORK/cm.out" 2>&1
+expect "commands, measured: exit 0, every task exactly once" \
+    tasks_exactly_once "$WORK/cm" 40 commands
+expect "commands, measured: each its measured seconds, scaled by the compute rates" \
+    python3 - "$WORK/cr/tasks.csv" "$WORK/cm/tasks.csv" "$WORK/farm5v.json" <<'PY'
+import csv, json, sys
+rate = {n["name"]: n["compute"] for n in json.load(open(sys.argv[3]))["tree"]}
+real = {r["id"]: r for r in csv.DictReader(open(sys.argv[1]))}
+bad = []
+for r in csv.DictReader(open(sys.argv[2])):
+    m = real[r["id"]]
+    want = float(m["seconds"]) * rate[m["node"]] / rate[r["node"]]
+    if abs(float(r["seconds"]) - want) > 0.0015:   # tasks.csv has 3 decimals
+        bad.append("%s: %s s, want %.4f" % (r["id"], r["seconds"], want))
+for b in bad[:5]:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+
 # Reproducible.
 "$TREEFARM" simulate "$F" --policy ia-multi --out "$WORK/again" --quiet >/dev/null 2>&1
 expect "the same run twice: the same tasks.csv" cmp -s "$WORK/again/tasks.csv" \
@@ -198,6 +248,13 @@ python3 -c "
 import json; c = json.load(open('$F')); c['platform']['adapt'] = True
 json.dump(c, open('$WORK/adapt.json', 'w'))"
 refused "an adapting config" "adaptation" "$WORK/adapt.json" --out "$WORK/x"
+refused "commands without a duration" 'command "1" has no duration' configs/farm5.json \
+    "${CMD[@]}" --out "$WORK/x"
+mkdir -p "$WORK/badrun"
+printf 'task,node,id,status,exit,attempts,bytes_in,bytes_out,seconds\n0,nosuch,1,ok,0,1,5,5,0.1\n' \
+    >"$WORK/badrun/tasks.csv"
+refused "--measured with a row naming no node of the config" "badrun/tasks.csv:2" \
+    configs/farm5.json "${CMD[@]}" --measured "$WORK/badrun" --out "$WORK/x"
 python3 scripts/tree-config.py --depth 300 --arity 1 --count 10 >"$WORK/deep.json"
 refused "a tree 300 deep" "at most 256" "$WORK/deep.json" --out "$WORK/x"
 touch "$WORK/file"
