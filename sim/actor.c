@@ -251,8 +251,10 @@ step (sim_node_t *n)
         arrive (n, c, m);
         free (m);
     }
-    if (!n->stopping)
+    if (!n->stopping) {
         due (n, simgrid_get_clock ());
+        sim_engines_sample (n, simgrid_get_clock ());
+    }
     bye_if_due (n);
 }
 

@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "node/bgload.h"
+#include "node/observe.h"
 #include "sim/commands.h"
 #include "sim/s4u.h"
 #include "sim/sim_int.h"
@@ -126,8 +127,8 @@ sim_engine_start (sim_node_t *n, const core_action_t *a, core_event_t done, doub
         done.bytes = sim_commands_bytes_out (n->sim->commands, a->task);
     }
     *g = (sim_engine_t){.busy = 1, .interfered = n->emul && a->kind == CORE_KIND_SYNTHETIC,
-                        .work = work, .speed = 1, .last = now, .end = now + work,
-                        .done = done};
+                        .work = work, .work0 = work, .units = a->units, .speed = 1,
+                        .last = now, .end = now + work, .done = done};
     if (n->running++ == 0)
         n->busy_since = now;
     if (n->trace)
@@ -147,8 +148,11 @@ sim_engine_finished (sim_node_t *n, double now, core_event_t *done)
             continue;
         follow_load (n, now);   /* the background to now, the engine busy */
         g->busy = 0;
-        if (--n->running == 0)
+        n->units_done += g->units;
+        if (--n->running == 0) {
             n->busy_s += now - n->busy_since;
+            observe_idle (n->observe);
+        }
         *done = g->done;
         done->type = CORE_EV_COMPUTED;
         if (n->trace)
@@ -159,4 +163,23 @@ sim_engine_finished (sim_node_t *n, double now, core_event_t *done)
         return 1;
     }
     return 0;
+}
+
+void
+sim_engines_sample (sim_node_t *n, double now)
+{
+    if (!observe_due (n->observe, now))
+        return;
+    double units = n->units_done;
+    for (int e = 0; e < n->neng; e++) {   /* the running tasks' progress */
+        const sim_engine_t *g = &n->eng[e];
+        double left = g->work - (now - g->last) * g->speed;
+        if (g->busy && g->work0 > 0)
+            units += g->units * (1 - (left > 0 ? left : 0) / g->work0);
+    }
+    core_stats_t c = core_stats (n->core);
+    n->observed[0] = (double) c.bytes_in;
+    for (int i = 0; i < n->nchan - 1; i++)
+        n->observed[1 + i] = (double) core_child_stats (n->core, i).bytes_sent;
+    observe_sample (n->observe, now, units, n->running > 0, n->observed);
 }

@@ -11,6 +11,7 @@
 
 #include "node/bgload.h"
 #include "node/core_report.h"
+#include "node/observe.h"
 #include "node/setup.h"
 #include "overlay/load.h"
 #include "sim/commands.h"
@@ -186,6 +187,7 @@ make_channels (sim_t *s, sim_node_t *n)
     n->chan = xcalloc (n->nchan, sizeof *n->chan);
     n->send = xcalloc (n->nchan, sizeof *n->send);
     n->closed = xcalloc (n->nchan, sizeof *n->closed);
+    n->observed = xcalloc (n->nchan, sizeof *n->observed);
     n->kid_down = xcalloc (n->nchan, sizeof *n->kid_down);
     for (int c = 0; c < n->nchan; c++) {
         int peer = c == 0 ? me->parent : me->children[c - 1];
@@ -246,6 +248,8 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
         n->load_factor = bgload_factor (n->bg);
     }
     n->sample_at = -1;
+    n->observe = observe_new (me->nchildren, SIM_SAMPLES, cfg->platform.sample_ms / 1000.0,
+                              cfg->platform.time_scale, setup_bps_per_mbps (cfg));
     if (s->tracing)
         n->trace = trace_new (TRACE_MAX_SPANS, (uint32_t) n->neng, (uint32_t) me->nchildren);
     sg_actor_t a = sg_actor_init (me->name, n->host);
@@ -273,6 +277,8 @@ free_nodes (sim_t *s)
         emul_destroy (&n->emul);
         bgload_destroy (&n->bg);
         trace_destroy (&n->trace);
+        observe_destroy (&n->observe);
+        free (n->observed);
     }
     free (s->nodes);
     free (s->down);
@@ -326,6 +332,29 @@ trace_text (const sim_t *s, const sim_node_t *n, proto_stats_t *st)
     st->trace_end = st->trace_dropped ? first : s->finished_at;
 }
 
+/*  Node n's samples into st as its REPORT would carry them (CSV, the
+ *  children's names as columns, platform units). */
+static void
+samples_text (const sim_t *s, sim_node_t *n, proto_stats_t *st)
+{
+    const config_node_t *me = &s->cfg->nodes[n->index];
+    const char **names = xcalloc (me->nchildren + 1, sizeof *names);
+    for (int k = 0; k < me->nchildren; k++)
+        names[k] = s->cfg->nodes[me->children[k]].name;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream (&text, &len);
+    int bad = !out || observe_write_csv (n->observe, out, names,
+                                         CONFIG_MB * s->cfg->platform.payload_scale) != 0;
+    if (out && fclose (out) != 0)
+        bad = 1;
+    free (names);
+    if (bad)
+        free (text);
+    else
+        st->samples_csv = text;
+}
+
 /*  Every node's counters, as its REPORT would give them. */
 static void
 file_reports (sim_t *s)
@@ -354,6 +383,7 @@ file_reports (sim_t *s)
         }
         if (n->trace)
             trace_text (s, n, &st);
+        samples_text (s, n, &st);
         if (results_update_report (s->results, i, &st, err, sizeof err) != 0)
             sim_fail (s, "%s", err);
         proto_stats_clear (&st);

@@ -42,6 +42,11 @@
  *  ends up to the parent's (sim/platform.h). */
 #define SIM_MAX_DEPTH 256
 
+/*  The samples a node keeps (node/observe.h: thinned to every second one
+ *  when full, so they cover the whole run): the runtime keeps 1024, but
+ *  at ten thousand nodes that would be 400 MB. */
+#define SIM_SAMPLES 64
+
 /*  Each actor's stack, KiB: the core's deepest call is a few KiB. */
 #define SIM_STACK_KIB 64
 

@@ -41,6 +41,7 @@ typedef struct {
     int busy;
     int interfered;          /* a synthetic task under emulated interference */
     double work;             /* seconds left at full speed */
+    double work0, units;     /* its whole work and its units */
     double speed;            /* now, in (0, 1] */
     double last;             /* when work was last taken */
     double end;              /* when it finishes at this speed */
@@ -83,6 +84,9 @@ typedef struct {
     int done;                /* its BYE is sent: the actor ends */
     uint8_t *closed;         /* per channel: its last message came */
     struct trace *trace;     /* its timeline (--trace), or NULL */
+    struct observe *observe; /* its samples (node/observe.h) */
+    double units_done;       /* compute units of the tasks it finished */
+    double *observed;        /* scratch, nchan entries: bytes in, out */
 } sim_node_t;
 
 struct sim {
@@ -114,6 +118,11 @@ double sim_engines_wake (const sim_node_t *n);
 int sim_engine_start (sim_node_t *n, const core_action_t *a, core_event_t done,
                       double now);
 int sim_engine_finished (sim_node_t *n, double now, core_event_t *done);
+
+/*  sim/engine.c: a sample of n's counters when one is due (every sample
+ *  interval, at the node's own events: an idle node with nothing
+ *  happening takes none, and its next interval is longer). */
+void sim_engines_sample (sim_node_t *n, double now);
 
 /*  The actor of every node (sg_actor data: its sim_node_t). */
 void sim_node_main (int argc, char **argv);

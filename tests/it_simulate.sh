@@ -7,6 +7,7 @@
 #    2% of it over the reference's 1000 tasks, and the
 #    ranking the emulated study found where it is clear (IA:Multi ahead
 #    of FCFS and RootComputes).
+#  - samples/ as run's, adding up to what each node computed.
 #  - Interference is live: the fork with the root's IR_s twice as large
 #    takes longer; with no interference at all, less.
 #  - Background load (--load): a step on Lab3 slows it, contenders on its
@@ -60,6 +61,26 @@ for worse in fcfs root-computes ia-single; do
     expect "ia-multi (${span[ia-multi]} s) ahead of $worse (${span[$worse]} s)" \
         python3 -c "import sys; sys.exit(not ${span[ia-multi]} * 1.05 < ${span[$worse]})"
 done
+
+# samples/, as run writes them: one CSV per node, run's columns, whose
+# units over the intervals add up to what the node computed.
+expect "samples: a CSV per node whose units add up to what it computed" \
+    python3 - "$WORK/f7-ia-multi" <<'PY'
+import csv, json, os, sys
+d = sys.argv[1]
+res = json.load(open(os.path.join(d, "results.json")))
+bad = []
+for n in res["nodes"]:
+    rows = list(csv.DictReader(open(os.path.join(d, "samples", n["name"] + ".csv"))))
+    units = sum(float(r["units_per_s"]) * (float(r["t1"]) - float(r["t0"])) for r in rows)
+    want = n["computed"] * 5   # fork7's 5 units a task
+    if not rows or "recv_mbps" not in rows[0] or abs(units - want) > 5.01:
+        bad.append("%s: %d rows, %.1f units, computed %d tasks" % (n["name"], len(rows),
+                                                                 units, n["computed"]))
+for b in bad:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
 
 # Interference: the root's IR_s x 2 (IR_r x 2 would leave Lab5 no compute
 # at its link's rate: the loader refuses it), and none at all.
