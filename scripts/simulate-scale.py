@@ -2,15 +2,17 @@
 """simulate-scale — what `treefarm simulate` costs as trees grow.
 
     scripts/simulate-scale.py [--nodes 1000,2000,5000,10000] [--per-node 100]
-                              [--treefarm build/bin/treefarm] [--out DIR]
+                              [--repeat 3] [--treefarm build/bin/treefarm] [--out DIR]
 
 For each size N: a random tree of N nodes and depth 6
 (scripts/tree-config.py --random N --depth 6, seed 1: every node 5
 units/s, every link 50 MB/s, 0.5 MB and 1 unit a task, IA:Multi), with
-per-node x N tasks, simulated once under /usr/bin/time. Prints a
-Markdown table (docs/simulate.md, "Scale"; docs/performance.md): the
-wall seconds (setup and in all), peak memory, and per node and per task
-what they come to, with the events and messages the run took; and
+per-node x N tasks, simulated --repeat times under /usr/bin/time, one
+size after another. Prints a Markdown table (docs/simulate.md, "Scale";
+docs/performance.md) of each size's median run (by wall time): the wall
+seconds (setup and in all) with the range over the runs, peak memory,
+and per node and per task what they come to, with the events and
+messages the run took; and
 writes DIR/scale.json with the same figures. With --write, the table
 also replaces the region between `<!-- simulate-scale: begin -->` and
 `<!-- simulate-scale: end -->` in docs/simulate.md and
@@ -54,6 +56,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--nodes", default="1000,2000,5000,10000")
     p.add_argument("--per-node", type=int, default=100, help="tasks per node (default 100)")
+    p.add_argument("--repeat", type=int, default=3, help="runs per size (default 3)")
     p.add_argument("--treefarm", default=os.path.join(ROOT, "build/bin/treefarm"))
     p.add_argument("--out", help="directory for the configs and results (default: temporary)")
     p.add_argument("--write", action="store_true",
@@ -63,17 +66,27 @@ def main():
     os.makedirs(out, exist_ok=True)
     rows = []
     for n in [int(x) for x in a.nodes.split(",")]:
-        rows.append(run_one(a.treefarm, n, a.per_node, out))
-        r = rows[-1]
-        print("simulate-scale: %d nodes, %d tasks: %.1f s, %.0f MiB" % (
-            n, r["tasks"], r["wall_s"], r["peak_mib"]), file=sys.stderr)
+        runs = []
+        for _ in range(a.repeat):
+            runs.append(run_one(a.treefarm, n, a.per_node, out))
+            print("simulate-scale: %d nodes, %d tasks: %.1f s, %.0f MiB" % (
+                n, runs[-1]["tasks"], runs[-1]["wall_s"], runs[-1]["peak_mib"]),
+                file=sys.stderr)
+        runs.sort(key=lambda r: r["wall_s"])
+        r = dict(runs[len(runs) // 2])
+        r["wall_min"], r["wall_max"] = runs[0]["wall_s"], runs[-1]["wall_s"]
+        r["runs"] = len(runs)
+        rows.append(r)
     json.dump(rows, open(os.path.join(out, "scale.json"), "w"), indent=1)
-    lines = ["| nodes | tasks | wall s (setup) | peak MiB | KiB per node | us per task "
-             "| events per task | messages per task | efficiency |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| nodes | tasks | wall s, median [range] | of which setup | peak MiB "
+             "| KiB per node | us per task | events per task | messages per task "
+             "| efficiency |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append("| %d | %d | %.1f (%.1f) | %.0f | %.0f | %.1f | %.1f | %.1f | %.3f |" % (
-            r["nodes"], r["tasks"], r["wall_s"], r["setup_s"], r["peak_mib"],
+        lines.append("| %d | %d | %.1f [%.1f, %.1f] | %.1f | %.0f | %.0f | %.1f | %.1f | %.1f "
+                     "| %.3f |" % (
+            r["nodes"], r["tasks"], r["wall_s"], r["wall_min"], r["wall_max"], r["setup_s"],
+            r["peak_mib"],
             r["kib_per_node"], r["us_per_task"], r["events"] / r["tasks"],
             r["messages"] / r["tasks"], r["efficiency"]))
     text = "\n".join(lines)
