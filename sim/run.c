@@ -286,8 +286,9 @@ free_nodes (sim_t *s)
 }
 
 /*  Node n's effective compute rate over the run, as a node measures
- *  it (docs/measure.md): the units it computed over the platform
- *  seconds its engine was busy (unknown, NaN, if it computed nothing);
+ *  it (docs/measure.md): the units of the tasks it finished (a command
+ *  counts 1, as in the core) over the platform seconds its engines were
+ *  busy (unknown, NaN, if it computed nothing);
  *  with a background load, what its description predicts at the end,
  *  the background's realized share of the CPU and its kind (a dedicated
  *  node's are left to the results). */
@@ -298,7 +299,7 @@ effective_rate (const sim_t *s, const sim_node_t *n, const core_stats_t *c)
                             .load_utilization = NAN};
     double ts = s->cfg->platform.time_scale, busy = n->busy_s * ts;
     if (c->computed > 0 && busy > 0)
-        r.measured = (double) c->computed * s->cfg->tasks.units / busy;
+        r.measured = n->units_done / busy;
     const config_node_t *me = &s->cfg->nodes[n->index];
     if (n->bg) {
         double end = s->finished_at * ts;

@@ -210,6 +210,11 @@ rows = list(csv.DictReader(open('$WORK/cs/tasks.csv')))
 sys.exit(not (sorted(int(r['id']) for r in rows) == list(range(1, 41))
               and sorted(int(r['bytes_in']) for r in rows) == [1000 * i for i in range(1, 41)]
               and all(float(r['seconds']) == 0.2 and r['status'] == 'ok' for r in rows)))"
+expect "commands, stated: every node's measured rate at least a command per 0.2 s busy" \
+    python3 -c "
+import json, sys
+ns = json.load(open('$WORK/cs/results.json'))['nodes']
+sys.exit(not all(n['compute_measured'] >= 4.99 for n in ns if n['computed'] > 0))"
 "$TREEFARM" run configs/farm5.json "${CMD[@]}" --out "$WORK/cr" --quiet >"$WORK/cr.out" 2>&1
 python3 - "$WORK/farm5v.json" <<'PY'
 import json, sys   # farm5 with compute rates apart, to scale by
