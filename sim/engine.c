@@ -120,12 +120,12 @@ sim_engine_start (sim_node_t *n, const core_action_t *a, core_event_t done, doub
         return -1;
     follow_load (n, now);   /* the background to now, the engine idle */
     reschedule (n, now);
-    double work = a->units / sg_host_get_speed (n->host);
-    if (a->kind == CORE_KIND_COMMAND) {   /* its time, and its outputs back */
-        work = sim_commands_seconds (n->sim->commands, a->task, n->index)
-             / n->sim->cfg->platform.time_scale;
+    int command = a->kind == CORE_KIND_COMMAND;   /* its time, and its outputs back */
+    double work = command ? sim_commands_seconds (n->sim->commands, a->task, n->index)
+                                / n->sim->cfg->platform.time_scale
+                          : a->units / sg_host_get_speed (n->host);
+    if (command)
         done.bytes = sim_commands_bytes_out (n->sim->commands, a->task);
-    }
     *g = (sim_engine_t){.busy = 1, .interfered = n->emul && a->kind == CORE_KIND_SYNTHETIC,
                         .work = work, .work0 = work, .units = a->units, .speed = 1,
                         .last = now, .end = now + work, .done = done};
@@ -181,5 +181,5 @@ sim_engines_sample (sim_node_t *n, double now)
     n->observed[0] = (double) c.bytes_in;
     for (int i = 0; i < n->nchan - 1; i++)
         n->observed[1 + i] = (double) core_child_stats (n->core, i).bytes_sent;
-    observe_sample (n->observe, now, units, n->running > 0, n->observed);
+    observe_sample (n->observe, now, units, any_busy (n), n->observed);
 }

@@ -62,12 +62,10 @@ sim_check (const config_t *cfg, char *err, size_t errlen)
         return tf_error (err, errlen, "%s: no \"tasks\": give them, or command tasks "
                          "(--tasks FILE or --command CMD --inputs GLOB)", cfg->path);
     for (int i = 0; i < cfg->nnodes; i++)
-        if (cfg->nodes[i].depth > SIM_MAX_DEPTH) {
-            tf_error (err, errlen, "%s: node \"%s\" is %d levels deep; a simulated tree "
-                     "has at most %d", cfg->path, cfg->nodes[i].name, cfg->nodes[i].depth,
-                     SIM_MAX_DEPTH);
-            return -1;
-        }
+        if (cfg->nodes[i].depth > SIM_MAX_DEPTH)
+            return tf_error (err, errlen, "%s: node \"%s\" is %d levels deep; a simulated "
+                             "tree has at most %d", cfg->path, cfg->nodes[i].name,
+                             cfg->nodes[i].depth, SIM_MAX_DEPTH);
     return 0;
 }
 
