@@ -172,6 +172,19 @@ run_endgame_option (config_t *cfg, int no_endgame, const char *command)
     return 0;
 }
 
+int
+run_ia_order_option (config_t *cfg, const char *order, const char *command)
+{
+    if (!order)
+        return 0;
+    int both = config_ia_order_parse (order);
+    if (both < 0)
+        return cli_usage_error (command, CLI_EXIT_USAGE, "--ia-order: unknown order \"%s\" "
+                                "(alone, both)", order), -1;
+    cfg->platform.ia_order_both = both;
+    return 0;
+}
+
 config_t *
 run_load_experiment (const char *path, const char *policy, const char *load_path)
 {
@@ -320,6 +333,10 @@ usage_options (FILE *out)
              "                     always, never (platform \"reclaim\")\n"
              "  --no-endgame       no end-game: hand tasks out to the last, copy none\n"
              "                     (platform \"endgame\": false; docs/policies.md)\n"
+             "  --ia-order ORDER   which IR_s the IA order ranks children by: alone\n"
+             "                     (measured while the parent computes alone, a\n"
+             "                     child's ir_send_alone; the default) or both (its\n"
+             "                     ir_send) (platform \"ia_order\"; docs/policies.md)\n"
              "  --out DIR          results directory, created if needed\n"
              "                     (default: results/NAME-YYYYmmdd-HHMMSS)\n"
              "  --trace FILE       write every node's timeline to FILE, Chrome trace-\n"
@@ -353,7 +370,7 @@ usage (FILE *out)
              "                           [--ssh-config FILE] [--push-binary]\n"
              "                           [--curve | --no-curve] [--trace FILE]\n"
              "                           [--load FILE] [--adapt [--reclaim MODE]]\n"
-             "                           [--no-endgame]\n"
+             "                           [--no-endgame] [--ia-order ORDER]\n"
              "\n"
              "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
              "node, each where its host says (local, ssh://[user@]host[:port],\n"
@@ -382,7 +399,7 @@ int
 run_main (int argc, char **argv)
 {
     const char *policy = NULL, *path = NULL, *trace = NULL, *load = NULL;
-    const char *reclaim = NULL;
+    const char *reclaim = NULL, *ia_order = NULL;
     int quiet = 0, curve_on = 0, curve_off = 0, adapt = 0, no_endgame = 0;
     session_opts_t opt = {.command = "run"};
     bag_opts_t bo = {.retries = NAN};
@@ -406,6 +423,7 @@ run_main (int argc, char **argv)
         {"adapt", CLI_FLAG, &adapt, NULL},
         {"reclaim", CLI_STRING, &reclaim, NULL},
         {"no-endgame", CLI_FLAG, &no_endgame, NULL},
+        {"ia-order", CLI_STRING, &ia_order, NULL},
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
@@ -421,7 +439,8 @@ run_main (int argc, char **argv)
     bo.trace = trace != NULL;
     config_t *cfg = run_load_experiment (path, policy, load);
     if (cfg && (run_adapt_options (cfg, adapt, reclaim, "run") != 0
-                || run_endgame_option (cfg, no_endgame, "run") != 0))
+                || run_endgame_option (cfg, no_endgame, "run") != 0
+                || run_ia_order_option (cfg, ia_order, "run") != 0))
         config_destroy (&cfg);
     code = cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
                : CLI_EXIT_USAGE;

@@ -38,6 +38,11 @@ typedef enum {
  *  naming both. Returns 0, or -1 after a usage error for command. */
 int run_endgame_option (config_t *cfg, int no_endgame, const char *command);
 
+/*  --ia-order ORDER (NULL: not given; "alone" or "both") of command onto
+ *  cfg's platform.ia_order. Returns 0, or -1 after a usage error naming
+ *  the value. */
+int run_ia_order_option (config_t *cfg, const char *order, const char *command);
+
 /*  --adapt and --reclaim MODE (NULL: not given) of command onto cfg.
  *  Returns 0, or -1 after a usage error (an unknown mode, --reclaim in
  *  a run that does not adapt). */

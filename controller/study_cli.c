@@ -126,6 +126,8 @@ usage_options (FILE *out)
              "  --reclaim MODE     with --adapt: gated (default), always or never\n"
              "  --no-endgame       no end-game, in every run of a policy that has one\n"
              "                     (all but root-computes; docs/policies.md)\n"
+             "  --ia-order ORDER   the IR_s the IA order ranks by: alone (default) or\n"
+             "                     both, as for treefarm run\n"
              "  --simulate         every cell simulated on SimGrid (docs/simulate.md),\n"
              "                     by treefarm-sim in a child each, its config in\n"
              "                     runs/Z-W-POLICY-R/config.json (not with --load,\n"
@@ -143,7 +145,7 @@ usage (FILE *out)
              "                       [--time-scale S] [--out DIR] [--node-bin PATH]\n"
              "                       [--timeout SECONDS] [--load FILE]\n"
              "                       [--adapt [--reclaim MODE]] [--no-endgame]\n"
-             "                       [--simulate]\n"
+             "                       [--ia-order ORDER] [--simulate]\n"
              "\n"
              "Run every (send size, compute size, policy) cell of a grid on the tree of\n"
              "CONFIG, each R times, one run after another, and compare the policies:\n"
@@ -248,7 +250,8 @@ bench_prepare (bench_t *b, const char *const text[3], double tasks, double repea
         return -1;
     if (b->no_endgame)
         cfg->platform.endgame = 0;
-    if (run_adapt_options (cfg, b->adapt, b->reclaim, "bench") != 0) {
+    if (run_adapt_options (cfg, b->adapt, b->reclaim, "bench") != 0
+        || run_ia_order_option (cfg, b->ia_order, "bench") != 0) {
         config_destroy (&cfg);
         return -1;
     }
@@ -295,6 +298,7 @@ study_main (int argc, char **argv)
         {"adapt", CLI_FLAG, &b.adapt, NULL},
         {"reclaim", CLI_STRING, &b.reclaim, NULL},
         {"no-endgame", CLI_FLAG, &b.no_endgame, NULL},
+        {"ia-order", CLI_STRING, &b.ia_order, NULL},
         {"simulate", CLI_FLAG, &b.params.simulated, NULL},
     };
     int code = cli_parse ("bench", argc, argv, options, sizeof options / sizeof *options,

@@ -27,6 +27,7 @@ typedef struct {
     const char *load_path;   /* --load FILE, or NULL */
     int adapt;               /* --adapt */
     int no_endgame;          /* --no-endgame, for every policy with one */
+    const char *ia_order;    /* --ia-order ORDER, or NULL */
     const char *reclaim;     /* --reclaim MODE, or NULL */
     json_t *config;          /* the experiment, canonical JSON */
     char *name;              /* the experiment's name */

@@ -9,6 +9,7 @@
  */
 #include "node/live.h"
 #include "node/runtime.h"
+#include "node/setup.h"
 #include "overlay/util.h"
 
 /*  The first vacant slot, or -1. */
@@ -32,9 +33,8 @@ take_slot (node_t *self, int slot, const config_node_t *desc, uint32_t index,
     if (config_fill_vacant (self->cfg, at, desc, err, errlen) < 0)
         return -1;
     const config_node_t *c = &self->cfg->nodes[at];
-    core_child_info_t info = {c->compute_rate, c->link_mbps, c->link_idle_mbps,
-                              c->ir_send, c->ir_recv,
-                              c->link_mbps * self->parts.bps_per_mbps, index, 0};
+    core_child_info_t info = setup_child_info (self->cfg, at, self->parts.bps_per_mbps);
+    info.node = index;
     if (self->link.zap_dir && key
         && curve_auth_admit (self->link.zap_dir, c->name, key, err, errlen) < 0)
         return -1;

@@ -358,6 +358,12 @@ core_port_busy (const core_t *self, double now)
     return xfer_port_busy (self->xfer, now);
 }
 
+void
+core_rank (const core_t *self, int *slots)
+{
+    xfer_rank (self->xfer, slots);
+}
+
 int
 core_sending (const core_t *self)
 {

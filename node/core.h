@@ -117,6 +117,9 @@ typedef struct {
                                 from the config (0: unknown), until its
                                 SUBTREE says (core_set_child_bound): what
                                 a planned split rests on */
+    double ir_send_alone;    /* policy_child_t's: what the IA order ranks
+                                by under the published order; NaN: by
+                                ir_send */
 } core_child_info_t;
 
 /*  Command tasks (docs/tasks.md). Tasks 0 .. command_tasks-1 of the bag
@@ -499,6 +502,12 @@ double core_split_rate (const core_t *self, int child);
  *  -1 when the rule does not apply (single-port, no send limit, or a run
  *  that does not adapt). */
 int core_fanout (const core_t *self);
+
+/*  The children's slots in the order the policy ranks them now (its
+ *  order function with the core's beliefs; equal ones, and every child
+ *  under a policy with no order, by slot): one entry per child into
+ *  slots. What a single-port policy serves first when all ask at once. */
+void core_rank (const core_t *self, int *slots);
 
 /*  Number of transfers to children in flight now (their last ack not
  *  yet in; pipelined, a child may have several). */

@@ -23,18 +23,19 @@ setup_opts_default (void)
                           .batch_delay = SETUP_BATCH_DELAY, .meter_min = SETUP_METER_MIN};
 }
 
-/*  What the core knows of child index at bps bytes/s per MB/s: a vacant
- *  slot (docs/adapt.md, "Grow") is absent, with rates the policies can
- *  rank until a node takes it. */
-static core_child_info_t
-child_info (const config_t *cfg, int index, double bps)
+core_child_info_t
+setup_child_info (const config_t *cfg, int index, double bps)
 {
     const config_node_t *c = &cfg->nodes[index];
     if (c->vacant)
-        return (core_child_info_t){1, 1, 1, 0, 0, bps, (uint32_t) index, 1};
+        return (core_child_info_t){1, 1, 1, 0, 0, bps, (uint32_t) index, 1, 0, NAN};
+    /*  The online fit estimates IR_s with both computing: under "ir":
+     *  "measured" the order follows it, not the configured alone rate. */
+    int alone = !cfg->platform.ia_order_both && !cfg->platform.ir_measured;
     return (core_child_info_t){c->compute_rate, c->link_mbps, c->link_idle_mbps,
                                c->ir_send, c->ir_recv, c->link_mbps * bps,
-                               (uint32_t) index, 0};
+                               (uint32_t) index, 0, 0,
+                               alone ? c->ir_send_alone : NAN};
 }
 
 /*  What a planned split (ia-split) and the end-game's estimates rest
@@ -98,7 +99,7 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
     bound_app_t app = bound_app_of (cfg);   /* the task size policies see */
     core_child_info_t *kids = xcalloc (me->nchildren + 1, sizeof *kids);
     for (int i = 0; i < me->nchildren; i++)
-        kids[i] = child_info (cfg, me->children[i], bps);
+        kids[i] = setup_child_info (cfg, me->children[i], bps);
     int32_t *parents = tree_shape (cfg);
     double window = SETUP_METER_PLATFORM / cfg->platform.time_scale;
     core_cfg_t cc = {
@@ -119,7 +120,8 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
         .send_limit_bps = me->send_limit_mbps * bps,
         .meter_window = window > opts->meter_min ? window : opts->meter_min,
         .parent = {me->compute_rate, app.input_mb, app.units, me->send_limit_mbps,
-                   me->parent < 0, me->parent < 0 ? 0 : me->ir_recv, INFINITY},
+                   me->parent < 0, me->parent < 0 ? 0 : me->ir_recv, INFINITY,
+                   !cfg->platform.ia_order_both},
         .nchildren = me->nchildren,
         .children = kids,
         .command_tasks = cfg->commands.count,

@@ -72,6 +72,12 @@ typedef struct {
  *  SETUP_METER_MIN, no bag. */
 setup_opts_t setup_opts_default (void);
 
+/*  What the core knows of child index of cfg at bps bytes/s per MB/s: a
+ *  vacant slot (docs/adapt.md, "Grow") is absent, with rates the
+ *  policies can rank until a node takes it; a joined node's facts are
+ *  the same as a node's of the tree from the start. */
+core_child_info_t setup_child_info (const config_t *cfg, int index, double bps);
+
 /*  Create the core of node (an index into cfg->nodes): its children's
  *  facts, its policy, chunking, window, buffer, pacing, send limit and
  *  meter window, the bag (cfg->commands, then the synthetic tasks) and

@@ -137,6 +137,7 @@ xfer_candidate (const child_t *ch, int slot)
         .link_mbps = ch->info.link_mbps,
         .link_idle_mbps = ch->info.link_idle_mbps,
         .ir_send = ch->info.ir_send,
+        .ir_send_alone = ch->info.ir_send_alone,
         .ir_recv = ch->info.ir_recv,
         .wanted = ch->asks.wanted,
         .oldest_request = ch->asks.n ? ch->asks.ring[ch->asks.head].first_seq

@@ -185,6 +185,9 @@ void xfer_set_child_bound (xfer_t *self, int c, double tasks_per_s);
  *  does not apply. */
 int xfer_fanout (const xfer_t *self);
 
+/*  core_rank: the children's slots in the policy's order. */
+void xfer_rank (const xfer_t *self, int *slots);
+
 /*  Replace the sender's own compute rate in what the policy sees
  *  (policy_parent_t.compute_rate; ignored unless > 0 and finite). */
 void xfer_set_compute_rate (xfer_t *self, double units_per_s);

@@ -84,6 +84,17 @@ goes_before (const xfer_t *self, int a, int b)
     return a < b;
 }
 
+void
+xfer_rank (const xfer_t *self, int *slots)
+{
+    for (int i = 0; i < self->cfg.nchildren; i++) {   /* insertion sort: a handful */
+        int j = i;
+        for (; j > 0 && goes_before (self, i, slots[j - 1]); j--)
+            slots[j] = slots[j - 1];
+        slots[j] = i;
+    }
+}
+
 /*  Would the policy serve child c were it the only one asking? */
 static int
 servable (xfer_t *self, int c)
@@ -131,12 +142,7 @@ xfer_fanout_update (xfer_t *self)
     int n = self->cfg.nchildren;
     if (!f->on)
         return;
-    for (int i = 0; i < n; i++) {   /* insertion sort: a handful */
-        int j = i;
-        for (; j > 0 && goes_before (self, i, f->order[j - 1]); j--)
-            f->order[j] = f->order[j - 1];
-        f->order[j] = i;
-    }
+    xfer_rank (self, f->order);
     for (int i = 0; i < n; i++) {
         int c = f->order[i];
         f->demand[c] = fanout_demand (consumption (self, c), self->cfg.parent.task_mb);

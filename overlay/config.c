@@ -40,7 +40,7 @@ static const char *const task_keys[] = {
 static const char *const platform_keys[] = {
     "mode", "time_scale", "payload_scale", "chunk_kib", "window", "buffer",
     "matrix_n", "sample_ms", "ir", "heartbeat_ms", "heartbeat_misses", "adapt", "reclaim",
-    "join_slots", "admit", "endgame", NULL
+    "join_slots", "admit", "endgame", "ia_order", NULL
 };
 static const char *const reclaim_names[RECLAIM_MODE_COUNT] = {
     [RECLAIM_GATED] = "gated", [RECLAIM_ALWAYS] = "always", [RECLAIM_NEVER] = "never",
@@ -160,12 +160,23 @@ set_platform_defaults (config_t *self)
     self->platform.matrix_n = 1024;
     self->platform.sample_ms = 100;
     self->platform.ir_measured = 0;
+    self->platform.ia_order_both = 0;
     self->platform.adapt = 0;
     self->platform.endgame = 1;
     self->platform.reclaim = RECLAIM_GATED;
     self->platform.admit = RECLAIM_GATED;
     self->platform.heartbeat_ms = 0;
     self->platform.misses = CONFIG_DEFAULT_MISSES;
+}
+
+int
+config_ia_order_parse (const char *word)
+{
+    if (word && streq (word, "alone"))
+        return 0;
+    if (word && streq (word, "both"))
+        return 1;
+    return -1;
 }
 
 /*  A costly action's mode, key in the platform: gated, always, never. */
@@ -186,14 +197,16 @@ get_mode (jsonw_t *s, const char *key, reclaim_mode_t *out)
     return 0;
 }
 
-/*  The platform's words: mode, ir, adapt, endgame, reclaim and admit. */
+/*  The platform's words: mode, ir, ia_order, adapt, endgame, reclaim
+ *  and admit. */
 static int
 get_platform_words (config_t *self, jsonw_t *s)
 {
-    const char *mode = NULL, *ir = NULL;
+    const char *mode = NULL, *ir = NULL, *order = NULL;
     char q[JSONW_QUOTE_LEN];
     if (jsonw_get_string (s, "mode", 0, 1, SIZE_MAX, &mode) < 0
         || jsonw_get_string (s, "ir", 0, 1, SIZE_MAX, &ir) < 0
+        || jsonw_get_string (s, "ia_order", 0, 1, SIZE_MAX, &order) < 0
         || jsonw_get_bool (s, "adapt", 0, &self->platform.adapt) < 0
         || jsonw_get_bool (s, "endgame", 0, &self->platform.endgame) < 0
         || get_mode (s, "reclaim", &self->platform.reclaim) < 0
@@ -205,6 +218,12 @@ get_platform_words (config_t *self, jsonw_t *s)
         return jsonw_fail (s->doc, "platform.ir",
                            "unknown value %s (expected \"configured\" or \"measured\")",
                            tf_quote (q, sizeof q, ir));
+    if (order && config_ia_order_parse (order) < 0)
+        return jsonw_fail (s->doc, "platform.ia_order",
+                           "unknown value %s (expected \"alone\" or \"both\")",
+                           tf_quote (q, sizeof q, order));
+    if (order)
+        self->platform.ia_order_both = config_ia_order_parse (order);
     if (mode && streq (mode, "real"))
         self->platform.mode = PLATFORM_REAL;
     else if (mode && !streq (mode, "emulated"))
@@ -427,6 +446,8 @@ config_node_to_json (const config_node_t *node)
         json_object_set_new (entry, "link_mbps", json_real (node->link_mbps));
         json_object_set_new (entry, "link_idle_mbps", json_real (node->link_idle_mbps));
         json_object_set_new (entry, "ir_send", json_real (node->ir_send));
+        if (node->ir_send_alone >= 0)
+            json_object_set_new (entry, "ir_send_alone", json_real (node->ir_send_alone));
         json_object_set_new (entry, "ir_recv", json_real (node->ir_recv));
         json_object_set_new (entry, "delay_ms", json_real (node->delay_ms));
     }
@@ -443,6 +464,8 @@ platform_options_to_json (const config_t *self, json_t *platform)
         json_object_set_new (platform, "adapt", json_true ());
     if (!self->platform.endgame)
         json_object_set_new (platform, "endgame", json_false ());
+    if (self->platform.ia_order_both)
+        json_object_set_new (platform, "ia_order", json_string ("both"));
     if (self->platform.reclaim != RECLAIM_GATED)
         json_object_set_new (platform, "reclaim",
                              json_string (reclaim_mode_str (self->platform.reclaim)));

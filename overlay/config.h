@@ -135,6 +135,10 @@ const char *reclaim_mode_str (reclaim_mode_t mode);
 /*  The mode of that name, or -1. */
 int reclaim_mode_parse (const char *name);
 
+/*  platform.ia_order (and --ia-order): 0 for "alone", 1 for "both",
+ *  -1 for anything else. */
+int config_ia_order_parse (const char *word);
+
 typedef struct {
     char *name;              /* unique, [A-Za-z0-9_.-]+, at most 63 chars */
     char *parent_name;       /* NULL for the root */
@@ -158,6 +162,10 @@ typedef struct {
     double send_limit_mbps;  /* total outgoing MB/s (B_s * Z); 0 = none */
     double ir_send;          /* IR_s at the parent of sending to this node;
                                 >= 0, default 0 */
+    double ir_send_alone;    /* the same while only the parent computes
+                                (docs/model.md, Table 4 line 7), what the
+                                IA order ranks by under "ia_order":
+                                "alone"; >= 0, NAN when not given */
     double ir_recv;          /* IR_r at this node of receiving from its
                                 parent; >= 0, default 0 */
     double delay_ms;         /* one-way delay of the link from the parent,
@@ -212,6 +220,11 @@ typedef struct {
         int ir_measured;          /* "ir": "measured": IA policies order
                                      children by the online estimates of
                                      IR_s; default "configured" */
+        int ia_order_both;        /* "ia_order": "both": the IA order ranks
+                                     by ir_send (the rates with both
+                                     computing); default "alone": by
+                                     ir_send_alone where a child has it
+                                     (docs/policies.md, "The IA order") */
         int adapt;                /* "adapt": true: rates estimated live,
                                      changes declared, re-planned
                                      (docs/adapt.md); default false */

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "overlay/config_int.h"
@@ -61,6 +62,7 @@ copy_facts (config_node_t *dst, const config_node_t *src)
     dst->link_idle_mbps = src->link_idle_mbps;
     dst->send_limit_mbps = src->send_limit_mbps;
     dst->ir_send = src->ir_send;
+    dst->ir_send_alone = src->ir_send_alone;
     dst->ir_recv = src->ir_recv;
     dst->delay_ms = src->delay_ms;
     dst->slots = src->slots;
@@ -170,6 +172,7 @@ config_add_vacant (config_t *self, int node, int n)
         slot->name = xasprintf ("+vacant%d", k);
         slot->host = xstrdup (CONFIG_DEFAULT_HOST);
         slot->joins_at_s = -1;
+        slot->ir_send_alone = NAN;
         slot->vacant = 1;
         link_child (self, i, node);
     }

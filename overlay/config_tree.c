@@ -16,12 +16,12 @@
 
 static const char *const node_keys[] = {
     "name", "parent", "host", "compute", "link_mbps", "link_idle_mbps",
-    "send_limit_mbps", "ir_send", "ir_recv", "delay_ms", "slots", "load", "joins_at_s",
-    NULL
+    "send_limit_mbps", "ir_send", "ir_send_alone", "ir_recv", "delay_ms", "slots", "load",
+    "joins_at_s", NULL
 };
 /*  Keys that describe the link from the parent: an error on the root. */
 static const char *const link_keys[] = {
-    "link_mbps", "link_idle_mbps", "ir_send", "ir_recv", "delay_ms", NULL
+    "link_mbps", "link_idle_mbps", "ir_send", "ir_send_alone", "ir_recv", "delay_ms", NULL
 };
 
 /*  A node's host says where and how it runs (overlay/host.h). */
@@ -53,6 +53,7 @@ get_at_most (jsonw_t *s, const char *key, double max, double *out)
 static int
 parse_link (jsonw_t *s, config_node_t *node, int offered)
 {
+    node->ir_send_alone = NAN;
     if (!node->parent_name && !offered) {
         for (int k = 0; link_keys[k]; k++)
             if (json_object_get (s->obj, link_keys[k]))
@@ -66,6 +67,8 @@ parse_link (jsonw_t *s, config_node_t *node, int offered)
     if (jsonw_get_number (s, "link_idle_mbps", 0, JSONW_POSITIVE,
                           &node->link_idle_mbps) < 0
         || jsonw_get_number (s, "ir_send", 0, JSONW_NONNEGATIVE, &node->ir_send) < 0
+        || jsonw_get_number (s, "ir_send_alone", 0, JSONW_NONNEGATIVE,
+                             &node->ir_send_alone) < 0
         || jsonw_get_number (s, "ir_recv", 0, JSONW_NONNEGATIVE, &node->ir_recv) < 0)
         return -1;
     return get_at_most (s, "delay_ms", CONFIG_MAX_DELAY_MS, &node->delay_ms);

@@ -150,12 +150,21 @@ policy_pick_chunk (const policy_t *policy, const policy_parent_t *parent,
     return best;
 }
 
+double
+policy_order_ir (const policy_parent_t *parent, const policy_child_t *child)
+{
+    if (parent->order_alone && child->ir_send_alone >= 0)
+        return child->ir_send_alone;
+    return child->ir_send;
+}
+
 int
 policy_ia_order (const policy_parent_t *parent, const policy_child_t *a,
                  const policy_child_t *b)
 {
-    if (a->ir_send != b->ir_send)
-        return a->ir_send < b->ir_send ? 1 : -1;
+    double ia = policy_order_ir (parent, a), ib = policy_order_ir (parent, b);
+    if (ia != ib)
+        return ia < ib ? 1 : -1;
     double pa = policy_single_opt_priority (parent, a);
     double pb = policy_single_opt_priority (parent, b);
     if (pa != pb)

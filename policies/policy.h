@@ -23,6 +23,10 @@ typedef struct {
     double link_mbps;        /* MB/s from the parent while both compute */
     double link_idle_mbps;   /* MB/s from the parent when idle */
     double ir_send;          /* IR_s at the parent of sending to it */
+    double ir_send_alone;    /* the same while only the parent computes
+                                (Table 4 line 7 of docs/model.md); NaN:
+                                unknown. Only the IA order reads it, and
+                                only under policy_parent_t.order_alone */
     double ir_recv;          /* IR_r at the child of receiving */
     uint32_t wanted;         /* tasks it asked for and has not been sent */
     uint64_t oldest_request; /* arrival order of its oldest unserved ask;
@@ -47,6 +51,9 @@ typedef struct {
     double target;           /* tasks/s the parent itself gets in the
                                 tree's plan (the bound's schedule):
                                 INFINITY on the root and when unknown */
+    int order_alone;         /* the IA order ranks by ir_send_alone where
+                                a child has it (platform "ia_order":
+                                "alone"); 0: by ir_send */
 } policy_parent_t;
 
 /*  A policy's order: return > 0 if child a should be served before child
@@ -121,9 +128,17 @@ int policy_excluded (const policy_parent_t *parent, const policy_child_t *child)
 double policy_single_opt_priority (const policy_parent_t *parent,
                                    const policy_child_t *child);
 
-/*  The IA order shared by IA:Single and IA:Multi: lower IR_s first; on a
- *  tie the larger Single-opt priority (the faster link), then 0 (the slot
- *  decides). Returns 1 if a goes before b, -1 if after, 0 if tied. */
+/*  The IR_s the IA order ranks child by: its ir_send_alone when the
+ *  parent orders by those (order_alone) and it has one, else ir_send.
+ *  The never-use rule, the priorities and the bound keep ir_send, the
+ *  cost of a send while both compute (docs/policies.md, "The IA
+ *  order"). */
+double policy_order_ir (const policy_parent_t *parent, const policy_child_t *child);
+
+/*  The IA order shared by IA:Single, IA:Multi and IA:Split: lower IR_s
+ *  (policy_order_ir) first; on a tie the larger Single-opt priority (the
+ *  faster link), then 0 (the slot decides). Returns 1 if a goes before
+ *  b, -1 if after, 0 if tied. */
 int policy_ia_order (const policy_parent_t *parent, const policy_child_t *a,
                      const policy_child_t *b);
 
