@@ -51,10 +51,12 @@ to_parent (node_t *self, zmsg_t **msg_p)
 int
 act_subtree_send (node_t *self, int force)
 {
+    /*  Adapting, the bound follows the live estimates and a step may
+     *  leave a child worth shrinking: node/adaptor.h's. */
+    if (self->adapt.ad)
+        return adapt_step (self, force);
     subtree_t *st = self->parts.subtree;
     int changed = subtree_step (st);
-    if (changed)
-        steer_check_unused (self);
     const double *bounds = subtree_bounds (st);
     /*  Until every child reported there is nothing to send: the first
      *  SUBTREE will carry what changed meanwhile. */
@@ -62,15 +64,7 @@ act_subtree_send (node_t *self, int force)
         return 0;
     if (act_flush_parent (self) != 0)   /* in order after what is waiting */
         return -1;
-    zmsg_t *msg;
-    if (self->cfg->platform.adapt) {
-        /*  The parent's policy and its step see our live values. */
-        double compute, ir_recv;
-        subtree_self (st, &compute, &ir_recv);
-        msg = proto_subtree_live (bounds, compute, ir_recv);
-    }
-    else
-        msg = proto_subtree (bounds);
+    zmsg_t *msg = proto_subtree (bounds);
     return zmsg_send (&msg, self->link.parent);
 }
 

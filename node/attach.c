@@ -7,7 +7,6 @@
  *  not); only then does it start the node, whose first REQUEST thus
  *  always finds its slot. See node/runtime.h.
  */
-#include "node/live.h"
 #include "node/runtime.h"
 #include "node/setup.h"
 #include "overlay/util.h"
@@ -45,10 +44,7 @@ take_slot (node_t *self, int slot, const config_node_t *desc, uint32_t index,
     subtree_attach (self->parts.subtree, slot, c->link_mbps, c->ir_send);
     if (self->parts.emul)
         emul_set_ir_send (self->parts.emul, slot, c->ir_send);
-    if (self->adapt.live)
-        live_child_set (self->adapt.live, slot, c->link_mbps, c->ir_send);
-    if (self->steer.compute)
-        self->steer.compute[slot] = c->compute_rate;
+    adapt_attach (self, slot, c);
     return 0;
 }
 

@@ -159,7 +159,6 @@ begin (node_t *self)
         if (loadgen_start (self, tf_now (), err, sizeof err) != 0)
             return node_fail (self, err);
         adapt_start (self);
-        replan_start (self);
         core_event_t start = {.type = CORE_EV_START, .now = tf_now ()};
         rc = act_feed (self, &start, "the controller");
     }
@@ -243,7 +242,6 @@ node_run (const node_opts_t *opts)
     measure_close (self);
     clock_close (self);
     adapt_close (self);
-    steer_close (self);
     report_close (self);
     config_destroy (&self->cfg);
     return status;

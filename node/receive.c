@@ -66,22 +66,22 @@ store_chunk (node_t *self, proto_msg_t *m)
 /*  A child's SUBTREE: keep its bounds, once, every model present; in
  *  an adapting run each one again replaces the last, its live compute
  *  rate and IR_r are what the core believes of the child, and a change
- *  in its rate may call for a costly action (steer.c). */
+ *  in its rate may call for a costly action (node/adaptor.h). */
 static int
 on_subtree (node_t *self, int slot, const proto_msg_t *m, const char *peer)
 {
     char err[TF_ERRLEN];
-    if (self->cfg->platform.adapt)
-        replan_child_rates (self, slot, m);
-    if (subtree_child (self->parts.subtree, slot, m->bounds, err, sizeof err) != 0) {
+    int rc;
+    if (self->adapt.ad)
+        rc = adapt_subtree (self, slot, m, err, sizeof err);
+    else
+        rc = subtree_child (self->parts.subtree, slot, m->bounds, err, sizeof err) != 0
+                 ? 1 : act_subtree_bound (self);
+    if (rc == 1) {
         receive_log_refusal (self, "refused SUBTREE from %s: %s", peer, err);
         self->in.refused++;
         return 0;
     }
-    int rc = act_subtree_bound (self);
-    /*  Weighed against the subtree's bound with the child as it now is. */
-    if (self->cfg->platform.adapt)
-        steer_child_rate (self, slot, m->live_compute);
     return rc;
 }
 
@@ -231,7 +231,7 @@ receive_child (node_t *self)
     int beat = 0;
     intptr_t slot = child_slot (self, name, &beat);
     int rc = 0;
-    if (slot >= 0 && self->steer.leaving && self->steer.leaving[slot] == STEER_LEFT)
+    if (slot >= 0 && adapt_child_left (self, (int) slot))
         zmsg_destroy (&msg);   /* it left (drained): its last beats mean nothing */
     else if (slot < 0 || beat_lost (self, (int) slot)) {
         receive_refuse (self, name ? name : "?",

@@ -121,7 +121,6 @@ take_sample (node_t *self, double now)
                     self->rep.observed);
     self->rep.observe_cpu += fmin (tf_now () - t0, NODE_SAMPLE_MAX);
     adapt_sample (self, now);
-    steer_poll_drained (self);
 }
 
 static json_t *
@@ -304,8 +303,7 @@ report_stats (node_t *self, proto_command_t command)
     s.fit = json_incref (current_fit (self, command == PROTO_REPORT));
     fill_lag (self, &s);
     fill_rate (self, &s.rate);
-    adapt_fill_changes (self, &s.changes);
-    steer_fill_actions (self, &s.actions);
+    adapt_fill (self, &s.changes, &s.actions);
     report_texts_t texts = {0};
     if (command == PROTO_REPORT)
         fill_report (self, &s, &texts);

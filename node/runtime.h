@@ -16,9 +16,9 @@
  *  - clock.c: what is due on the clock, and how long the loop may sleep;
  *  - loadgen.c: background load, through loademul.c (emulated) or
  *    loadreal.c (real processes);
- *  - adapt.c: an adapting run's live estimates and the changes it
- *    declares (node/live.h); replan.c: what a change re-plans (the
- *    core's beliefs, the subtree bound, SUBTREE to the parent);
+ *  - adapt.c: an adapting run's adaptation (node/adaptor.h: the live
+ *    estimates, the changes they declare, re-planning, SUBTREE as the
+ *    bound moves, the costly actions), fed and carried out here;
  *  - node.c: the event loop, the wait and teardown.
  */
 #ifndef TF_RUNTIME_H
@@ -180,35 +180,11 @@ typedef struct {
     } ahead;
 } node_load_t;
 
-/*  adapt.c: an adapting run's live estimates (docs/adapt.md), NULL
- *  live when the run does not adapt. */
+/*  adapt.c: an adapting run's adaptation (node/adaptor.h), NULL when
+ *  the run does not adapt. */
 typedef struct {
-    struct live *live;       /* the estimates and their drifts */
-    struct live_change *log; /* the changes declared, for STATS: n of */
-    int n;                   /* them, at most LIVE_MAX_CHANGES, */
-    uint64_t dropped;        /* and how many more */
-    double at, units, busy;  /* the last sample: platform time since
-                                START, cumulative units and busy
-                                platform seconds */
-    double *observed;        /* its bytes observed (emul_observed) */
+    struct adaptor *ad;
 } node_adapt_t;
-
-/*  steer.c: an adapting parent's costly actions (docs/adapt.md, "Costly
- *  actions"), NULL arrays when the run does not adapt. */
-enum { STEER_STAYS = 0, STEER_DRAINING, STEER_LEFT };
-typedef struct {
-    double *compute;         /* per child: its compute rate as last heard,
-                                units/s (configured, then SUBTREE's) */
-    uint32_t *hold;          /* per child: the tasks a reclaim let it hold;
-                                0: its buffer */
-    unsigned char *leaving;  /* per child: STEER_STAYS, _DRAINING (shrunk:
-                                it gives back what it holds), _LEFT */
-    int *weighed;            /* per child: our changes declared when a
-                                shrink was last weighed (once a change) */
-    proto_action_t *log;     /* the actions weighed, for STATS: n of */
-    int n;                   /* them, at most PROTO_MAX_ACTIONS, */
-    uint64_t dropped;        /* and how many more */
-} node_steer_t;
 
 /*  reparent.c: a node whose parent was lost, in an adapting run. */
 typedef struct {
@@ -235,7 +211,6 @@ typedef struct {
     node_clock_t clock;
     node_load_t load;
     node_adapt_t adapt;
-    node_steer_t steer;
     node_moved_t moved;
 } node_t;
 
@@ -324,79 +299,53 @@ int loadreal_start (node_t *self, double now, char *err, size_t errlen);
 double loadreal_busy_integral (node_t *self, double now);
 void loadreal_stop (node_t *self);
 
-/*  --- adapt.c: live estimates, declared changes (docs/adapt.md) ----------
+/*  --- adapt.c: adaptation (docs/adapt.md, node/adaptor.h) ----------------
  *
- *  Each is a no-op in a run that does not adapt (platform.adapt 0). */
+ *  Each is a no-op until adapt_start made the adaptation (a run that
+ *  does not adapt, a calibration: adapt.ad NULL), except adapt_subtree
+ *  and adapt_step, which are called only once it did. */
 
-/*  Ready the estimates at START (references: the configured rates). */
+/*  Ready the adaptation at START (references: the configured rates; the
+ *  subtree bound follows the live estimates from now on): before any
+ *  SUBTREE (node.c's begin). A second call changes nothing. */
 void adapt_start (node_t *self);
 
 /*  A sample was taken at now (report.c, take_sample): feed the compute
- *  and link estimates, then declare and re-plan what changed. */
+ *  and link estimates, declare and re-plan what changed; children
+ *  shrunk whose subtree holds nothing of ours any more leave (DRAINED to
+ *  the controller, which stops them). */
 void adapt_sample (node_t *self, double now);
 
 /*  The online fit was solved (report.c): feed the IR estimates, then
  *  declare and re-plan what changed. */
 void adapt_fit (node_t *self, const observe_estimates_t *est);
 
-/*  The changes declared so far, for STATS: copied into *out (its items
- *  allocated, the caller's proto_stats_clear frees them). */
-void adapt_fill_changes (const node_t *self, proto_changes_t *out);
+/*  Child slot's SUBTREE (m, decoded) in an adapting run: its bounds and
+ *  live rates believed, ours stepped and passed up, a costly action
+ *  weighed (adaptor_child_subtree). Returns 0; 1 when refused (err); -1
+ *  if SUBTREE could not be sent. */
+int adapt_subtree (node_t *self, int slot, const proto_msg_t *m, char *err,
+                   size_t errlen);
 
-/*  Free the estimates. */
+/*  An adapting run: step our subtree bound and pass it up when it moved
+ *  or force is set (adaptor_step). Returns 0, or -1 if SUBTREE could not
+ *  be sent. */
+int adapt_step (node_t *self, int force);
+
+/*  1 if child slot was shrunk and has left the run. */
+int adapt_child_left (const node_t *self, int slot);
+
+/*  A node joined in vacant slot, described by c: its estimates start
+ *  from its rates. */
+void adapt_attach (node_t *self, int slot, const config_node_t *c);
+
+/*  The changes declared and the actions weighed so far, for STATS:
+ *  copied into *changes and *actions (the caller's proto_stats_clear
+ *  frees them); empty when the run does not adapt. */
+void adapt_fill (const node_t *self, proto_changes_t *changes, proto_actions_t *actions);
+
+/*  Free the adaptation. */
 void adapt_close (node_t *self);
-
-/*  --- replan.c: re-planning on a change, for free (docs/adapt.md) -------- */
-
-/*  Make the subtree bound follow the live estimates (subtree_adapt):
- *  called at START of an adapting run, before any SUBTREE (node.c's
- *  begin does; a second call changes nothing). */
-void replan_start (node_t *self);
-
-/*  A change this node declared (adapt.c): the core's beliefs (its own
- *  compute rate; a child's link or IR_s), the subtree bound, and when
- *  the bound or what the parent must know changed, SUBTREE again.
- *  Returns 0, or -1 if SUBTREE could not be sent. */
-int replan_apply (node_t *self, const struct live_change *change);
-
-/*  Child slot's SUBTREE carried its live compute rate and IR_r (m, a
- *  decoded SUBTREE of an adapting run): what the core believes of it,
- *  with its subtree's bound in the policy's port model (the ratio rule's
- *  rate of the child). The bounds themselves go through subtree_child
- *  as before. */
-void replan_child_rates (node_t *self, int slot, const proto_msg_t *m);
-
-/*  --- steer.c: costly actions, each through the gate (node/gate.h) -------
- *
- *  Each is a no-op in a run that does not adapt. */
-
-/*  Ready the per-child state (replan_start calls it). */
-void steer_start (node_t *self);
-
-/*  Child slot's SUBTREE said its compute rate is now `to` units/s: when
- *  that slowed it, take back what it holds beyond what covers one
- *  transfer, if the gate says it pays (platform.reclaim); when it sped
- *  up again, let it hold more. Every decision is logged for STATS. */
-void steer_child_rate (node_t *self, int slot, double to);
-
-/*  Our subtree bound was stepped again (act.c): a child it now leaves
- *  unused because sending to it costs this node more compute than the
- *  child returns (the never-use rule, with the live estimates) is shrunk
- *  if the gate lets its tasks come back: it holds nothing from now on
- *  and, once nothing given to its subtree is out, leaves (DRAINED to the
- *  controller, which stops it). docs/adapt.md, "Shrink". */
-void steer_check_unused (node_t *self);
-
-/*  Every sample (report.c): children shrunk whose subtree holds nothing
- *  of ours any more leave. */
-void steer_poll_drained (node_t *self);
-
-/*  The actions weighed so far, for STATS: copied into *out (the
- *  caller's proto_stats_clear frees them). */
-void steer_fill_actions (const node_t *self, proto_actions_t *out);
-
-/*  Free the state. */
-void steer_close (node_t *self);
 
 /*  --- attach.c: a joining node becomes a child (docs/adapt.md) ----------- */
 

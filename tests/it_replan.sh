@@ -11,11 +11,11 @@
 # get none. Every task is recorded exactly once in both runs.
 source "$(dirname "$0")/lib.sh"
 
-# The changes are declared by the live estimates (node/adapt.c); without
-# them nothing re-plans.
+# The changes are declared by the live estimates and re-planned by the
+# adaptation (node/adaptor.c); without them nothing re-plans.
 src=${TF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-grep -q "replan_apply" "$src/node/adapt.c" 2>/dev/null ||
-    skip "the live estimates (node/adapt.c) do not declare changes in this build"
+grep -q "core_set_compute_rate" "$src/node/adaptor.c" 2>/dev/null ||
+    skip "the adaptation (node/adaptor.c) does not re-plan changes in this build"
 
 cat >"$WORK/star.json" <<'EOF'
 {
