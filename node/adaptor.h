@@ -4,9 +4,9 @@
  *  and the costly actions a parent weighs through the gate (reclaim,
  *  restore, shrink).
  *
- *  Every driver of an adapting node's core runs this same code (the
- *  ZeroMQ runtime's is node/adapt.c), as they share node/setup.h and
- *  node/route.h. What reaches beyond the
+ *  Every driver of an adapting node's core runs this same code: the
+ *  ZeroMQ runtime (node/adapt.c) and the simulator (sim/adapt.c) alike,
+ *  as they share node/setup.h and node/route.h. What reaches beyond the
  *  node goes through the driver's hooks: an event for the node's own core
  *  (TAKE_BACK, whose actions the driver then carries out where
  *  node/route.h says, RECLAIM to the child among them), SUBTREE for the

@@ -55,6 +55,8 @@ post (sim_node_t *n, int chan, const core_event_t *ev)
     uint64_t len = ev->type == CORE_EV_CHUNK || ev->type == CORE_EV_RESULT ? ev->len : 0;
     if (ev->type == CORE_EV_CHUNK && ev->index == 0 && n->trace)
         trace_spans_begin (n, chan - 1, ev->task);
+    if (ev->type == CORE_EV_CHUNK && n->meter)
+        sim_adapt_chunk_sent (n, chan - 1, ev);
     long bytes = (long) (len + llround (envelope));
     sg_comm_detach (sg_mailbox_put_init (n->out[chan], m, bytes), free);
     s->messages++;
@@ -70,23 +72,57 @@ post_end (sim_node_t *n, int chan, sim_msg_kind_t kind)
     sg_comm_detach (sg_mailbox_put_init (n->out[chan], m, bytes), free);
 }
 
+void
+sim_post_subtree (sim_node_t *n, const double *bounds, double compute, double ir_recv)
+{
+    if (!n->out[0])
+        return;   /* the root: no parent */
+    sim_msg_t *m = xcalloc (1, sizeof *m);
+    m->kind = SIM_MSG_SUBTREE;
+    memcpy (m->bounds, bounds, sizeof m->bounds);
+    m->compute = compute;
+    m->ir_recv = ir_recv;
+    double bytes = SIM_ENVELOPE_BYTES + sizeof m->bounds + 2 * sizeof (double);
+    sg_comm_detach (sg_mailbox_put_init (n->out[0], m,
+                                         llround (bytes * n->sim->cfg->platform.payload_scale)),
+                    free);
+    n->sim->messages++;
+}
+
 /*  The run is over for n (STOP came, or on the root FINISHED): STOP to
- *  every child, and once each has said BYE, BYE to the parent. */
+ *  every child still in the run, and once each has said BYE, BYE to the
+ *  parent. */
 static void
 stop (sim_node_t *n)
 {
     if (n->stopping)
         return;
     n->stopping = 1;
-    n->byes_due = n->nchan - 1;
+    n->byes_due = 0;
     for (int c = 1; c < n->nchan; c++)
-        post_end (n, c, SIM_MSG_STOP);
+        if (!n->left || !n->left[c]) {
+            post_end (n, c, SIM_MSG_STOP);
+            n->byes_due++;
+        }
 }
 
+void
+sim_child_leaves (sim_node_t *n, int slot)
+{
+    int c = 1 + slot;
+    if (n->left[c] || n->stopping)
+        return;   /* the STOP going down the tree reaches it anyway */
+    n->left[c] = 1;
+    n->left_due++;
+    post_end (n, c, SIM_MSG_STOP);
+}
+
+/*  Once every child said BYE (those that left too), BYE to the parent:
+ *  nothing is in flight to or from n any more. */
 static void
 bye_if_due (sim_node_t *n)
 {
-    if (!n->stopping || n->byes_due > 0 || n->done)
+    if (!n->stopping || n->byes_due > 0 || n->left_due > 0 || n->done)
         return;
     if (n->index != n->sim->cfg->root)
         post_end (n, 0, SIM_MSG_BYE);
@@ -151,6 +187,12 @@ carry_out (sim_node_t *n, double now)
     }
 }
 
+void
+sim_handle (sim_node_t *n, core_event_t ev)
+{
+    handle (n, ev);
+}
+
 /*  Feed n's core one event now and carry out what it says. An event the
  *  core refuses is a fault of the simulation: it stops there. */
 static void
@@ -198,19 +240,29 @@ next_wake (const sim_node_t *n, double now)
 
 /*  --- the actor ------------------------------------------------------------ */
 
-/*  Message m came on channel c: a core's event, unless the run is over
- *  here (then only the ends count). */
+/*  Message m came on channel c: a core's event or a SUBTREE, unless the
+ *  run is over here or the child it comes from left (then only the ends
+ *  count). */
 static void
 arrive (sim_node_t *n, int c, sim_msg_t *m)
 {
-    if (m->kind != SIM_MSG_EVENT)
+    int left = n->left && n->left[c];
+    if (m->kind == SIM_MSG_STOP || m->kind == SIM_MSG_BYE)
         n->closed[c] = 1;
     if (m->kind == SIM_MSG_STOP)
         stop (n);
+    else if (m->kind == SIM_MSG_BYE && left)
+        n->left_due--;
     else if (m->kind == SIM_MSG_BYE)
         n->byes_due--;
-    else if (!n->stopping) {
+    else if (n->stopping || left)
+        return;
+    else if (m->kind == SIM_MSG_SUBTREE)
+        sim_adapt_subtree (n, c - 1, m);
+    else {
         trace_spans_end (n, &m->ev);
+        if (m->ev.type == CORE_EV_CHUNK && c == 0)
+            sim_adapt_chunk_arrived (n, &m->ev);
         core_event_t ev = m->ev;
         ev.done = m->done;
         ev.avoid = m->avoid;
@@ -273,6 +325,7 @@ sim_node_main (int argc, char **argv)
             sg_mailbox_set_receiver (sg_mailbox_get_name (n->in[c]));
     sg_barrier_wait (s->barrier);
     handle (n, (core_event_t){.type = CORE_EV_START});
+    sim_adapt_begin (n);
     due (n, simgrid_get_clock ());
     while (!n->done && !s->failed)
         step (n);

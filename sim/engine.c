@@ -182,4 +182,5 @@ sim_engines_sample (sim_node_t *n, double now)
     for (int i = 0; i < n->nchan - 1; i++)
         n->observed[1 + i] = (double) core_child_stats (n->core, i).bytes_sent;
     observe_sample (n->observe, now, units, any_busy (n), n->observed);
+    sim_adapt_sample (n, now, units);
 }

@@ -20,7 +20,8 @@ usage (FILE *out)
 {
     fprintf (out,
              "usage: treefarm simulate CONFIG [--policy NAME] [--out DIR] [--quiet]\n"
-             "                                [--load FILE] [--no-endgame]\n"
+             "                                [--load FILE] [--adapt [--reclaim MODE]]\n"
+             "                                [--no-endgame]\n"
              "                                [--trace FILE] [--platform FILE]\n"
              "                                [--tasks FILE | --command CMD --inputs GLOB]\n"
              "                                [--measured DIR] [--task-seconds S]\n"
@@ -41,6 +42,12 @@ usage (FILE *out)
              "                     (default: results/NAME-YYYYmmdd-HHMMSS)\n"
              "  --load FILE        background load on nodes, as for run: a JSON object,\n"
              "                     node name -> load (docs/load.md)\n"
+             "  --adapt            estimate the rates live, declare their changes and\n"
+             "                     re-plan with them, reclaim from slowed children\n"
+             "                     (platform \"adapt\": true; docs/adapt.md; nodes\n"
+             "                     joining are not simulated)\n"
+             "  --reclaim MODE     with --adapt: gated (default), always, never\n"
+             "                     (platform \"reclaim\")\n"
              "  --no-endgame       no end-game (platform \"endgame\": false)\n"
              "  --trace FILE       write every node's timeline to FILE, Chrome trace-\n"
              "                     event JSON, as run's (docs/trace.md)\n"
@@ -133,8 +140,8 @@ simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quie
 
 /*  The command line's choices. */
 typedef struct {
-    const char *policy, *path, *out, *platform, *load, *trace;
-    int quiet, no_endgame;
+    const char *policy, *path, *out, *platform, *load, *trace, *reclaim;
+    int quiet, no_endgame, adapt;
     bag_opts_t bag;          /* --tasks, --command, --inputs */
     const char *measured;    /* --measured DIR */
     double task_seconds;     /* --task-seconds, < 0: not given */
@@ -148,7 +155,8 @@ prepare (cli_t *c, bag_t **bag, sim_commands_t **cmds)
 {
     char err[TF_ERRLEN];
     config_t *cfg = run_load_experiment (c->path, c->policy, c->load);
-    if (cfg && run_endgame_option (cfg, c->no_endgame, "simulate") != 0)
+    if (cfg && (run_endgame_option (cfg, c->no_endgame, "simulate") != 0
+                || run_adapt_options (cfg, c->adapt, c->reclaim, "simulate") != 0))
         config_destroy (&cfg);
     if (cfg && !(*bag = bag_new (&c->bag, cfg, err, sizeof err)))
         config_destroy (&cfg);
@@ -175,6 +183,8 @@ main (int argc, char **argv)
         {"out", CLI_STRING, &c.out, NULL},
         {"quiet", CLI_FLAG, &c.quiet, NULL},
         {"no-endgame", CLI_FLAG, &c.no_endgame, NULL},
+        {"adapt", CLI_FLAG, &c.adapt, NULL},
+        {"reclaim", CLI_STRING, &c.reclaim, NULL},
         {"platform", CLI_STRING, &c.platform, NULL},
         {"load", CLI_STRING, &c.load, NULL},
         {"trace", CLI_STRING, &c.trace, NULL},

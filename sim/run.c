@@ -52,8 +52,9 @@ sim_progress (sim_t *s, double now, int last)
 int
 sim_check (const config_t *cfg, char *err, size_t errlen)
 {
-    const char *what = cfg->platform.adapt ? "adaptation (platform \"adapt\")"
-                     : cfg->noffered ? "nodes offered during the run (joins_at_s)"
+    /*  Growing the tree is the controller's decision (docs/adapt.md,
+     *  "Grow"): a simulation has no controller to take it. */
+    const char *what = cfg->noffered ? "nodes offered during the run (joins_at_s)"
                      : cfg->join_slots ? "nodes joining (platform \"join_slots\")" : NULL;
     if (what)
         return tf_error (err, errlen, "%s: %s is not simulated yet (docs/simulate.md, "
@@ -134,22 +135,34 @@ init_engine (void)
     sg_cfg_set_int ("contexts/stack-size", SIM_STACK_KIB);
 }
 
+/*  Link `name` if it is "<prefix><i><suffix>" for a node i, into
+ *  links[i]. */
+static void
+match_link (sim_t *s, sg_link_t link, const char *name, const char *format,
+            sg_link_t *links)
+{
+    int i, end = -1;   /* sscanf counts i even when the suffix fails */
+    if (sscanf (name, format, &i, &end) == 1 && end > 0 && name[end] == '\0' && i >= 0
+        && i < s->cfg->nnodes)
+        links[i] = link;
+}
+
 /*  Every node's link from its parent, the way down (sim/platform.h's
- *  "l<i>_DOWN"), into s->down: by one pass over SimGrid's links, as a
- *  lookup by name walks every zone. Returns 0, or -1 with a message when
- *  one is missing. */
+ *  "l<i>_DOWN"), into s->down, and its send limit's ("s<i>") into
+ *  s->limit: by one pass over SimGrid's links, as a lookup by name walks
+ *  every zone. Returns 0, or -1 with a message when a link down is
+ *  missing. */
 static int
 find_down_links (sim_t *s, char *err, size_t errlen)
 {
     s->down = xcalloc (s->cfg->nnodes, sizeof *s->down);
+    s->limit = xcalloc (s->cfg->nnodes, sizeof *s->limit);
     size_t n = sg_link_count ();
     sg_link_t *all = sg_link_list ();
     for (size_t k = 0; k < n; k++) {
         const char *name = sg_link_get_name (all[k]);
-        int i, end = -1;   /* sscanf counts i even when "_DOWN" fails */
-        if (sscanf (name, "l%d_DOWN%n", &i, &end) == 1 && end > 0 && name[end] == '\0'
-            && i >= 0 && i < s->cfg->nnodes)
-            s->down[i] = all[k];
+        match_link (s, all[k], name, "l%d_DOWN%n", s->down);
+        match_link (s, all[k], name, "s%d%n", s->limit);
     }
     free (all);
     for (int i = 0; i < s->cfg->nnodes; i++)
@@ -202,6 +215,7 @@ make_channels (sim_t *s, sim_node_t *n)
         n->kid_down[k] = s->down[me->children[k]];
     }
     n->down = me->parent < 0 ? NULL : s->down[n->index];
+    n->limit = s->limit[n->index];
 }
 
 /*  Node i's core, channels, mailboxes, engines and actor. */
@@ -245,6 +259,7 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
             return tf_error (err, errlen, "node \"%s\": load: %s", me->name, why);
         n->load_factor = bgload_factor (n->bg);
     }
+    sim_adapt_new (n);
     n->sample_at = -1;
     n->observe = observe_new (me->nchildren, SIM_SAMPLES, cfg->platform.sample_ms / 1000.0,
                               cfg->platform.time_scale, setup_bps_per_mbps (cfg));
@@ -277,9 +292,11 @@ free_nodes (sim_t *s)
         trace_destroy (&n->trace);
         observe_destroy (&n->observe);
         free (n->observed);
+        sim_adapt_free (n);
     }
     free (s->nodes);
     free (s->down);
+    free (s->limit);
     bound_tree_destroy (&s->plan);
 }
 
@@ -383,6 +400,7 @@ file_reports (sim_t *s)
         if (n->trace)
             trace_text (s, n, &st);
         samples_text (s, n, &st);
+        sim_adapt_report (n, &st);
         if (results_update_report (s->results, i, &st, err, sizeof err) != 0)
             sim_fail (s, "%s", err);
         proto_stats_clear (&st);

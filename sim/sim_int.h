@@ -1,5 +1,6 @@
 /*  sim_int — the simulation's state, shared by sim/actor.c (what a node
- *  does) and sim/run.c (the run around them) and nothing else.
+ *  does), sim/engine.c (its engines), sim/adapt.c (its adaptation) and
+ *  sim/run.c (the run around them) and nothing else.
  */
 #ifndef TF_SIM_INT_H
 #define TF_SIM_INT_H
@@ -22,15 +23,19 @@
 /*  Times closer than this are the same (SimGrid's timing precision). */
 #define SIM_EPSILON 1e-9
 
-/*  What a message is: a core's event, or the end of the run going down
- *  the tree (STOP: the parent sends nothing more) and back up (BYE: nor
- *  does the child), so that every node stops with nothing in flight. */
-typedef enum { SIM_MSG_EVENT = 0, SIM_MSG_STOP, SIM_MSG_BYE } sim_msg_kind_t;
+/*  What a message is: a core's event, an adapting child's SUBTREE (its
+ *  subtree's bound and live rates, node/adaptor.h), or the end of the
+ *  run going down the tree (STOP: the parent sends nothing more) and
+ *  back up (BYE: nor does the child), so that every node stops with
+ *  nothing in flight. */
+typedef enum { SIM_MSG_EVENT = 0, SIM_MSG_STOP, SIM_MSG_BYE, SIM_MSG_SUBTREE } sim_msg_kind_t;
 
 /*  One message between two nodes: the event it becomes at its
- *  destination, with its borrowed arrays copied in. */
+ *  destination, with its borrowed arrays copied in; or a SUBTREE. */
 typedef struct {
     sim_msg_kind_t kind;
+    double bounds[BOUND_MODEL_COUNT];   /* SUBTREE: per model, tasks/s */
+    double compute, ir_recv;            /* SUBTREE: the child's live ones */
     core_event_t ev;
     uint32_t avoid[CORE_MAX_AVOID];
     core_done_t done[];      /* ev.ndone entries */
@@ -49,6 +54,19 @@ typedef struct {
 } sim_engine_t;
 
 typedef struct sim sim_t;
+
+/*  An adapting parent's measure of a child's link (sim/adapt.c): the
+ *  transfers the link alone carried, as the emulation's paced core counts
+ *  them (node/xfer_pace.c), from a transfer's first chunk sent to its
+ *  last delivered, leaving out any transfer a chunk of which shared the
+ *  parent's send limit with so much else that the link could not have
+ *  run at its own rate. */
+typedef struct {
+    uint64_t task;           /* the transfer being measured, */
+    int on;                  /* if any: under way, */
+    int held;                /* some chunk of it held by the send limit, */
+    double start, bytes;     /* since when (simulated s), physical bytes */
+} sim_linkmeter_t;
 
 /*  A node: its core, its channels (0: from and to its parent; 1 + k:
  *  child k), its engines. */
@@ -87,6 +105,20 @@ typedef struct {
     struct observe *observe; /* its samples (node/observe.h) */
     double units_done;       /* compute units of the tasks it finished */
     double *observed;        /* scratch, nchan entries: bytes in, out */
+    /*  An adapting run (sim/adapt.c): the subtree bound, the adaptation
+     *  (NULL both when the run does not adapt), when the fit was last
+     *  solved and over how many samples, the changes and actions said. */
+    struct subtree *subtree;
+    struct adaptor *ad;
+    double fit_at;
+    long fit_n;
+    int said_changes, said_actions;
+    uint8_t *left;           /* per channel: a child shrunk away, STOP sent */
+    int left_due;            /* of them, those whose BYE has not come */
+    sg_link_t limit;         /* its send limit's link, or NULL */
+    sim_linkmeter_t *meter;  /* per child: its link's transfer under way, */
+    double *link_mb, *link_s;   /* and what it carried alone, cumulative:
+                                   platform MB in platform seconds */
 } sim_node_t;
 
 struct sim {
@@ -95,6 +127,7 @@ struct sim {
     results_t *results;
     sim_node_t *nodes;
     sg_link_t *down;         /* per node: its link from its parent, down */
+    sg_link_t *limit;        /* per node: its send limit's link, or NULL */
     bound_tree_t *plan;      /* the config's multi-port bound, computed
                                 once for every core (node/setup.h) */
     sg_bar_t barrier;
@@ -123,6 +156,33 @@ int sim_engine_finished (sim_node_t *n, double now, core_event_t *done);
  *  interval, at the node's own events: an idle node with nothing
  *  happening takes none, and its next interval is longer). */
 void sim_engines_sample (sim_node_t *n, double now);
+
+/*  sim/actor.c: feed n's core one event now and carry out what it says
+ *  (an event the core refuses stops the simulation); a SUBTREE to n's
+ *  parent (none from the root); child slot leaves the run: STOP to it,
+ *  what it still sends dropped, its BYE awaited before n's own. */
+void sim_handle (sim_node_t *n, core_event_t ev);
+void sim_post_subtree (sim_node_t *n, const double *bounds, double compute,
+                       double ir_recv);
+void sim_child_leaves (sim_node_t *n, int slot);
+
+/*  sim/adapt.c, an adapting run (each a no-op otherwise; docs/adapt.md,
+ *  docs/simulate.md): n's adaptation made (node/adaptor.h), its driver
+ *  this actor; after START, a leaf's subtree bound goes up; a sample of
+ *  n at now (its engines' cumulative units, n->observed just taken), the
+ *  fit solved when due; child slot's SUBTREE m; the changes and actions
+ *  into n's report; freed. Each says the changes and actions it brought
+ *  on stderr as run's controller does. */
+void sim_adapt_new (sim_node_t *n);
+void sim_adapt_begin (sim_node_t *n);
+void sim_adapt_sample (sim_node_t *n, double now, double units);
+void sim_adapt_subtree (sim_node_t *n, int slot, const sim_msg_t *m);
+/*  sim/adapt.c, an adapting run: n sent chunk ev to child slot; chunk ev
+ *  from its parent reached kid (the parent's measure of their link). */
+void sim_adapt_chunk_sent (sim_node_t *n, int slot, const core_event_t *ev);
+void sim_adapt_chunk_arrived (sim_node_t *kid, const core_event_t *ev);
+void sim_adapt_report (const sim_node_t *n, proto_stats_t *st);
+void sim_adapt_free (sim_node_t *n);
 
 /*  The actor of every node (sg_actor data: its sim_node_t). */
 void sim_node_main (int argc, char **argv);

@@ -20,8 +20,12 @@
 #  - The same run twice gives the same tasks.csv (a simulation is
 #    reproducible).
 #  - A 1,000-node random tree of depth 6 completes, exactly once.
+#  - Adaptation (--adapt) as run's: a load step's change declared, said,
+#    on the trace; the live bound up the tree; a reclaim; no later than
+#    without it; nothing declared on a dedicated fork; the ratio rule's
+#    fan-out; a shrink.
 #  - Bad input as for run: no config, an unknown policy, no tasks, what is
-#    not simulated yet (adaptation), a tree deeper
+#    not simulated yet (nodes joining), a tree deeper
 #    than the simulator takes, an unwritable --out: exit 2 naming it;
 #    and a treefarm without its simulator says how to get it.
 source "$(dirname "$0")/lib.sh"
@@ -128,6 +132,105 @@ echo "{\"Lab3\": {\"contenders\": [$c, $c, $c]}}" >"$WORK/comm.json"
 expect "contenders: exit 0, every task exactly once" tasks_exactly_once "$WORK/comm" 300
 got=$(field "$WORK/comm" '[n for n in r["nodes"] if n["name"] == "Lab3"][0]["received"]')
 expect "contenders on Lab3's link: fewer tasks reach it ($got < $free)" [ "$got" -lt "$free" ]
+
+# Adaptation (--adapt, docs/adapt.md), by the runtime's own code
+# (node/adaptor.h): fork7 with Lab3's step declares Lab3's compute
+# change, says it as run's controller does, passes the live bound up the
+# tree (SUBTREE: the tree's first bound agrees with the offline one, the
+# live one fell), reclaims from Lab3 through the core's RECLAIM, and ends
+# no later than without --adapt; on the dedicated fork nothing is
+# declared. The ratio rule keeps 2 of a star's 8 children busy behind its
+# send limit (node/fanout.h: k = 2 for 10 MB tasks at 1.1 MB/s), against
+# all 8 without --adapt. A child that costs more than it returns is
+# shrunk, drains and leaves ("Shrink").
+"$TREEFARM" simulate configs/fork7.json --load "$WORK/steps.json" --out "$WORK/a-static" \
+    --quiet >/dev/null 2>&1
+"$TREEFARM" simulate configs/fork7.json --load "$WORK/steps.json" --adapt \
+    --out "$WORK/a-step" --trace "$WORK/a-step.json" --quiet >"$WORK/a-step.out" 2>&1
+expect "adapting, a load step: exit 0" [ $? = 0 ]
+expect "adapting, a load step: every task exactly once" tasks_exactly_once "$WORK/a-step" 1000
+field "$WORK/a-step" 'r["changes"]' | sed 's/^/    changes: /'
+expect "adapting: Lab3's compute declared, to 23.86 / 4 +- 15%, at 30..70 s" python3 -c "
+import json, sys
+r = json.load(open('$WORK/a-step/results.json'))
+c = [c for c in r['changes'] if c['node'] == 'Lab3' and c['what'] == 'compute']
+sys.exit(not (len(c) == 1 and c[0]['by'] == 'Lab3' and c[0]['from'] == 23.86
+              and abs(c[0]['to'] - 23.86 / 4) < 0.15 * 23.86 / 4
+              and 30 < c[0]['at_s'] < 70))"
+expect "adapting: the log line" \
+    grep -q "treefarm simulate: Lab3: compute 23.9 -> [0-9.]* units/s at" "$WORK/a-step.out"
+expect "adapting: the trace's instant event on Lab3's process" python3 -c "
+import json, sys
+ev = [e for e in json.load(open('$WORK/a-step.json'))['traceEvents'] if e.get('ph') == 'i']
+sys.exit(not any(e['name'].startswith('compute 23.9 -> ') and e['args']['node'] == 'Lab3'
+                 for e in ev))"
+field "$WORK/a-step" 'r["actions"]' | sed 's/^/    actions: /'
+expect "adapting: Lab0 reclaims from Lab3, and what it took back came back" python3 -c "
+import json, sys
+r = json.load(open('$WORK/a-step/results.json'))
+n = {n['name']: n for n in r['nodes']}
+a = [a for a in r['actions'] if a['what'] == 'reclaim' and a['child'] == 'Lab3']
+sys.exit(not (len(a) == 1 and a[0]['node'] == 'Lab0' and a[0]['taken']
+              and n['Lab0']['reclaimed'] == n['Lab3']['returned'] == a[0]['tasks'] >= 1))"
+field "$WORK/a-step" 'r["bound"]' | sed 's/^/    bound: /'
+expect "adapting: the tree's bound went up by SUBTREE (agrees), the live one fell" \
+    python3 -c "
+import json, sys
+b = json.load(open('$WORK/a-step/results.json'))['bound']
+sys.exit(not (b['agree'] is True and b['live'] < b['tree']))"
+adapted=$(field "$WORK/a-step" 'r["makespan_s"]')
+static=$(field "$WORK/a-static" 'r["makespan_s"]')
+expect "adapting: makespan $adapted s, no later than without --adapt ($static s)" \
+    python3 -c "import sys; sys.exit(not $adapted <= $static)"
+"$TREEFARM" simulate configs/fork7.json --adapt --out "$WORK/a-free" --quiet \
+    >"$WORK/a-free.out" 2>&1
+expect "adapting, dedicated: every task exactly once" tasks_exactly_once "$WORK/a-free" 1000
+expect "adapting, dedicated: nothing declared, no action, nothing said" eval \
+    '[ "$(field "$WORK/a-free" "(r[\"changes\"], r[\"actions\"])")" = "([], [])" ] &&
+     ! grep -q "compute\|link\|reclaim" "$WORK/a-free.out"'
+python3 - "$WORK/star8.json" <<'PY'
+import json, sys
+tree = [{"name": "P", "compute": 10, "send_limit_mbps": 1.1}]
+tree += [{"name": "c%d" % i, "parent": "P", "compute": 10, "link_mbps": 1.1}
+         for i in range(8)]
+json.dump({"name": "star8", "tasks": {"count": 100, "input_mb": 10, "units": 80},
+           "policy": "ia-multi", "tree": tree,
+           "platform": {"time_scale": 20, "payload_scale": 0.001, "buffer": 3}},
+          open(sys.argv[1], "w"))
+PY
+busy='sum(n["computed"] > 0 for n in r["nodes"] if n["name"] != "P")'
+"$TREEFARM" simulate "$WORK/star8.json" --out "$WORK/star-s" --quiet >/dev/null 2>&1
+"$TREEFARM" simulate "$WORK/star8.json" --adapt --out "$WORK/star-a" --quiet >/dev/null 2>&1
+expect "the ratio rule: every task exactly once" tasks_exactly_once "$WORK/star-a" 100
+kept=$(field "$WORK/star-a" "$busy") all=$(field "$WORK/star-s" "$busy")
+expect "the ratio rule: $kept of 8 children busy adapting (2 kept, a spare), $all without" \
+    eval '[ "$kept" -ge 2 ] && [ "$kept" -le 3 ] && [ "$all" = 8 ]'
+cat >"$WORK/shr.json" <<'JSON'
+{
+  "name": "shrink3", "tasks": {"count": 500, "input_mb": 10, "units": 5},
+  "policy": "ia-multi",
+  "platform": {"time_scale": 20, "payload_scale": 0.001, "buffer": 2},
+  "tree": [
+    {"name": "R", "compute": 30},
+    {"name": "A", "parent": "R", "compute": 5, "link_mbps": 20},
+    {"name": "X", "parent": "R", "compute": 5, "link_mbps": 10, "ir_send": 0.02}
+  ]
+}
+JSON
+echo '{"R": {"steps": [{"at_s": 0, "load": 4.0}, {"at_s": 40, "load": 1.0}]}}' \
+    >"$WORK/shr-load.json"
+"$TREEFARM" simulate "$WORK/shr.json" --adapt --reclaim always --load "$WORK/shr-load.json" \
+    --out "$WORK/shr" --quiet >"$WORK/shr.out" 2>&1
+expect "shrink: exit 0, every task exactly once" tasks_exactly_once "$WORK/shr" 500
+expect "shrink: R shrinks X once its compute recovered, X leaves after it" python3 -c "
+import json, sys
+r = json.load(open('$WORK/shr/results.json'))
+s = [a for a in r['actions'] if a['what'] == 'shrink']
+x = [n for n in r['nodes'] if n['name'] == 'X'][0]
+sys.exit(not (len(s) == 1 and s[0]['node'] == 'R' and s[0]['child'] == 'X' and s[0]['taken']
+              and 40 < s[0]['at_s'] <= x.get('left_s', -1) and not x['lost']))"
+expect "shrink: the log says X drained and left" \
+    grep -q "X drained by R: it leaves the run" "$WORK/shr.out"
 
 # --trace: Chrome trace-event JSON, as run's: per node, a compute span per
 # task it computed and a send span per task it forwarded; a bad path is
@@ -271,9 +374,16 @@ refused "a missing config" none.json "$WORK/none.json" --out "$WORK/x"
 refused "an unknown policy" nosuch "$F" --policy nosuch --out "$WORK/x"
 refused "a config without tasks (farm5)" 'no "tasks"' configs/farm5.json --out "$WORK/x"
 python3 -c "
-import json; c = json.load(open('$F')); c['platform']['adapt'] = True
-json.dump(c, open('$WORK/adapt.json', 'w'))"
-refused "an adapting config" "adaptation" "$WORK/adapt.json" --out "$WORK/x"
+import json; c = json.load(open('$F')); c['platform']['join_slots'] = 2
+json.dump(c, open('$WORK/slots.json', 'w'))
+c['platform']['join_slots'] = 0; c['platform']['adapt'] = True
+c['tree'].append(dict(c['tree'][1], name='N1', joins_at_s=30))
+json.dump(c, open('$WORK/offers.json', 'w'))"
+refused "nodes joining (join_slots)" 'nodes joining (platform "join_slots") is not simulated' \
+    "$WORK/slots.json" --adapt --out "$WORK/x"
+refused "a node offered (joins_at_s)" "nodes offered during the run (joins_at_s) is not simulated" \
+    "$WORK/offers.json" --out "$WORK/x"
+refused "--reclaim without --adapt" "--reclaim needs --adapt" "$F" --reclaim always --out "$WORK/x"
 refused "commands without a duration" 'command "1" has no duration' configs/farm5.json \
     "${CMD[@]}" --out "$WORK/x"
 mkdir -p "$WORK/badrun"
