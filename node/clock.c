@@ -22,10 +22,11 @@ update_speed (node_t *self, double now)
 {
     for (int i = 0; i < self->me->nchildren; i++)
         self->clock.send_bps[i] = core_send_rate (self->parts.core, i, now);
-    double f = emul_update (self->parts.emul, now, engine_busy (self->parts.engine),
+    engine_t *e = self->parts.engine;
+    double f = emul_update (self->parts.emul, now, engine_busy (e) && !engine_held (e),
                             core_recv_rate (self->parts.core, now), self->clock.send_bps);
     self->clock.interference = f;
-    engine_set_speed (self->parts.engine, f * self->clock.load_factor);
+    engine_set_speed (e, f * self->clock.load_factor);
 }
 
 void

@@ -35,11 +35,19 @@ struct engine {
     zactor_t *actor;          /* NULL for an engine in the loop */
     platform_mode_t mode;
     double factor;            /* the speed factor last sent */
+    int held;                 /* engine_hold: computing nothing */
     int busy;                 /* a START went out; its DONE not yet read */
     double units;             /* cumulative units, as last reported */
     double lag, lag_max;      /* seconds behind at task ends: total, worst */
     in_loop_t loop;           /* in the loop: the running task */
 };
+
+/*  In the loop: units per second in force (none while held). */
+static double
+loop_speed (const engine_t *self)
+{
+    return self->held ? 0 : self->loop.full * self->factor;
+}
 
 /*  --------------------------------------------------------------------
  *  Front */
@@ -125,7 +133,7 @@ loop_integrate (engine_t *self, double now)
     in_loop_t *l = &self->loop;
     if (!self->busy || l->ended >= 0 || !(now > l->last))
         return;
-    double speed = l->full * self->factor;
+    double speed = loop_speed (self);
     double add = (now - l->last) * speed;
     if (l->progress + add >= l->task_units) {
         l->ended = l->last + (speed > 0 ? (l->task_units - l->progress) / speed : 0);
@@ -145,7 +153,7 @@ loop_rewind (engine_t *self, double at)
     if (!self->busy)
         return;
     at = fmax (at, l->started);
-    double speed = l->full * self->factor;
+    double speed = loop_speed (self);
     if (l->ended >= 0 && at < l->ended) {
         l->progress = l->task_units - (l->ended - at) * speed;
         l->ended = -1;
@@ -192,7 +200,7 @@ engine_deadline (const engine_t *self, double now)
         return -1;
     if (l->ended >= 0)
         return 0;
-    double speed = l->full * self->factor;
+    double speed = loop_speed (self);
     double left = engine_task_left (self, now);
     double due = l->reported + l->every - now;
     if (speed > 0 && left / speed < due)
@@ -259,7 +267,7 @@ engine_task_span (const engine_t *self, double *start, double *end)
     const in_loop_t *l = &self->loop;
     if (self->actor || !self->busy)
         return 0;
-    double speed = l->full * self->factor;
+    double speed = loop_speed (self);
     *start = l->started;
     if (l->ended >= 0)
         *end = l->ended;
@@ -277,7 +285,7 @@ engine_task_left (const engine_t *self, double now)
         return -1;
     if (l->ended >= 0)
         return 0;
-    double done = l->progress + (now - l->last) * l->full * self->factor;
+    double done = l->progress + (now - l->last) * loop_speed (self);
     return fmax (0, l->task_units - done);
 }
 
@@ -302,6 +310,42 @@ engine_set_speed (engine_t *self, double factor)
     }
     self->factor = factor;
     return 0;
+}
+
+/*  In the loop the hold is one more factor of the speed, so the running
+ *  task's progress is credited up to now first, as at a speed change,
+ *  and no later change may be dated before it. The actor is told, since
+ *  it holds the task. */
+int
+engine_hold (engine_t *self, int on)
+{
+    assert (self);
+    on = on != 0;
+    if (on == self->held)
+        return 0;
+    if (!self->actor) {
+        double now = tf_now ();
+        loop_integrate (self, now);
+        self->held = on;
+        self->loop.changed = now;
+        return 0;
+    }
+    zmsg_t *msg = zmsg_new ();
+    zmsg_addstr (msg, "HOLD");
+    frame_put_u64 (msg, (uint64_t) on);
+    if (zmsg_send (&msg, self->actor)) {
+        zmsg_destroy (&msg);
+        return -1;
+    }
+    self->held = on;
+    return 0;
+}
+
+int
+engine_held (const engine_t *self)
+{
+    assert (self);
+    return self->held;
 }
 
 zsock_t *

@@ -128,6 +128,20 @@ int engine_set_speed (engine_t *self, double factor);
  *  earlier one. With a thread: engine_set_speed (now). Returns as it. */
 int engine_set_speed_at (engine_t *self, double factor, double at);
 
+/*  Hold the engine (on) or release it (off): held, it computes nothing,
+ *  whatever its speed factor (kept, and applied again on release), in
+ *  both modes: the emulated engine's progress stops, the real kernel
+ *  stops between blocks of rows and burns no CPU. A task in hand, or one
+ *  started while held, keeps its progress and goes on once released; the
+ *  engine stays busy and still reports its (unchanged) units every
+ *  progress period, so readers see time pass. A calibration's idle phase
+ *  holds its node's endless task (docs/measure.md). Returns 0, or -1 if
+ *  the engine thread is gone. */
+int engine_hold (engine_t *self, int on);
+
+/*  Whether the engine is held (engine_hold). */
+int engine_held (const engine_t *self);
+
 /*  An engine in the loop with a task in hand (started, its completion not
  *  yet read): its start in *start and its exact end in *end (wall
  *  seconds), the end projected at the speed in force if not yet reached

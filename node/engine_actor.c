@@ -10,6 +10,7 @@
  *      actor -> front   "DONE"     task:u64 seconds:f64 checksum:i64 units:f64
  *                                  late:f64 ended:f64
  *      front -> actor   "SPEED" factor:f64   (emulated only; in [0, 1])
+ *      front -> actor   "HOLD"  on:u64       (1 hold, 0 release)
  *      front -> actor   "$TERM"              (zactor_destroy sends it)
  *
  *  Numbers travel as 8-byte frames in host byte order: both ends are
@@ -25,7 +26,11 @@
  *  and `ended` when it sent the DONE; the front adds the time the DONE
  *  then waited to be read. Their sum is the engine's lag (engine_lag).
  *
- *  The actor answers $TERM and SPEED promptly even mid-task: the emulated
+ *  A held actor computes nothing (engine_hold): the emulated one runs at
+ *  speed 0, the real one waits on its pipe before its next block of rows;
+ *  both keep reporting their unchanged units while busy.
+ *
+ *  The actor answers $TERM, SPEED and HOLD promptly even mid-task: the emulated
  *  engine sleeps in slices of at most its progress period polling its
  *  pipe, and the real one checks the pipe every ENGINE_BLOCK_MACS
  *  multiply-adds, a few milliseconds of work at any matrix size.
@@ -64,6 +69,7 @@ typedef struct {
     engine_cfg_t cfg;
     kernel_t *kernel;         /* real mode only */
     double factor;            /* emulated speed factor, [0, 1] */
+    int held;                 /* HOLD: compute nothing until released */
     int terminated;           /* $TERM or an interrupt seen */
     double done;              /* units of the tasks finished so far */
     double task_units;        /* units of the running task */
@@ -128,6 +134,19 @@ actor_speed (actor_t *self, zmsg_t *msg)
     self->factor = factor < 0 ? 0 : factor > 1 ? 1 : factor;
 }
 
+/*  Apply a HOLD message: one 8-byte flag, 0 or 1. A malformed one is
+ *  logged and dropped. */
+static void
+actor_hold (actor_t *self, zmsg_t *msg)
+{
+    uint64_t on;
+    if (frame_pop_8 (msg, &on) || zmsg_size (msg) != 0 || on > 1) {
+        zsys_warning ("engine: dropped malformed HOLD");
+        return;
+    }
+    self->held = (int) on;
+}
+
 static void actor_start (actor_t *self, zmsg_t *msg);
 
 /*  Report progress if one is due at `now`: `in_task` units of the running
@@ -151,7 +170,7 @@ actor_progress (actor_t *self, double in_task, double now)
 }
 
 /*  Read and handle one command from the pipe. $TERM (or an interrupt)
- *  ends the actor and SPEED is applied at any time; START is taken only
+ *  ends the actor and SPEED and HOLD are applied at any time; START is taken only
  *  when idle, since the front never sends one mid-task. Anything else is a
  *  programming error on the front side, logged and dropped. */
 static void
@@ -167,6 +186,8 @@ actor_recv (actor_t *self, int midtask)
         self->terminated = 1;
     else if (command && streq (command, "SPEED"))
         actor_speed (self, msg);
+    else if (command && streq (command, "HOLD"))
+        actor_hold (self, msg);
     else if (command && streq (command, "START") && !midtask)
         actor_start (self, msg);
     else
@@ -209,7 +230,7 @@ actor_run_emulated (actor_t *self, double units)
     double last = tf_now ();
 
     while (progress < units && !self->terminated) {
-        double speed = full * self->factor;
+        double speed = self->held ? 0 : full * self->factor;
         double nap = self->every;
         if (speed > 0 && (units - progress) / speed < nap)
             nap = (units - progress) / speed;
@@ -235,6 +256,19 @@ actor_check_pipe (actor_t *self)
         actor_recv (self, 1);
 }
 
+/*  Real: while held, wait on the pipe a progress period at a time,
+ *  reporting the unchanged progress (in_task units of the task), so a
+ *  held node burns no CPU and its readers still see time pass. */
+static void
+actor_wait_held (actor_t *self, double in_task)
+{
+    while (self->held && !self->terminated) {
+        if (actor_nap (self, self->every))
+            actor_recv (self, 1);
+        actor_progress (self, in_task, tf_now ());
+    }
+}
+
 /*  Real: rows [from, to) of diagonal d in blocks, checking the pipe and
  *  reporting progress between blocks; `before` units of the task were
  *  done when the diagonal began. Adds to *checksum. */
@@ -246,6 +280,9 @@ actor_run_rows (actor_t *self, uint32_t d, uint32_t from, uint32_t to,
     uint32_t block = n < ENGINE_BLOCK_MACS ? ENGINE_BLOCK_MACS / n : 1;
 
     for (uint32_t r = from; r < to && !self->terminated; r += block) {
+        actor_wait_held (self, before + (double) r / n);
+        if (self->terminated)
+            break;
         uint32_t end = to - r > block ? r + block : to;
         *checksum += kernel_rows (self->kernel, d, r, end, NULL);
         actor_progress (self, before + (double) end / n, tf_now ());

@@ -116,8 +116,10 @@ take_sample (node_t *self, double now)
     emul_observed (self->parts.emul, now, self->rep.observed);
     observe_set_load (self->rep.observe, loadgen_busy_integral (self, now),
                       rate_sample (self, now));
+    /*  A held engine (a calibration's idle phase) has a task but computes
+     *  nothing: its intervals are no observation of its compute rate. */
     observe_sample (self->rep.observe, now - self->rep.trace_t0, self->rep.units,
-                    engine_busy (self->parts.engine),
+                    engine_busy (self->parts.engine) && !engine_held (self->parts.engine),
                     self->rep.observed);
     self->rep.observe_cpu += fmin (tf_now () - t0, NODE_SAMPLE_MAX);
     adapt_sample (self, now);
