@@ -20,7 +20,9 @@ struct calib {
     double seconds, warmup;  /* platform seconds */
     int nphases;
     int *edge;               /* phase -> child node index (phase 0: -1) */
-    int *phase_of;           /* node -> its edge's phase (root: -1) */
+    int *idle;               /* phase -> 1 if its child is held idle */
+    int *phase_of;           /* node -> its edge's phase (root: -1); its
+                                idle phase is the next one */
     char **names;            /* phase descriptions */
     reply_t *replies;        /* nphases x nnodes */
     calib_node_t *nodes;
@@ -32,6 +34,24 @@ reply (const calib_t *self, int phase, int node)
     return &self->replies[phase * self->cfg->nnodes + node];
 }
 
+/*  Plan edge child's two phases from phase p: both computing, then the
+ *  child idle. Its idle phase comes right after, so the two points it
+ *  compares are measured minutes apart at most, under the same load. */
+static void
+plan_edge (calib_t *self, int child, int p)
+{
+    const config_node_t *n = &self->cfg->nodes[child];
+    const config_node_t *up = &self->cfg->nodes[n->parent];
+    char *what = up->parent >= 0
+                     ? xasprintf ("%s -> %s (%s receiving)", up->name, n->name, up->name)
+                     : xasprintf ("%s -> %s", up->name, n->name);
+    self->edge[p] = self->edge[p + 1] = child;
+    self->idle[p + 1] = 1;
+    self->phase_of[child] = p;
+    self->names[p] = what;
+    self->names[p + 1] = xasprintf ("%s, %s idle", what, n->name);
+}
+
 calib_t *
 calib_new (const config_t *cfg, double seconds, double warmup)
 {
@@ -39,26 +59,20 @@ calib_new (const config_t *cfg, double seconds, double warmup)
     self->cfg = cfg;
     self->seconds = seconds;
     self->warmup = warmup;
-    self->nphases = cfg->nnodes;   /* phase 0 + one per non-root node */
+    self->nphases = 2 * cfg->nnodes - 1;   /* phase 0 + two per non-root node */
     self->edge = xcalloc (self->nphases, sizeof *self->edge);
+    self->idle = xcalloc (self->nphases, sizeof *self->idle);
     self->phase_of = xcalloc (cfg->nnodes, sizeof *self->phase_of);
     self->names = xcalloc (self->nphases, sizeof *self->names);
     self->edge[0] = -1;
     self->names[0] = xstrdup ("no transfers");
     int p = 1;
     for (int i = 0; i < cfg->nnodes; i++) {
-        const config_node_t *n = &cfg->nodes[i];
         self->phase_of[i] = -1;
-        if (n->parent < 0)
+        if (cfg->nodes[i].parent < 0)
             continue;
-        const config_node_t *up = &cfg->nodes[n->parent];
-        self->edge[p] = i;
-        self->phase_of[i] = p;
-        self->names[p] = up->parent >= 0
-                             ? xasprintf ("%s -> %s (%s receiving)", up->name, n->name,
-                                          up->name)
-                             : xasprintf ("%s -> %s", up->name, n->name);
-        p++;
+        plan_edge (self, i, p);
+        p += 2;
     }
     self->replies = xcalloc (self->nphases * cfg->nnodes, sizeof *self->replies);
     for (int i = 0; i < self->nphases * cfg->nnodes; i++)
@@ -81,6 +95,7 @@ calib_destroy (calib_t **self_p)
     free (self->replies);
     free (self->names);
     free (self->edge);
+    free (self->idle);
     free (self->phase_of);
     free (self->nodes);
     free (self);
@@ -114,6 +129,7 @@ calib_request (const calib_t *self, int phase, int node)
         /*  The sender's parent keeps the sender receiving meanwhile. */
         if (cfg->nodes[sender].parent == node)
             r.streams[r.nstreams++] = cfg->nodes[sender].name;
+        r.idle = self->idle[phase] && node == child;
     }
     return r;
 }
@@ -161,6 +177,45 @@ slot_of (const config_t *cfg, int child)
     return -1;
 }
 
+/*  The sender's side of phase p for the edge to child: SR, RR and C_sr
+ *  of the parent there, and IR_s by the formula (calib.h), into *sr,
+ *  *rr, *c_sr and *ir_s. The parent's C and IR_r must be known. Returns
+ *  0, or -1 with a message if the parent sent nothing. */
+static int
+sender_side (const calib_t *self, int child, int p, double *sr, double *rr, double *c_sr,
+             double *ir_s, char *err, size_t errlen)
+{
+    const config_t *cfg = self->cfg;
+    int up = cfg->nodes[child].parent;
+    const reply_t *r = reply (self, p, up);
+    const calib_node_t *pm = &self->nodes[up];
+    *sr = r->send[slot_of (cfg, child)];
+    *rr = cfg->nodes[up].parent >= 0 ? r->recv : 0;
+    *c_sr = r->units;
+    if (!(*sr > 0))
+        return tf_error (err, errlen, "node %s sent nothing to %s (phase %s)",
+                         cfg->nodes[up].name, cfg->nodes[child].name, self->names[p]);
+    *ir_s = (1 - pm->ir_r * *rr - *c_sr / pm->c) / *sr;
+    return 0;
+}
+
+/*  IR_s and IR_s alone of the edge to child i, from its two phases. */
+static int
+compute_send (calib_t *self, int i, char *err, size_t errlen)
+{
+    calib_node_t *m = &self->nodes[i];
+    int p = self->phase_of[i];
+    if (sender_side (self, i, p, &m->sr, &m->rr, &m->c_sr, &m->ir_s, err, errlen) != 0)
+        return -1;
+    m->c_idle = reply (self, p + 1, i)->units;
+    if (m->c_idle > CALIB_IDLE_SHARE * m->c)
+        return tf_error (err, errlen, "node %s computed %.4g units/s in its idle phase "
+                         "(phase %s), not at most %g%% of its C", self->cfg->nodes[i].name,
+                         m->c_idle, self->names[p + 1], 100 * CALIB_IDLE_SHARE);
+    return sender_side (self, i, p + 1, &m->sr_alone, &m->rr_alone, &m->c_sr_alone,
+                        &m->ir_s_alone, err, errlen);
+}
+
 int
 calib_compute (calib_t *self, char *err, size_t errlen)
 {
@@ -185,22 +240,9 @@ calib_compute (calib_t *self, char *err, size_t errlen)
                              "(phase %s)", cfg->nodes[i].name, self->names[p]);
         m->ir_r = (m->c - m->c_r) / m->c / m->mr;
     }
-    for (int i = 0; i < cfg->nnodes; i++) {
-        calib_node_t *m = &self->nodes[i];
-        int p = self->phase_of[i];
-        if (p < 0)
-            continue;
-        int up = cfg->nodes[i].parent;
-        const reply_t *r = reply (self, p, up);
-        const calib_node_t *pm = &self->nodes[up];
-        m->sr = r->send[slot_of (cfg, i)];
-        m->rr = cfg->nodes[up].parent >= 0 ? r->recv : 0;
-        m->c_sr = r->units;
-        if (!(m->sr > 0))
-            return tf_error (err, errlen, "node %s sent nothing to %s (phase %s)",
-                             cfg->nodes[up].name, cfg->nodes[i].name, self->names[p]);
-        m->ir_s = (1 - pm->ir_r * m->rr - m->c_sr / pm->c) / m->sr;
-    }
+    for (int i = 0; i < cfg->nnodes; i++)
+        if (self->phase_of[i] >= 0 && compute_send (self, i, err, errlen) != 0)
+            return -1;
     return 0;
 }
 
@@ -223,8 +265,8 @@ calib_print (const calib_t *self, FILE *out)
              "measured)\n", cfg->name, self->nphases, self->seconds, self->warmup);
     fprintf (out, "units: C in units/s; MR, SR, RR in MB/s; IR in fraction per MB/s; "
              "(configured) beside\n");
-    fprintf (out, "  %-*s  %17s  %8s  %8s  %17s  %8s  %8s  %8s  %17s\n", w, "node",
-             "C", "MR", "C_r", "IR_r", "SR", "RR", "C_sr", "IR_s");
+    fprintf (out, "  %-*s  %17s  %8s  %8s  %17s  %8s  %8s  %8s  %17s  %17s\n", w, "node",
+             "C", "MR", "C_r", "IR_r", "SR", "RR", "C_sr", "IR_s", "IR_s alone");
     for (int i = 0; i < cfg->nnodes; i++) {
         const config_node_t *n = &cfg->nodes[i];
         const calib_node_t *m = &self->nodes[i];
@@ -234,9 +276,14 @@ calib_print (const calib_t *self, FILE *out)
             fprintf (out, "\n");
             continue;
         }
-        fprintf (out, "  %8.3f  %8.3f  %8.4f (%6.4f)  %8.3f  %8.3f  %8.3f  %8.4f (%6.4f)\n",
+        fprintf (out, "  %8.3f  %8.3f  %8.4f (%6.4f)  %8.3f  %8.3f  %8.3f  %8.4f (%6.4f)",
                  m->mr, m->c_r, m->ir_r, n->ir_recv, m->sr, m->rr, m->c_sr, m->ir_s,
                  n->ir_send);
+        /*  ir_send_alone is optional: NaN when the config has none. */
+        if (n->ir_send_alone >= 0)
+            fprintf (out, "  %8.4f (%6.4f)\n", m->ir_s_alone, n->ir_send_alone);
+        else
+            fprintf (out, "  %8.4f (%6s)\n", m->ir_s_alone, "-");
     }
 }
 
@@ -256,9 +303,10 @@ calib_platform_json (const calib_t *self)
         if (n->parent < 0)
             continue;
         n->link_mbps = m->mr;
-        m->clamped = m->ir_r < 0 || m->ir_s < 0;
+        m->clamped = m->ir_r < 0 || m->ir_s < 0 || m->ir_s_alone < 0;
         n->ir_recv = m->ir_r > 0 ? m->ir_r : 0;
         n->ir_send = m->ir_s > 0 ? m->ir_s : 0;
+        n->ir_send_alone = m->ir_s_alone > 0 ? m->ir_s_alone : 0;
     }
     text = config_to_json (copy);
     config_destroy (&copy);
@@ -277,8 +325,14 @@ calib_to_json (const calib_t *self)
             json_t *more = json_pack ("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "mr", m->mr,
                                       "c_r", m->c_r, "ir_r", m->ir_r, "sr", m->sr,
                                       "rr", m->rr, "c_sr", m->c_sr, "ir_s", m->ir_s);
+            json_t *alone = json_pack ("{s:f, s:f, s:f, s:f, s:f}", "sr_alone", m->sr_alone,
+                                       "rr_alone", m->rr_alone, "c_sr_alone",
+                                       m->c_sr_alone, "ir_s_alone", m->ir_s_alone,
+                                       "c_idle", m->c_idle);
             json_object_update (o, more);
+            json_object_update (o, alone);
             json_decref (more);
+            json_decref (alone);
         }
         json_array_append_new (nodes, o);
     }
@@ -295,8 +349,10 @@ calib_to_json (const calib_t *self)
                                                     r->units, "recv_mbps", r->recv,
                                                     "send_mbps", send));
         }
-        json_array_append_new (phases, json_pack ("{s:i, s:s, s:o}", "phase", p, "what",
-                                                  self->names[p], "nodes", rows));
+        const char *idle = self->idle[p] ? cfg->nodes[self->edge[p]].name : NULL;
+        json_array_append_new (phases, json_pack ("{s:i, s:s, s:s?, s:o}", "phase", p,
+                                                  "what", self->names[p], "idle", idle,
+                                                  "nodes", rows));
     }
     return json_pack ("{s:s, s:f, s:f, s:o, s:o}", "experiment", cfg->name, "seconds",
                       self->seconds, "warmup", self->warmup, "nodes", nodes, "phases",

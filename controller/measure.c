@@ -69,7 +69,7 @@ measure_tick (session_t *s, void *arg, double now)
     for (int i = 0; i < cfg->nnodes; i++) {
         calib_request_t r = calib_request (m->plan, m->phase, i);
         if (session_send (s, i, proto_measure (r.phase, r.seconds, r.warmup, r.streams,
-                                               r.nstreams)) != 0) {
+                                               r.nstreams, r.idle)) != 0) {
             session_fail (s, RESULTS_FAILED, "node %s: cannot send MEASURE",
                           cfg->nodes[i].name);
             return;
@@ -275,9 +275,10 @@ measure_usage (FILE *out)
              "docs/measure.md): every node computes throughout; a first phase moves no\n"
              "data (C); then, for each link, the parent streams to the child as fast as\n"
              "the link allows while its own parent streams to it (MR, C_r at the child;\n"
-             "SR, RR, C_sr at the parent). Prints the measured parameters beside the\n"
-             "configured ones and writes the measured platform as a config every command\n"
-             "accepts.\n"
+             "SR, RR, C_sr at the parent: IR_r, IR_s), and then the same again with the\n"
+             "child idle, computing nothing (IR_s alone, the config's ir_send_alone):\n"
+             "1 + 2 x links phases. Prints the measured parameters beside the configured\n"
+             "ones and writes the measured platform as a config every command accepts.\n"
              "\n"
              "  --dir DIR       the results directory: every file of the calibration\n"
              "                  goes there (created if missing, and checked writable\n"

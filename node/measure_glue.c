@@ -1,6 +1,7 @@
 /*  measure_glue — a node's part in a calibration (treefarm measure,
  *  docs/model.md): MEASURE starts a phase that streams probes to the
- *  children it names, the phase's snapshots come from the engine's units
+ *  children it names, with the node's engine held for the phase if it
+ *  says idle (its endless task waits, node/engine.h), the phase's snapshots come from the engine's units
  *  and the core's probe counters, and MEASURED reports it in platform
  *  terms (node/calphase.h does the arithmetic; node_measure_t). See
  *  node/runtime.h.
@@ -42,6 +43,9 @@ measure_on_message (node_t *self, const proto_msg_t *m)
                         "MEASURE with a warm-up not below its length");
         return 0;
     }
+    /*  Held from the phase's start, so the warm-up covers the switch. */
+    if (m->idle && engine_hold (self->parts.engine, 1) != 0)
+        return node_fail (self, "the compute engine is gone"), -1;
     for (int c = 0; c < n; c++)
         if (self->meas.streams[c] && stream (self, c, 1) < 0)
             return -1;
@@ -81,6 +85,8 @@ measure_tick (node_t *self, double now)
     for (int c = 0; c < n; c++)
         if (calphase_streams (self->meas.cal, c) && stream (self, c, 0) < 0)
             return -1;
+    if (engine_hold (self->parts.engine, 0) != 0)
+        return -1;
     return send_measured (self, &r);
 }
 

@@ -600,12 +600,14 @@ void beat_close (node_t *self);
 /*  Ready the calibration state. */
 void measure_start (node_t *self);
 
-/*  MEASURE: stream to the children named, and measure. Returns 0 (a bad
- *  MEASURE is refused), or -1 on a fatal error. */
+/*  MEASURE: stream to the children named, the engine held if the phase
+ *  is idle here, and measure. Returns 0 (a bad MEASURE is refused), or -1
+ *  on a fatal error. */
 int measure_on_message (node_t *self, const proto_msg_t *m);
 
-/*  The warm-up snapshot, or the phase's end and MEASURED, when due.
- *  Returns 0, or -1 if the report could not be sent. */
+/*  The warm-up snapshot, or the phase's end (the engine released if the
+ *  phase held it) and MEASURED, when due. Returns 0, or -1 if the engine
+ *  or the report could not be reached. */
 int measure_tick (node_t *self, double now);
 
 /*  Seconds until the phase next needs a tick, negative when none. */

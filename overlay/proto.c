@@ -299,7 +299,7 @@ static const struct {
     [PROTO_ACK] = {{"task", "index"}, decode_ack},
     [PROTO_DONE] = {{"done"}, decode_done},
     [PROTO_SUBTREE] = {{"bounds", "compute", "ir_recv"}, decode_subtree},
-    [PROTO_MEASURE] = {{"phase", "seconds", "warmup", "streams"}, pc_measure},
+    [PROTO_MEASURE] = {{"phase", "seconds", "warmup", "streams", "idle"}, pc_measure},
     [PROTO_MEASURED] = {{"phase", "seconds", "units_per_s", "recv_mbps", "send_mbps"},
                         pc_measured},
     [PROTO_BYE] = {{NULL}, pc_nothing},

@@ -102,7 +102,7 @@ typedef enum {
     PROTO_SUBTREE,      /* child -> parent {bounds: {model: tasks/s}(,
                                         compute, ir_recv)}                */
     PROTO_MEASURE,      /* ctl -> node  {phase, seconds, warmup,
-                                         streams: [child, ...]}           */
+                                         streams: [child, ...], idle?}    */
     PROTO_MEASURED,     /* node -> ctl  {phase, seconds, units_per_s,
                                          recv_mbps, send_mbps: {child: r}} */
     PROTO_BYE,          /* ctl -> node  {}   REPORT received: exit now    */
@@ -229,6 +229,8 @@ typedef struct {
                                 START: since (0 when absent) */
     const char **streams;    /* MEASURE: nstreams child names */
     uint32_t nstreams;
+    int idle;                /* MEASURE: the node does not compute in the
+                                phase (absent: 0) */
     double units_per_s, recv_mbps;   /* MEASURED, platform terms */
 } proto_msg_t;
 
@@ -301,10 +303,11 @@ zmsg_t *proto_subtree (const double *bounds);
 /*  SUBTREE of an adapting run, sent again whenever it changes: the bounds
  *  and the child's live compute rate and IR_r (each NaN: left out). */
 zmsg_t *proto_subtree_live (const double *bounds, double compute, double ir_recv);
-/*  MEASURE: phase, its length and warm-up (wall seconds), and the n
- *  children to stream probes to. */
+/*  MEASURE: phase, its length and warm-up (wall seconds), the n children
+ *  to stream probes to, and whether the node stays idle (computes
+ *  nothing) in the phase; "idle" is written only when true. */
 zmsg_t *proto_measure (uint32_t phase, double seconds, double warmup,
-                       const char *const *streams, uint32_t n);
+                       const char *const *streams, uint32_t n, int idle);
 /*  MEASURED: what a phase measured, platform terms; send_mbps (child name
  *  -> MB/s) is taken and the caller's pointer nulled. */
 zmsg_t *proto_measured (uint32_t phase, double seconds, double units_per_s,

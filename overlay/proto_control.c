@@ -184,8 +184,10 @@ pc_phase (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 int
 pc_measure (proto_msg_t *m, const char *cmd, char *err, size_t errlen)
 {
+    m->idle = 0;
     if (pc_phase (m, cmd, err, errlen)
-        || pf_get_number (m->body, "warmup", &m->warmup, cmd, err, errlen))
+        || pf_get_number (m->body, "warmup", &m->warmup, cmd, err, errlen)
+        || pf_get_bool (m->body, "idle", &m->idle, cmd, err, errlen))
         return -1;
     if (!(m->seconds > 0) || m->warmup >= m->seconds)
         return tf_error (err, errlen, "%s: need 0 <= warmup < seconds", cmd);

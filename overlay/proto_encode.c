@@ -217,15 +217,16 @@ proto_subtree_live (const double *bounds, double compute, double ir_recv)
 
 zmsg_t *
 proto_measure (uint32_t phase, double seconds, double warmup, const char *const *streams,
-               uint32_t n)
+               uint32_t n, int idle)
 {
     json_t *names = json_array ();
     for (uint32_t i = 0; i < n; i++)
         json_array_append_new (names, json_string (streams[i]));
-    return encode_packed (PROTO_MEASURE,
-                          json_pack ("{s:I, s:f, s:f, s:o}", "phase", (json_int_t) phase,
-                                     "seconds", seconds, "warmup", warmup, "streams",
-                                     names));
+    json_t *body = json_pack ("{s:I, s:f, s:f, s:o}", "phase", (json_int_t) phase,
+                              "seconds", seconds, "warmup", warmup, "streams", names);
+    if (body && idle)
+        json_object_set_new (body, "idle", json_true ());
+    return encode_packed (PROTO_MEASURE, body);
 }
 
 zmsg_t *

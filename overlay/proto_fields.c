@@ -45,6 +45,18 @@ pf_get_string (json_t *body, const char *key, const char **out, const char *cmd,
     return jsonw_get_string (&w, key, 1, 0, SIZE_MAX, out) < 0 ? -1 : 0;
 }
 
+/*  Optional true or false into *out as 1 or 0; left as it is when
+ *  absent. Anything else (null, 0 or 1, a string) is refused. */
+int
+pf_get_bool (json_t *body, const char *key, int *out, const char *cmd, char *err,
+             size_t errlen)
+{
+    jsonw_doc_t doc;
+    jsonw_t w;
+    pf_walk (&w, &doc, body, cmd, err, errlen);
+    return jsonw_get_bool (&w, key, 0, out) < 0 ? -1 : 0;
+}
+
 /*  Refuse a body with keys outside the allowed set: a field we do not know
  *  is a sender we do not understand. */
 int

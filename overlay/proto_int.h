@@ -20,6 +20,8 @@ int pf_get_uint (json_t *body, const char *key, uint64_t max, uint64_t *out,
                  const char *cmd, char *err, size_t errlen);
 int pf_get_string (json_t *body, const char *key, const char **out, const char *cmd,
                    char *err, size_t errlen);
+int pf_get_bool (json_t *body, const char *key, int *out, const char *cmd, char *err,
+                 size_t errlen);
 int pf_check_keys (json_t *body, const char *const *allowed, const char *cmd,
                    char *err, size_t errlen);
 int pf_get_number (json_t *body, const char *key, double *out, const char *cmd, char *err,

@@ -3,7 +3,15 @@
 # - treefarm measure (3-point calibration) recovers, in emulation, every
 #   node's C within 5% and every IR within 15% relative, on a fork whose
 #   root has three children and on a 3-level tree whose inner nodes have
-#   several children and stream while receiving;
+#   several children and stream while receiving; ir_send_alone (each
+#   link's phase again with the child idle) within 15% of the configured
+#   ir_send, since the emulated interference does not depend on whether
+#   the child computes;
+# - in each idle phase the idle child computes nothing (emulated and real
+#   kernel) while its parent streams to it, and only it is idle; the
+#   IR_s alone measure.json and platform.json give is the formula on that
+#   phase's own figures (not its twin's, which in emulation agree but for
+#   noise);
 # - the platform file it writes is accepted by bound and run; the plot is
 #   written as PNG and SVG;
 # - the online fit during a run recovers C within 5% and every IR within 10%;
@@ -35,9 +43,70 @@ for name, r in ref.items():
     g = got[name]
     if abs(g["compute"] - r["compute"]) > 0.05 * r["compute"]:
         bad.append("%s C %.4f vs %.4f" % (name, g["compute"], r["compute"]))
-    for k in ("ir_recv", "ir_send"):
-        if r.get(k) and abs(g.get(k, 0) - r[k]) > 0.15 * r[k]:
-            bad.append("%s %s %.5f vs %.5f" % (name, k, g.get(k, 0), r[k]))
+    for k, want in (("ir_recv", "ir_recv"), ("ir_send", "ir_send"),
+                    ("ir_send_alone", "ir_send")):
+        if r.get(want) and abs(g.get(k, 0) - r[want]) > 0.15 * r[want]:
+            bad.append("%s %s %.5f vs %.5f" % (name, k, g.get(k, 0), r[want]))
+for b in bad: print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# idle_phases MEASURE.json CONFIG: 1 + 2 x links phases; in each idle
+# phase (every second one from phase 2) the link's child is the one idle
+# node and computed nothing, and its parent sent to it.
+idle_phases () {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+tree = json.load(open(sys.argv[2]))["tree"]
+parent = {n["name"]: n.get("parent") for n in tree}
+links = [n["name"] for n in tree if n.get("parent")]
+bad = []
+if len(m["phases"]) != 1 + 2 * len(links):
+    bad.append("%d phases for %d links" % (len(m["phases"]), len(links)))
+for k, child in enumerate(links):
+    both, idle = m["phases"][1 + 2 * k], m["phases"][2 + 2 * k]
+    rows = {r["node"]: r for r in idle["nodes"]}
+    if both["idle"] is not None or idle["idle"] != child:
+        bad.append("phases %d, %d: idle %s, %s" % (both["phase"], idle["phase"],
+                                                   both["idle"], idle["idle"]))
+        continue
+    if rows[child]["units_per_s"] != 0:
+        bad.append("%s computed %g units/s idle" % (child, rows[child]["units_per_s"]))
+    if not rows[parent[child]]["send_mbps"][child] > 0:
+        bad.append("%s sent nothing to idle %s" % (parent[child], child))
+    busy = [n for n, r in rows.items() if n != child and not r["units_per_s"] > 0]
+    if busy:
+        bad.append("phase %d: %s idle too" % (idle["phase"], busy))
+for b in bad: print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# alone_formula MEASURE.json PLATFORM.json CONFIG: every non-root node's
+# ir_s_alone is IR_s's formula on its parent's figures in its idle phase,
+# and platform.json's ir_send_alone that, a negative one as 0.
+alone_formula () {
+    python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+plat = {n["name"]: n for n in json.load(open(sys.argv[2]))["tree"]}
+tree = json.load(open(sys.argv[3]))["tree"]
+parent = {n["name"]: n.get("parent") for n in tree}
+res = {n["name"]: n for n in m["nodes"]}
+bad = []
+for k, child in enumerate(n["name"] for n in tree if n.get("parent")):
+    p = parent[child]
+    row = {r["node"]: r for r in m["phases"][2 + 2 * k]["nodes"]}[p]
+    rr = row["recv_mbps"] if parent[p] else 0
+    ir_r = res[p].get("ir_r", 0)
+    want = (1 - ir_r * rr - row["units_per_s"] / res[p]["c"]) / row["send_mbps"][child]
+    got = res[child]["ir_s_alone"]
+    if abs(got - want) > 1e-9 * max(abs(want), 1e-6):
+        bad.append("%s ir_s_alone %.9g, its idle phase gives %.9g" % (child, got, want))
+    if abs(plat[child]["ir_send_alone"] - max(got, 0)) > 1e-12:
+        bad.append("%s platform ir_send_alone %.9g" % (child, plat[child]["ir_send_alone"]))
 for b in bad: print("  " + b)
 sys.exit(1 if bad else 0)
 PY
@@ -72,7 +141,11 @@ for cfg in tests/configs/good/interference.json configs/tree3.json; do
     rc=$(cat "$WORK/m-$name.rc")
     expect "measure $name: exit 0 (got $rc)" test "$rc" = 0
     [ "$rc" = 0 ] || { tail -5 "$WORK/m-$name.err"; continue; }
-    expect "measure $name: table printed" grep -q "IR_s" "$WORK/m-$name.out"
+    expect "measure $name: table printed, with IR_s alone" grep -q "IR_s alone" "$WORK/m-$name.out"
+    expect "measure $name: each idle phase's child computed nothing" \
+        idle_phases "$WORK/m-$name/measure.json" "$cfg"
+    expect "measure $name: IR_s alone from the idle phases' figures" \
+        alone_formula "$WORK/m-$name/measure.json" "$WORK/m-$name/platform.json" "$cfg"
     expect "measure $name: no task touched" python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -148,6 +221,10 @@ rc=$?
 expect "real-kernel measure: exit 0 (got $rc)" test "$rc" = 0
 expect "real-kernel measure: platform file loads" "$TREEFARM" bound "$WORK/real/platform.json" --json
 expect "real-kernel measure: plot written" test -s "$WORK/real/interference-w2.png"
+expect "real-kernel measure: each idle phase's child computed nothing" \
+    idle_phases "$WORK/real/measure.json" configs/real4.json
+expect "real-kernel measure: IR_s alone from the idle phases' figures" \
+    alone_formula "$WORK/real/measure.json" "$WORK/real/platform.json" configs/real4.json
 
 # Where a calibration writes. CAL_FILES: every file of one (chain4 plots
 # its root, campus).
@@ -219,5 +296,7 @@ expect "measure --plot of an unknown node: exit 2" test "$?" = 2
 "$TREEFARM" measure configs/tree3.json --seconds 1 --warmup 2 >/dev/null 2>"$WORK/e"
 expect "measure --warmup >= --seconds: exit 2" test "$?" = 2
 expect "treefarm measure --help" "$TREEFARM" measure --help
+expect "treefarm measure --help: the idle phases" \
+    sh -c "'$TREEFARM' measure --help | grep -q 'child idle'"
 
 finish

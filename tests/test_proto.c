@@ -96,12 +96,18 @@ test_calibration_messages_round_trip (void **state)
     proto_msg_t m;
 
     const char *names[2] = {"Lab3", "Lab4"};
-    decode_ok (proto_measure (3, 1.5, 0.25, names, 2), &m);
+    decode_ok (proto_measure (3, 1.5, 0.25, names, 2, 0), &m);
     assert_int_equal (m.phase, 3);
     assert_true (m.seconds == 1.5 && m.warmup == 0.25);
     assert_int_equal (m.nstreams, 2);
     assert_string_equal (m.streams[0], "Lab3");
     assert_string_equal (m.streams[1], "Lab4");
+    assert_int_equal (m.idle, 0);
+    assert_null (json_object_get (m.body, "idle"));   /* written only when true */
+    proto_msg_clear (&m);
+    decode_ok (proto_measure (4, 1.5, 0.25, NULL, 0, 1), &m);
+    assert_int_equal (m.idle, 1);
+    assert_int_equal (m.nstreams, 0);
     proto_msg_clear (&m);
     json_t *send = json_pack ("{s:f}", "Lab3", 10.8);
     decode_ok (proto_measured (3, 1.25, 9.06, 0.5, &send), &m);
@@ -685,6 +691,16 @@ test_malformed_completions_bounds_and_phases_are_refused (void **state)
     refused (raw (PROTO_VERSION, PROTO_MEASURE,
                   "{\"phase\":1,\"seconds\":1,\"warmup\":0,\"streams\":[1]}", NULL),
              "streams[0]");
+#define MEASURE_OK "\"phase\":1,\"seconds\":1,\"warmup\":0,\"streams\":[]"
+    refused (raw (PROTO_VERSION, PROTO_MEASURE, "{" MEASURE_OK ",\"idle\":1}", NULL),
+             "\"idle\" must be true or false");
+    refused (raw (PROTO_VERSION, PROTO_MEASURE, "{" MEASURE_OK ",\"idle\":\"yes\"}", NULL),
+             "\"idle\" must be true or false");
+    refused (raw (PROTO_VERSION, PROTO_MEASURE, "{" MEASURE_OK ",\"idle\":null}", NULL),
+             "\"idle\" must be true or false");
+    refused (raw (PROTO_VERSION, PROTO_MEASURE, "{" MEASURE_OK ",\"idle\":true,\"x\":1}",
+                  NULL), "\"x\"");
+#undef MEASURE_OK
     refused (raw (PROTO_VERSION, PROTO_MEASURED,
                   "{\"phase\":1,\"seconds\":1,\"units_per_s\":-1,\"recv_mbps\":0,"
                   "\"send_mbps\":{}}", NULL), "\"units_per_s\"");
