@@ -23,10 +23,6 @@ typedef struct {
     double link_mbps;        /* MB/s from the parent while both compute */
     double link_idle_mbps;   /* MB/s from the parent when idle */
     double ir_send;          /* IR_s at the parent of sending to it */
-    double ir_send_alone;    /* the same while only the parent computes
-                                (Table 4 line 7 of docs/model.md); NaN:
-                                unknown. Only the IA order reads it, and
-                                only under policy_parent_t.order_alone */
     double ir_recv;          /* IR_r at the child of receiving */
     uint32_t wanted;         /* tasks it asked for and has not been sent */
     uint64_t oldest_request; /* arrival order of its oldest unserved ask;
@@ -37,6 +33,10 @@ typedef struct {
                                 NaN: unknown, the split takes it as a leaf */
     double split;            /* tasks/s the parent's planned split gives
                                 it (policy_t.split; 0 without one) */
+    double ir_send_alone;    /* ir_send while only the parent computes
+                                (Table 4 line 7 of docs/model.md); NaN:
+                                unknown. Only the IA order reads it, and
+                                only under policy_parent_t.order_alone */
 } policy_child_t;
 
 /*  What the parent knows of itself. */
