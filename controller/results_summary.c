@@ -1,6 +1,7 @@
 /*  results_summary — the summary printed at the end of a run: the
- *  outcome, the bound and fidelity, the per-node table, the links, the
- *  failed commands and the lost nodes (results.h, results_print_summary).
+ *  outcome, the bound and an emulation's fidelity, the per-node table,
+ *  the links, the failed commands and the lost nodes (results.h,
+ *  results_print_summary).
  */
 #include "controller/results_int.h"
 
@@ -90,11 +91,15 @@ print_lost (const results_t *self, FILE *out)
 }
 
 /*  "fidelity F (worst: NODE)", and when it is below the threshold, why the
- *  efficiency cannot be trusted and what to do. */
+ *  efficiency cannot be trusted and what to do. Only for an emulation:
+ *  fidelity is how well it kept up with the clock it emulates, and a real
+ *  run or a simulation has no such clock (results.json keeps the figure,
+ *  docs/architecture.md, "Fidelity"). */
 static void
 print_fidelity (const results_t *self, FILE *out)
 {
-    if (!(self->wall_s > 0) || self->simulated)
+    if (!(self->wall_s > 0) || self->simulated
+        || self->cfg->platform.mode != PLATFORM_EMULATED)
         return;
     int worst;
     double f = results_fidelity (self, &worst);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Integration: whole runs through real processes on loopback. The reference
 # fork, a 3-level tree and a chain complete every task exactly once, every
-# node process is gone afterwards, and two runs coexist.
+# node process is gone afterwards, and two runs coexist. The summary gives
+# an emulated run's fidelity, and none for a real run.
 source "$(dirname "$0")/lib.sh"
 
 run_config () {   # name config tasks
@@ -38,6 +39,14 @@ run_config fork7 configs/fork7.json 1000
 run_config tree3 configs/tree3.json 300
 run_config chain4 configs/chain4.json 100
 run_config real4 configs/real4.json 200     # the real diagonal kernel
+
+# Fidelity is an emulation's measure of keeping up with the clock it
+# emulates (docs/architecture.md, "Fidelity"): an emulated run's summary
+# gives it, a real run's has nothing to say of it.
+expect "fork7: the emulated run's summary gives its fidelity" \
+    grep -q "^  fidelity [0-9]" "$WORK/fork7.out"
+expect "real4: the real run's summary says nothing of fidelity" \
+    test -s "$WORK/real4.out" -a -z "$(grep -i fidelity "$WORK/real4.out")"
 
 # Two runs at once: ephemeral ports, separate result directories.
 "$TREEFARM" run configs/tree3.json --out "$WORK/a" --quiet >/dev/null 2>&1 & a=$!

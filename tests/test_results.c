@@ -577,6 +577,14 @@ test_lag_makes_fidelity_and_flags_efficiency (void **state)
 
     summary_says (f, (const char *const[]){"(UNRELIABLE)", "fidelity 0.800 (worst: a1)",
                                            "lower time_scale", NULL});
+    /*  The same lag in a real run: no emulated clock to keep up with, so
+     *  the summary says nothing of fidelity (results.json keeps it). */
+    f->cfg->platform.mode = PLATFORM_REAL;
+    char *text = summary (f);
+    if (strstr (text, "fidelity") || strstr (text, "UNRELIABLE"))
+        fail_msg ("a real run's summary speaks of fidelity:\n%s", text);
+    free (text);
+    f->cfg->platform.mode = PLATFORM_EMULATED;
 
     /*  A lag object that is not one, or a negative lag, is refused. */
     refused (f, 0, 1, "{\"lag\": 3}", "lag");
