@@ -52,6 +52,7 @@ proc_clear (proc_t *proc)
     free (proc->bind);
     free (proc->reach);
     free (proc->remote);
+    free (proc->target);
     free (proc->cert);
     if (proc->cert_text)
         explicit_bzero (proc->cert_text, strlen (proc->cert_text));
@@ -182,6 +183,13 @@ deploy_bind_address (const deploy_t *self, int slot)
 {
     const proc_t *proc = slot_proc (self, slot);
     return proc ? proc->bind : NULL;
+}
+
+const char *
+deploy_target (const deploy_t *self, int slot)
+{
+    const proc_t *proc = slot_proc (self, slot);
+    return proc ? proc->target : NULL;
 }
 
 const char *

@@ -91,11 +91,14 @@ int deploy_add (deploy_t *self, const char *name, const char *host, char *err,
  *  start of its command line here (wrapper words, then the node binary):
  *    local: a given address is one of this machine (it resolves and one
  *      of its addresses binds here); the programs are found here;
- *    ssh: `ssh -o BatchMode=yes -o ConnectTimeout=5 HOST true` succeeds;
- *      with push_binary the node binary is copied to the host's cache
- *      unless its hash is there already; the node program runs there;
- *      the host's name resolves here and routes from a local address
- *      (the control socket is bound there);
+ *    ssh: `ssh -G HOST` says where HOST goes (ssh_resolve.h), and that
+ *      hostname resolves here and routes from a local address (the
+ *      control socket is bound there; the node binds the hostname,
+ *      deploy_bind_address, when it is not HOST itself, as for an
+ *      alias); `ssh -o BatchMode=yes -o ConnectTimeout=5 HOST true`
+ *      succeeds; with push_binary the node binary is copied to the
+ *      host's cache unless its hash is there already; the node program
+ *      runs there;
  *    netns: the namespace exists, can be entered, and has a global IPv4
  *      address; `ip` and the programs are found here.
  *  Hosts checked once are not checked again for a later slot. Returns 0,
@@ -121,9 +124,18 @@ int deploy_route (deploy_t *self, int slot, const int *children, int nchildren,
  *  Borrowed; valid after deploy_check. */
 const char *deploy_control_bind (const deploy_t *self, int slot);
 
-/*  The address slot's node must be told to bind (--bind), or NULL when
- *  its host says it (host_bind_name). Borrowed. */
+/*  The address slot's node must be told to bind (--bind): a `local`
+ *  parent's routing address (deploy_route), an ssh alias's HostName, a
+ *  namespace's address; or NULL when its host says it (host_bind_name).
+ *  Borrowed. */
 const char *deploy_bind_address (const deploy_t *self, int slot);
+
+/*  For an ssh node, where its connections go, as `ssh -G` says once the
+ *  ssh configuration has had its say (an alias's HostName, Port, User):
+ *  "USER@HOSTNAME:PORT", an IPv6 HOSTNAME in brackets, followed by "
+ *  (ADDR)" when HOSTNAME is a name that resolves here to ADDR. NULL for
+ *  other kinds. Borrowed; valid after deploy_check. */
+const char *deploy_target (const deploy_t *self, int slot);
 
 /*  The node program to put in slot's command line: for ssh, its path on
  *  the host as deploy_check found it; else local_program. Borrowed. */

@@ -36,6 +36,8 @@ typedef struct {
     char *reach;             /* numeric address others reach the node
                                 at (ssh, netns), or NULL */
     char *remote;            /* ssh: the node program on the host */
+    char *target;            /* ssh: where its connection goes, as ssh -G
+                                says: "USER@HOSTNAME:PORT[ (ADDR)]" */
     char *cert;              /* the node's certificate file, or NULL */
     char *cert_text;         /* ssh: its content, sent on the node's
                                 stdin */

@@ -1,9 +1,11 @@
 /*  deploy_ssh — the ssh backend (deploy_int.h): the node runs on another
  *  machine, and here an `ssh` client stands for it (controller/ssh.h).
- *  Its check: the host answers and runs the node (once per user, host
- *  and port), and where the host is reached from here gives the node's
- *  control endpoint. The client's stdin is a pipe we hold: the node's
- *  certificate goes through it, and closing it stops the node.
+ *  Its check, once per user, host and port: what ssh's configuration
+ *  makes of the host's name (ssh -G: an alias's HostName, Port, User),
+ *  where that machine is reached from here (the node's control
+ *  endpoint), then the host answers and runs the node. The client's
+ *  stdin is a pipe we hold: the node's certificate goes through it, and
+ *  closing it stops the node.
  */
 #include "controller/deploy_int.h"
 
@@ -16,6 +18,7 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "controller/ssh_resolve.h"
 #include "overlay/curve.h"
 #include "overlay/util.h"
 
@@ -65,19 +68,48 @@ ssh_checked_twin (const deploy_t *self, const proc_t *proc)
     return NULL;
 }
 
-/*  Where the host is, seen from here, and where we reach the host from:
- *  the node's control endpoint. */
+/*  Where the machine called name (the hostname ssh -G gives) is, seen
+ *  from here, and where we reach it from: the node's control endpoint. */
 static int
-ssh_route (proc_t *proc, char *err, size_t errlen)
+ssh_route (proc_t *proc, const char *name, char *err, size_t errlen)
 {
-    char addr[NI_MAXHOST], src[NI_MAXHOST], why[TF_ERRLEN];
-    if (resolve_numeric (proc->host.name, addr, sizeof addr, why, sizeof why) != 0
-        || deploy_route_source (addr, src, sizeof src, why, sizeof why) != 0)
+    char addr[NI_MAXHOST], src[NI_MAXHOST], why[TF_ERRLEN], q[TF_ERRLEN / 4];
+    if (resolve_numeric (name, addr, sizeof addr, why, sizeof why) == 0
+        && deploy_route_source (addr, src, sizeof src, why, sizeof why) == 0) {
+        free (proc->reach);
+        free (proc->control);
+        proc->reach = xstrdup (addr);
+        proc->control = control_from (src);
+        return 0;
+    }
+    if (strcmp (name, proc->host.name) == 0)
         return tf_error (err, errlen, "%s: %s (the host part must be an address or a "
                          "name that resolves both here and on the host)", proc->text,
                          why);
-    proc->reach = xstrdup (addr);
-    proc->control = control_from (src);
+    return tf_error (err, errlen, "%s: %s (ssh's configuration gives %s the HostName %s "
+                     "(ssh -G); it must resolve both here and on the host)", proc->text,
+                     why, tf_quote (q, sizeof q, proc->host.name), name);
+}
+
+/*  What the host's name stands for in ssh's configuration (ssh -G), and
+ *  where that machine is: the node binds its hostname when it is not the
+ *  name in the URL (an alias), and the run shows where it goes. */
+static int
+ssh_locate (deploy_t *self, proc_t *proc, char *err, size_t errlen)
+{
+    ssh_target_t target;
+    if (ssh_resolve (&self->ssh, &proc->host, proc->text, &target, err, errlen) != 0
+        || ssh_route (proc, target.hostname, err, errlen) != 0)
+        return -1;
+    free (proc->bind);
+    free (proc->target);
+    proc->bind = strcmp (target.hostname, proc->host.name) != 0
+                 ? xstrdup (target.hostname) : NULL;
+    char *where = ssh_target_str (&target);
+    proc->target = strcmp (target.hostname, proc->reach) == 0
+                   ? where : xasprintf ("%s (%s)", where, proc->reach);
+    if (proc->target != where)
+        free (where);
     return 0;
 }
 
@@ -94,12 +126,14 @@ ssh_check_slot (deploy_t *self, proc_t *proc, char *const program[], int nprogra
         proc->remote = xstrdup (twin->remote);
         proc->reach = xstrdup (twin->reach);
         proc->control = xstrdup (twin->control);
+        proc->target = xstrdup (twin->target);
+        proc->bind = twin->bind ? xstrdup (twin->bind) : NULL;
         return 0;
     }
-    if (ssh_check (&self->ssh, &proc->host, proc->text, program, nprogram, &proc->remote,
-                   err, errlen) != 0)
+    if (ssh_locate (self, proc, err, errlen) != 0)
         return -1;
-    return ssh_route (proc, err, errlen);
+    return ssh_check (&self->ssh, &proc->host, proc->text, program, nprogram,
+                      &proc->remote, err, errlen);
 }
 
 static char **

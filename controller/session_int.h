@@ -157,6 +157,12 @@ int session_send_peer (session_t *self, peer_t *peer, zmsg_t *msg, int quiet);
  *  (session_prepare.c, check_deployable). */
 const char *session_slot_name (const session_t *self, int slot);
 
+/*  For an ssh node in deploy slot `slot`, checked: one line saying where
+ *  its connection goes, as ssh's configuration decides it (`NAME:
+ *  ssh://lo -> USER@127.0.0.1:2222`, deploy_target), so that what an
+ *  alias stands for is seen. Nothing for other kinds. */
+void session_say_target (session_t *self, int slot, const char *name);
+
 /*  The control endpoint node in deploy slot `slot` connects to, bound
  *  now if no node needed it yet; NULL after session_fail. */
 const char *session_bind_for (session_t *self, int slot);

@@ -258,6 +258,8 @@ on_join_request (session_t *self)
     place_t p;
     int g = offer (self, &node, slot, &p);
     self->join.by_command += g >= 0;
+    if (g >= 0)
+        session_say_target (self, slot, node.name);
     join_sock_answer (self->join.sock, &peer, p.admit ? (g >= 0 ? 0 : 2) : 1,
                       g >= 0 ? self->cfg->nodes[g].parent_name : NULL, p.why);
     config_node_clear (&node);

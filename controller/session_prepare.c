@@ -139,7 +139,18 @@ check_deployable (session_t *self, char *err, size_t errlen)
             return tf_error (err, errlen, "%s: tree[%d] (node \"%s\"): %s",
                              self->opt.config_path, i, node->name, why);
     }
+    for (int i = 0; i < self->cfg->nnodes + self->cfg->noffered; i++)
+        session_say_target (self, i, session_slot_name (self, i));
     return 0;
+}
+
+void
+session_say_target (session_t *self, int slot, const char *name)
+{
+    const char *target = deploy_target (self->setup.deploy, slot);
+    if (target)
+        session_log (self, "%s: %s -> %s", name, deploy_host (self->setup.deploy, slot),
+                     target);
 }
 
 const char *

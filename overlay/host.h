@@ -8,6 +8,9 @@
  *                                the node binds that address)
  *    ssh://[user@]host[:port]    started over OpenSSH on host; the node
  *                                binds host's address, resolved on host
+ *                                (for a Host alias of the ssh
+ *                                configuration, the controller passes
+ *                                the HostName ssh -G gives with --bind)
  *    netns:NAME                  started in the network namespace NAME on
  *                                this machine; the controller tells the
  *                                node which address to bind

@@ -6,6 +6,10 @@
 # --push-binary (which copies once, then finds the binary in the cache);
 # a host where nothing listens fails with exit 2 naming the node and
 # quoting ssh; a controller killed with SIGKILL leaves no node behind.
+# Hosts named by Host aliases of a generated ssh config (ssh -G decides
+# where they go): a run completes, saying each node's address once; an
+# alias whose HostName does not resolve, and a config ssh refuses, fail
+# with exit 2 naming the node and the alias.
 # CURVE (docs/security.md): an ssh run is CURVE by default (--no-curve
 # turns it off); each remote node's certificate file is mode 0600 while it
 # runs and removed when it ends, after a run and after a controller killed
@@ -109,7 +113,8 @@ sys.exit(0 if n["S1"] + n["S2"] > 0 else 1)' "$1/results.json"
 
 run_ssh_tree () {   # name config options...
     local name=$1 config=$2 out=$WORK/$1; shift 2
-    "$TREEFARM" run "$config" --ssh-config "$D/ssh_config" "$@" --out "$out" --quiet \
+    "$TREEFARM" run "$config" --ssh-config "${SSH_CONFIG:-$D/ssh_config}" "$@" \
+        --out "$out" --quiet \
         >"$WORK/$name.out" 2>"$WORK/$name.err"
     local rc=$?
     expect "$name: exit status 0 (got $rc)" test "$rc" = 0
@@ -201,6 +206,64 @@ expect "unreachable: names the node and quotes ssh" \
     grep -q 'tree\[1\] (node "S1"): cannot reach ssh://.*(ssh exited with status 255): ssh: connect to host 127.0.0.1 port [0-9]*: Connection refused' "$WORK/down.err"
 expect "unreachable: nothing started" test ! -e "$WORK/down/results.json"
 grep -q "cannot reach" "$WORK/down.err" || cat "$WORK/down.err"
+
+# Hosts as users write them: Host aliases of the ssh config in use
+# (docs/deploy.md, "Host aliases"). tf-lo's HostName, Port, User and
+# IdentityFile are the config's; tf-lo2's Port 1 (nothing listens there)
+# gives way to the URL's. S1 has a child, so it binds what ssh -G says
+# tf-lo is (127.0.0.1, given with --bind), not the alias, which no
+# resolver knows. tf-gone's HostName does not resolve.
+cat >"$D/alias_config" <<EOF
+Host tf-lo tf-lo2
+    HostName 127.0.0.1
+    User $USER_NAME
+    IdentityFile $D/client_key
+    IdentitiesOnly yes
+    UserKnownHostsFile $D/known_hosts
+    GlobalKnownHostsFile /dev/null
+    StrictHostKeyChecking yes
+Host tf-lo
+    Port $PORT
+Host tf-lo2
+    Port 1
+Host tf-gone
+    HostName nothere.invalid
+EOF
+alias_config () {   # S1's host
+    printf '{"name": "ssh-alias", "tasks": {"count": 40, "input_mb": 0.1, "units": 1},
+ "platform": {"time_scale": 20},
+ "tree": [{"name": "R", "compute": 20},
+  {"name": "S1", "parent": "R", "compute": 20, "link_mbps": 10, "host": "%s"},
+  {"name": "S2", "parent": "S1", "compute": 20, "link_mbps": 10, "host": "ssh://tf-lo2:%s"}]}\n' \
+        "$1" "$PORT"
+}
+alias_config ssh://tf-lo >"$D/alias.json"
+SSH_CONFIG=$D/alias_config run_ssh_tree alias "$D/alias.json"
+expect "alias: one address line per ssh node" test "$(grep -c ' -> ' "$WORK/alias.err")" = 2
+expect "alias: S1's address is tf-lo's HostName, Port and User" \
+    grep -qx "treefarm: S1: ssh://tf-lo -> $USER_NAME@127.0.0.1:$PORT" "$WORK/alias.err"
+expect "alias: S2's port is the URL's, not the config's" \
+    grep -qx "treefarm: S2: ssh://tf-lo2:$PORT -> $USER_NAME@127.0.0.1:$PORT" "$WORK/alias.err"
+
+refused_alias () {   # name config S1-host: exit 2, nothing started; the message in name.err
+    alias_config "$3" >"$D/$1.json"
+    "$TREEFARM" run "$D/$1.json" --ssh-config "$2" --out "$WORK/$1" >"$WORK/$1.out" \
+        2>"$WORK/$1.err"
+    local rc=$?
+    expect "$1: exit 2 (got $rc)" test "$rc" = 2
+    expect "$1: nothing started" test ! -e "$WORK/$1"
+}
+refused_alias gone "$D/alias_config" ssh://tf-gone
+expect "gone: names the node, the alias and its HostName" grep -q \
+    'tree\[1\] (node "S1"): ssh://tf-gone: cannot resolve "nothere.invalid" here: .*gives "tf-gone" the HostName nothere.invalid (ssh -G)' \
+    "$WORK/gone.err"
+grep -q nothere.invalid "$WORK/gone.err" || cat "$WORK/gone.err"
+{ cat "$D/alias_config"; echo "    NoSuchOption yes"; } >"$D/bad_config"
+refused_alias badconf "$D/bad_config" ssh://tf-lo
+expect "badconf: names the node and the alias, quotes ssh -G" grep -q \
+    'tree\[1\] (node "S1"): ssh://tf-lo: ssh -G tf-lo failed (ssh exited with status 255): .*Bad configuration option' \
+    "$WORK/badconf.err"
+grep -q "ssh -G" "$WORK/badconf.err" || cat "$WORK/badconf.err"
 
 # The controller killed with SIGKILL mid-run: its ssh clients die with it
 # (parent-death signal), their stdin closes, and each remote shell stops

@@ -549,16 +549,28 @@ test_netns_argv_and_address (void **state)
  *  Checks, and an ssh node's life, through a stand-in ssh.
  */
 
-/*  A stand-in for ssh, first on PATH: it logs its arguments, fails for
- *  host down.invalid as ssh does, and otherwise runs the remote command
- *  here with HOME set to the fixture's, as sshd would on the host. */
+/*  A stand-in for ssh, first on PATH: it logs its arguments; asked -G,
+ *  it says what ssh would of a configuration with two aliases, lo
+ *  (HostName 127.0.0.1, Port 2222) and gone (a HostName that does not
+ *  resolve), and of any other name itself, port 22, user tf, -p and -l
+ *  winning; it fails for host down.invalid as ssh does, and otherwise
+ *  runs the remote command here with HOME set to the fixture's, as sshd
+ *  would on the host. */
 static const char fake_ssh[] =
     "#!/bin/sh\n"
     "printf '%s\\n' \"$*\" >>\"$FAKE_DIR/ssh.log\"\n"
+    "g=; p=; l=tf\n"
     "while [ $# -gt 0 ]; do\n"
-    "  case $1 in -o|-F|-p|-l) shift 2;; -T) shift;; *) break;; esac\n"
+    "  case $1 in -G) g=1; shift;; -p) p=$2; shift 2;; -l) l=$2; shift 2;;\n"
+    "    -o|-F) shift 2;; -T) shift;; *) break;; esac\n"
     "done\n"
     "host=$1; shift\n"
+    "if [ -n \"$g\" ]; then\n"
+    "  case $host in lo) h=127.0.0.1; : \"${p:=2222}\";; gone) h=nowhere.invalid;;\n"
+    "    *) h=$host;; esac\n"
+    "  printf 'host %s\\nuser %s\\nhostname %s\\nport %s\\n' \"$host\" \"$l\" \"$h\" \"${p:-22}\"\n"
+    "  exit 0\n"
+    "fi\n"
     "if [ \"$host\" = down.invalid ]; then\n"
     "  echo \"ssh: connect to host down.invalid port 22: Connection refused\" >&2\n"
     "  exit 255\n"
@@ -745,6 +757,8 @@ test_ssh_deploy_check (void **state)
         assert_null (deploy_bind_address (deploy, slot));
     }
     assert_int_equal (log_count (f, " true"), 1);
+    assert_int_equal (log_count (f, "-G"), 1);
+    assert_string_equal (deploy_target (deploy, 1), "root@127.0.0.1:2222");
     char *argv[] = {node, "--name", "A", NULL};
     char **command = deploy_command (deploy, 0, argv);
     int n = 0;
@@ -755,6 +769,41 @@ test_ssh_deploy_check (void **state)
     assert_int_equal (strncmp (command[n - 1], "sh -c '", 7), 0);
     assert_non_null (strstr (command[n - 1], "'\\''--name'\\'' '\\''A'\\''"));
     spawn_argv_free (command);
+    deploy_destroy (&deploy);
+    free (node);
+}
+
+/*  A Host alias: ssh -G says where it goes, the node binds that
+ *  HostName, the alias stays what ssh connects to; one whose HostName
+ *  does not resolve here is refused before ssh connects, naming both. */
+static void
+test_ssh_alias (void **state)
+{
+    fake_t *f = *state;
+    char *node = xasprintf ("%s/node", f->dir), err[TF_ERRLEN] = "";
+    write_file (node, "#!/bin/sh\nexit 0\n", 0755);
+    char *program[] = {node};
+    deploy_t *deploy = deploy_new (&(deploy_opts_t){.ssh_config = "/dev/null"});
+    int slot = deploy_add (deploy, "A", "ssh://lo", err, sizeof err);
+    if (deploy_check (deploy, slot, program, 1, err, sizeof err) != 0)
+        fail_msg ("%s", err);
+    assert_string_equal (deploy_target (deploy, slot), "tf@127.0.0.1:2222");
+    assert_string_equal (deploy_bind_address (deploy, slot), "127.0.0.1");
+    assert_string_equal (deploy_control_bind (deploy, slot), DEPLOY_LOCAL_CONTROL);
+    assert_int_equal (log_count (f, "-G -T -F /dev/null lo"), 1);
+    assert_int_equal (log_count (f, "-F /dev/null lo true"), 1);
+    slot = deploy_add (deploy, "B", "ssh://u@localhost", err, sizeof err);
+    if (deploy_check (deploy, slot, program, 1, err, sizeof err) != 0)
+        fail_msg ("%s", err);
+    assert_string_equal (deploy_target (deploy, slot), "u@localhost:22 (127.0.0.1)");
+    assert_null (deploy_bind_address (deploy, slot));
+    slot = deploy_add (deploy, "C", "ssh://gone", err, sizeof err);
+    assert_int_equal (deploy_check (deploy, slot, program, 1, err, sizeof err), -1);
+    if (!strstr (err, "ssh://gone: cannot resolve \"nowhere.invalid\" here: ")
+        || !strstr (err, "gives \"gone\" the HostName nowhere.invalid (ssh -G)"))
+        fail_msg ("unexpected: %s", err);
+    assert_int_equal (log_count (f, "gone true"), 0);
+    assert_null (deploy_target (deploy, slot));
     deploy_destroy (&deploy);
     free (node);
 }
@@ -892,6 +941,7 @@ main (void)
         cmocka_unit_test_setup_teardown (test_ssh_push_binary, fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown (test_ssh_deploy_check, fake_setup,
                                          fake_teardown),
+        cmocka_unit_test_setup_teardown (test_ssh_alias, fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown (test_ssh_stop_ends_the_remote_node, fake_setup,
                                          fake_teardown),
         cmocka_unit_test_setup_teardown (test_ssh_node_dies_with_the_controller,
