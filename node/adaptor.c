@@ -29,6 +29,15 @@
 #include "overlay/util.h"
 #include "policies/policy.h"
 
+void *
+adaptor_room (void *items, int *cap, int n, size_t size)
+{
+    if (n < *cap)
+        return items;
+    *cap = *cap ? 2 * *cap : 8;
+    return xrealloc (items, (size_t) *cap * size);
+}
+
 void
 adaptor_say (adaptor_t *self, int verbose, const char *fmt, ...)
 {
@@ -76,7 +85,6 @@ adaptor_new (const config_t *cfg, int node, core_t *core, subtree_t *subtree,
      *  platform MB is bps_per_mbps / time_scale of them. */
     self->mb_per_byte = cfg->platform.time_scale / setup_bps_per_mbps (cfg);
     self->live = new_live (cfg, self->me);
-    self->log = xcalloc (LIVE_MAX_CHANGES, sizeof *self->log);
     self->at = at;
     /*  The last sample's bytes observed (n + 1), then scratch for the
      *  interval's MB sent per child (n). */
@@ -185,8 +193,10 @@ declared (adaptor_t *self)
     int n;
     const live_change_t *ch = live_take (self->live, &n);
     for (int i = 0; i < n; i++) {
-        if (self->n < LIVE_MAX_CHANGES)
+        if (self->n < LIVE_MAX_CHANGES) {
+            self->log = adaptor_room (self->log, &self->log_cap, self->n, sizeof *self->log);
             self->log[self->n++] = ch[i];
+        }
         else
             self->dropped++;
         adaptor_say (self, 1, "%s changed: %g -> %g at %.1f s", live_what_str (ch[i].what),

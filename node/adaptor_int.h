@@ -25,7 +25,8 @@ struct adaptor {
     /*  The estimates and what they declared. */
     live_t *live;
     live_change_t *log;      /* the changes declared, for STATS: n of */
-    int n;                   /* them, at most LIVE_MAX_CHANGES, */
+    int n, log_cap;          /* them (room for log_cap), at most
+                                LIVE_MAX_CHANGES, */
     uint64_t dropped;        /* and how many more */
     double at, units, busy;  /* the last sample: platform time since
                                 START, cumulative units and busy
@@ -41,9 +42,15 @@ struct adaptor {
     int *weighed;            /* per child: our changes declared when a
                                 shrink was last weighed (once a change) */
     proto_action_t *actions; /* the actions weighed, for STATS: nact of */
-    int nact;                /* them, at most PROTO_MAX_ACTIONS, */
+    int nact, act_cap;       /* them (room for act_cap), at most
+                                PROTO_MAX_ACTIONS, */
     uint64_t actions_dropped;   /* and how many more */
 };
+
+/*  items (cap entries of size bytes) with room for entry n: grown as
+ *  needed, since most nodes declare few changes and weigh fewer actions
+ *  (a simulation holds ten thousand adaptors). */
+void *adaptor_room (void *items, int *cap, int n, size_t size);
 
 /*  Say a line through the driver (printf-style). */
 void adaptor_say (adaptor_t *self, int verbose, const char *fmt, ...)

@@ -36,7 +36,6 @@ adaptor_steer_start (adaptor_t *self)
     self->weighed = xcalloc (n + 1, sizeof *self->weighed);
     for (int i = 0; i < n; i++)
         self->compute[i] = self->cfg->nodes[self->me->children[i]].compute_rate;
-    self->actions = xcalloc (PROTO_MAX_ACTIONS, sizeof *self->actions);
 }
 
 void
@@ -53,8 +52,11 @@ adaptor_steer_close (adaptor_t *self)
 static void
 note (adaptor_t *self, const proto_action_t *a)
 {
-    if (self->nact < PROTO_MAX_ACTIONS)
+    if (self->nact < PROTO_MAX_ACTIONS) {
+        self->actions = adaptor_room (self->actions, &self->act_cap, self->nact,
+                                      sizeof *self->actions);
         self->actions[self->nact++] = *a;
+    }
     else
         self->actions_dropped++;
     char text[256];

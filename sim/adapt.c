@@ -183,9 +183,14 @@ sim_adapt_chunk_arrived (sim_node_t *kid, const core_event_t *ev)
     m->on = 0;
     if (m->held)
         return;
+    /*  A paced core's transfer is its bytes at the link's rate, without
+     *  the latency the simulated link adds to its last chunk. */
     double ts = cfg->platform.time_scale;
+    double took = simgrid_get_clock () - m->start - sg_link_get_latency (n->kid_down[kid->slot]);
+    if (!(took > 0))
+        return;
     n->link_mb[kid->slot] += m->bytes * ts / setup_bps_per_mbps (cfg);
-    n->link_s[kid->slot] += (simgrid_get_clock () - m->start) * ts;
+    n->link_s[kid->slot] += took * ts;
 }
 
 /*  --- the driver's side -------------------------------------------------------- */

@@ -58,9 +58,9 @@ typedef struct sim sim_t;
 /*  An adapting parent's measure of a child's link (sim/adapt.c): the
  *  transfers the link alone carried, as the emulation's paced core counts
  *  them (node/xfer_pace.c), from a transfer's first chunk sent to its
- *  last delivered, leaving out any transfer a chunk of which shared the
- *  parent's send limit with so much else that the link could not have
- *  run at its own rate. */
+ *  last delivered less the link's latency, leaving out any transfer a
+ *  chunk of which shared the parent's send limit with so much else that
+ *  the link could not have run at its own rate. */
 typedef struct {
     uint64_t task;           /* the transfer being measured, */
     int on;                  /* if any: under way, */
