@@ -98,6 +98,7 @@ stop (sim_node_t *n)
     if (n->stopping)
         return;
     n->stopping = 1;
+    sim_engines_sample_last (n, simgrid_get_clock ());
     n->byes_due = 0;
     for (int c = 1; c < n->nchan; c++)
         if (!n->left || !n->left[c]) {

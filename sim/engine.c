@@ -165,11 +165,11 @@ sim_engine_finished (sim_node_t *n, double now, core_event_t *done)
     return 0;
 }
 
-void
-sim_engines_sample (sim_node_t *n, double now)
+/*  Units done by now: those of the tasks finished and the running ones'
+ *  progress. */
+static double
+units_by (const sim_node_t *n, double now)
 {
-    if (!observe_due (n->observe, now))
-        return;
     double units = n->units_done;
     for (int e = 0; e < n->neng; e++) {   /* the running tasks' progress */
         const sim_engine_t *g = &n->eng[e];
@@ -177,10 +177,32 @@ sim_engines_sample (sim_node_t *n, double now)
         if (g->busy && g->work0 > 0)
             units += g->units * (1 - (left > 0 ? left : 0) / g->work0);
     }
+    return units;
+}
+
+/*  Record a sample of n's counters now. */
+static void
+record (sim_node_t *n, double now, double units)
+{
     core_stats_t c = core_stats (n->core);
     n->observed[0] = (double) c.bytes_in;
     for (int i = 0; i < n->nchan - 1; i++)
         n->observed[1 + i] = (double) core_child_stats (n->core, i).bytes_sent;
     observe_sample (n->observe, now, units, any_busy (n), n->observed);
+}
+
+void
+sim_engines_sample (sim_node_t *n, double now)
+{
+    if (!observe_due (n->observe, now))
+        return;
+    double units = units_by (n, now);
+    record (n, now, units);
     sim_adapt_sample (n, now, units);
+}
+
+void
+sim_engines_sample_last (sim_node_t *n, double now)
+{
+    record (n, now, units_by (n, now));
 }

@@ -157,6 +157,10 @@ int sim_engine_finished (sim_node_t *n, double now, core_event_t *done);
  *  happening takes none, and its next interval is longer). */
 void sim_engines_sample (sim_node_t *n, double now);
 
+/*  The last sample, when the run ends for n (STOP, or FINISHED on the
+ *  root): its samples then cover all it computed, as a node's do. */
+void sim_engines_sample_last (sim_node_t *n, double now);
+
 /*  sim/actor.c: feed n's core one event now and carry out what it says
  *  (an event the core refuses stops the simulation); a SUBTREE to n's
  *  parent (none from the root); child slot leaves the run: STOP to it,
