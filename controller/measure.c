@@ -312,6 +312,20 @@ measure_usage (FILE *out)
              "that cannot be written, 130 interrupted.\n");
 }
 
+/*  A calibration measures each link's IR_s by the parent's compute rate,
+ *  which a relay does not have: is the root one (said so)? */
+static int
+relay_root (const config_t *cfg, const char *path)
+{
+    const config_node_t *root = &cfg->nodes[cfg->root];
+    if (!config_node_is_relay (root))
+        return 0;
+    session_log (NULL, "%s: tree[%d] (node \"%s\") is a relay (\"slots\": 0): treefarm "
+                 "measure cannot measure IR_s at a parent that does not compute", path,
+                 root->index, root->name);
+    return 1;
+}
+
 int
 measure_main (int argc, char **argv)
 {
@@ -352,6 +366,8 @@ measure_main (int argc, char **argv)
         config_destroy (&cfg);
     }
     if (cfg && mopt.platform_out && check_out (mopt.platform_out) != 0)
+        config_destroy (&cfg);
+    if (cfg && relay_root (cfg, path))
         config_destroy (&cfg);
     session_t *s = cfg ? session_new (&opt, &cfg) : NULL;
     if (!s)

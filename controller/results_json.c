@@ -101,6 +101,7 @@ node_to_json (const results_t *self, int i)
                                 "parent", node->parent_name);
     json_object_set_new (object, "pid", n->pid > 0 ? json_integer (n->pid) : json_null ());
     json_object_set_new (object, "lost", json_boolean (n->lost_why != NULL));
+    json_object_set_new (object, "relay", json_boolean (config_node_is_relay (node)));
     if (n->joined_at >= 0)
         json_object_set_new (object, "joined_s",
                              json_real (n->joined_at * self->cfg->platform.time_scale));

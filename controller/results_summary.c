@@ -234,7 +234,8 @@ fill_cells (const results_t *self, char (*cells)[NCOLS][CELL])
         char (*row)[CELL] = cells[i + 1];
         /*  Indent by depth so the tree shows. */
         int indent = node->depth < 8 ? 2 * node->depth : 16;
-        snprintf (row[0], CELL, "%*s%s%s", indent, "", node->name,
+        snprintf (row[0], CELL, "%*s%s%s%s", indent, "", node->name,
+                  config_node_is_relay (node) ? " (relay)" : "",
                   self->nodes[i].lost_why ? " (lost)" : "");
         snprintf (row[1], CELL, "%s", node->parent_name ? node->parent_name : "-");
         snprintf (row[2], CELL, "%llu", (unsigned long long) s->computed);

@@ -151,6 +151,8 @@ measured_config (const results_t *self)
     config_t *c = n && text ? config_load_string (text, "<results>", err, sizeof err) : NULL;
     free (text);
     for (int i = 0; c && i < c->nnodes; i++) {
+        if (config_node_is_relay (&c->nodes[i]))
+            continue;   /* ran none: it stays a relay, C = 0 */
         double s = self->cmds.node_commands[i] ? self->cmds.node_seconds[i] : seconds / (double) n;
         uint64_t k = self->cmds.node_commands[i] ? self->cmds.node_commands[i] : 1;
         uint64_t slots = self->nodes[i].stats.slots ? self->nodes[i].stats.slots : 1;

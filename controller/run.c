@@ -141,6 +141,14 @@ run_adapt_options (config_t *cfg, int adapt, const char *reclaim, const char *co
         cfg->platform.adapt = 1;
     /*  Taking a node in is a costly action: only an adapting run weighs
      *  it (docs/adapt.md, "Grow"). */
+    /*  The adaptor estimates every node's compute rate and re-plans by
+     *  it; a relay's C = 0 is not one it was built to estimate. */
+    const config_node_t *root = &cfg->nodes[cfg->root];
+    if (cfg->platform.adapt && config_node_is_relay (root))
+        return cli_usage_error (command, CLI_EXIT_USAGE, "%s: tree[%d] (node \"%s\") is "
+                                "a relay (\"slots\": 0): a run with a relay does not "
+                                "adapt yet (--adapt, or \"adapt\": true)", cfg->path,
+                                root->index, root->name), -1;
     if (config_joins (cfg) > 0 && !cfg->platform.adapt)
         return cli_usage_error (command, CLI_EXIT_USAGE, "%s: nodes that join the run "
                                 "(joins_at_s, join_slots) need --adapt (or \"adapt\": "
@@ -173,6 +181,18 @@ run_endgame_option (config_t *cfg, int no_endgame, const char *command)
 }
 
 int
+run_relay_policy (const config_t *cfg, const char *policy, char *err, size_t errlen)
+{
+    const policy_t *p = policy_find (policy);
+    const config_node_t *root = &cfg->nodes[cfg->root];
+    if (!p || !p->root_only || !config_node_is_relay (root))
+        return 0;
+    return tf_error (err, errlen, "%s: policy %s computes every task on the root, and "
+                     "tree[%d] (node \"%s\") is a relay (\"slots\": 0) that computes "
+                     "none", cfg->path, p->name, root->index, root->name);
+}
+
+int
 run_ia_order_option (config_t *cfg, const char *order, const char *command)
 {
     if (!order)
@@ -202,6 +222,11 @@ run_load_experiment (const char *path, const char *policy, const char *load_path
         return NULL;
     }
     config_set_policy (cfg, policy_find (cfg->policy)->name);
+    char err[TF_ERRLEN];
+    if (run_relay_policy (cfg, cfg->policy, err, sizeof err) != 0) {
+        session_log (NULL, "%s", err);
+        config_destroy (&cfg);
+    }
     return cfg;
 }
 

@@ -38,6 +38,11 @@ typedef enum {
  *  naming both. Returns 0, or -1 after a usage error for command. */
 int run_endgame_option (config_t *cfg, int no_endgame, const char *command);
 
+/*  A policy that computes on the root only (root-computes) with a relay
+ *  root ("slots": 0), which computes nothing, is refused: returns -1 with
+ *  the message in err, naming the policy and the node; else 0. */
+int run_relay_policy (const config_t *cfg, const char *policy, char *err, size_t errlen);
+
 /*  --ia-order ORDER (NULL: not given; "alone" or "both") of command onto
  *  cfg's platform.ia_order. Returns 0, or -1 after a usage error naming
  *  the value. */
@@ -50,7 +55,8 @@ int run_adapt_options (config_t *cfg, int adapt, const char *reclaim, const char
 
 /*  The experiment at path with the policy named (NULL: the config's),
  *  spelled as the registry does (IA:Single, ia_single, ...: "ia-single"),
- *  checked against the registry. Returns a config the caller destroys,
+ *  checked against the registry and against a relay root
+ *  (run_relay_policy). Returns a config the caller destroys,
  *  or NULL after printing why (a usage error). */
 config_t *run_load_experiment (const char *path, const char *policy,
                                const char *load_path);

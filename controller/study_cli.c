@@ -60,6 +60,13 @@ static int
 check_cells (const bench_t *b, char *err, size_t errlen)
 {
     const study_params_t *p = &b->params;
+    for (int k = 0; k < p->npolicy; k++) {
+        config_t *cfg = study_cell_config (b, 0, err, errlen);
+        int rc = cfg ? run_relay_policy (cfg, p->policy[k], err, errlen) : -1;
+        config_destroy (&cfg);
+        if (rc != 0)
+            return -1;
+    }
     for (int s = 0; s < p->nsend; s++)
         for (int c = 0; c < p->ncompute; c++) {
             int i = study_run_index (p, s, c, 0, 1);

@@ -67,7 +67,8 @@ resume (node_t *self, char *err, size_t errlen)
 }
 
 /*  Command tasks' files and their workers, one a slot (as many slots
- *  as this machine has CPUs when the experiment says 0). */
+ *  as this machine has CPUs when the experiment leaves them out; none on
+ *  a relay). */
 static int
 make_workers (node_t *self, char *err, size_t errlen)
 {
@@ -77,7 +78,8 @@ make_workers (node_t *self, char *err, size_t errlen)
     if (!parts->cargo)
         return -1;
     config_node_t *me = &self->cfg->nodes[self->me->index];
-    if (me->slots == 0) {
+    /*  A relay's 0 is no default: it runs no command (no worker). */
+    if (me->slots == 0 && !config_node_is_relay (me)) {
         long cpus = sysconf (_SC_NPROCESSORS_ONLN);
         me->slots = cpus < 1 ? 1 : cpus > CONFIG_MAX_SLOTS ? CONFIG_MAX_SLOTS
                                                            : (uint32_t) cpus;
@@ -150,7 +152,10 @@ build_parts (node_t *self, char *err, size_t errlen)
                             cfg->platform.mode == PLATFORM_EMULATED);
     free (ir_send);
     parts->subtree = subtree_new (cfg, me->index);
-    engine_cfg_t ec = {cfg->platform.mode, me->compute_rate, cfg->platform.time_scale,
+    /*  A relay's core never starts a task, so its engine is never given
+     *  one: any valid rate does, and 1 keeps the engine's checks. */
+    double rate = config_node_is_relay (me) ? 1 : me->compute_rate;
+    engine_cfg_t ec = {cfg->platform.mode, rate, cfg->platform.time_scale,
                        cfg->platform.matrix_n, engine_progress_period (cfg, parts->emul),
                        .in_loop = 1};
     parts->engine = engine_new (&ec, err, errlen);

@@ -133,7 +133,10 @@ new_parts (core_t *self, const core_cfg_t *cfg)
         .command_tasks = cfg->command_tasks, .task_units = cfg->task_units,
         .task_bytes = cfg->task_bytes, .task_info = cfg->task_info,
         .task_arg = cfg->task_arg, .max_attempts = cfg->max_attempts,
-        .nnodes = cfg->nnodes, .root_only = cfg->policy->root_only});
+        /*  The nodes a failed command may be tried again on: a relay
+         *  (only ever the root) is none of them. */
+        .nnodes = cfg->nnodes - (cfg->relay && cfg->nnodes > 1),
+        .root_only = cfg->policy->root_only});
     self->xfer = xfer_new (&(xfer_cfg_t){
         .nchildren = cfg->nchildren, .children = cfg->children,
         .chunk_bytes = cfg->chunk_bytes, .window = cfg->window, .pace = cfg->pace,
@@ -161,8 +164,9 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
     self->cfg.tree_parent = NULL;
     new_parts (self, cfg);
     self->buffer_cfg = cfg->buffer;
-    self->compute.slots = cfg->slots ? cfg->slots : 1;
-    self->compute.running = xcalloc (self->compute.slots, sizeof (task_t));
+    /*  A relay has no slot: no task is ever computed, or copied, here. */
+    self->compute.slots = cfg->relay ? 0 : cfg->slots ? cfg->slots : 1;
+    self->compute.running = xcalloc (self->compute.slots + 1, sizeof (task_t));
     if (cfg->tree_parent)
         copy_tree (self, cfg->tree_parent);
     return self;

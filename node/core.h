@@ -190,6 +190,10 @@ typedef struct {
                                 side by side, a synthetic task has the one
                                 engine; the node asks for slots - 1 tasks
                                 beyond its buffer */
+    int relay;               /* computes nothing, whatever slots says: a
+                                relay ("slots": 0, config_node_is_relay)
+                                only forwards; the end-game never copies
+                                onto it and no retry runs here */
     uint32_t max_attempts;   /* root: tries of a failing command, 1 ..
                                 CORE_MAX_ATTEMPTS (0 means 1) */
     /*  Root: a command task's bytes and units (required when

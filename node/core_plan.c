@@ -264,7 +264,7 @@ core_dispatch (core_t *self, double now)
     }
     core_endgame_after (self);
     streams_pump_up (self->streams, &self->acts);
-    uint32_t want = self->cfg.buffer + self->compute.slots - 1;
+    uint32_t slots = self->compute.slots, want = self->cfg.buffer + (slots ? slots - 1 : 0);
     uint32_t have = ledger_held (self->ledger) + recv_pending (self->recv);
     if (!self->cfg.is_root && !self->orphaned && have < want) {
         recv_add_pending (self->recv, want - have);

@@ -289,7 +289,8 @@ report_stats (node_t *self, proto_command_t command)
     s.malformed += receive_refused (self);
     s.compute_seconds = self->rep.compute_seconds;
     s.speed_mean = emul_speed_mean (self->parts.emul);
-    s.slots = self->cfg->commands.count && self->me->slots ? self->me->slots : 1;
+    s.slots = config_node_is_relay (self->me) ? 0   /* a relay runs nothing */
+            : self->cfg->commands.count && self->me->slots ? self->me->slots : 1;
     /*  The root's: the first bound the tree computed (the controller
      *  checks it against its own) and, adapting, the bound now. */
     const double *that = subtree_first_bounds (self->parts.subtree);

@@ -415,7 +415,8 @@ step_limit (const bound_node_t *self, const item_t *items, int n, double port,
     if (all_saturated)
         return BOUND_WHY_NONE;
     int port_full = isfinite (port) && port_used >= port * (1 - BOUND_EPS);
-    int cpu_full = cpu_used >= self->compute * (1 - BOUND_EPS);
+    /*  No CPU used is no CPU limit, also on a relay (C = 0). */
+    int cpu_full = cpu_used > 0 && cpu_used >= self->compute * (1 - BOUND_EPS);
     return port_full && cpu_full ? BOUND_WHY_OUT_BW_CPU
          : cpu_full              ? BOUND_WHY_CPU
                                  : BOUND_WHY_OUT_BW;

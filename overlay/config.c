@@ -435,7 +435,8 @@ config_node_to_json (const config_node_t *node)
         json_object_set_new (entry, "parent", json_string (node->parent_name));
     json_object_set_new (entry, "host", json_string (node->host));
     json_object_set_new (entry, "compute", json_real (node->compute_rate));
-    if (node->slots)
+    /* A relay's "slots": 0 is what makes it one (compute 0 reads back). */
+    if (node->slots || config_node_is_relay (node))
         json_object_set_new (entry, "slots", json_integer (node->slots));
     /* 0 (unlimited) is the absence of the key: the loader wants > 0. */
     if (node->send_limit_mbps > 0)

@@ -154,7 +154,8 @@ typedef struct {
     int depth;               /* 0 for the root */
     int *children;           /* indices of the children, in tree[] order */
     int nchildren;
-    double compute_rate;     /* units/s with no communication, > 0 */
+    double compute_rate;     /* units/s with no communication, > 0; 0 on
+                                a relay (config_node_is_relay) */
     double link_mbps;        /* MB/s from the parent while both compute
                                 (MR); > 0, absent on the root */
     double link_idle_mbps;   /* MB/s from the parent when idle; defaults to
@@ -172,9 +173,10 @@ typedef struct {
                                 ms, 0..CONFIG_MAX_DELAY_MS, default 0; only
                                 the kernel testbed applies it */
     uint32_t slots;          /* command tasks it runs at once, 1 ..
-                                CONFIG_MAX_SLOTS; 0 (absent): as many as its
-                                machine has CPUs. Synthetic tasks run one at
-                                a time whatever it says */
+                                CONFIG_MAX_SLOTS; 0: absent, as many as its
+                                machine has CPUs, or on a relay ("slots": 0
+                                in the file), none. Synthetic tasks run one
+                                at a time whatever it says */
     struct load *load;       /* background load (overlay/load.h), or NULL:
                                 a dedicated machine */
     double joins_at_s;       /* an offered node (config_t.offered): the
@@ -344,6 +346,13 @@ void config_destroy (config_t **self_p);
 
 /*  Return the index of the node with this name, or -1. */
 int config_find_node (const config_t *self, const char *name);
+
+/*  Is node a relay: written with "slots": 0, it forwards tasks and never
+ *  computes one (docs/config.md, "Relays")? A relay is the one node whose
+ *  compute_rate is 0 (the loader wants > 0 of every other), so C = 0 is
+ *  what the bounds, the policies and the results see of it; a vacant
+ *  child slot (config_add_vacant) is none. Only the root may be one. */
+int config_node_is_relay (const config_node_t *node);
 
 /*  Replace the policy name (e.g. from --policy). The caller checks the
  *  name against the policy table. */

@@ -65,6 +65,9 @@ parse_entries (const config_t *self, jsonw_doc_t *doc, json_t *json, const char 
         if (!json_is_object (value))
             return jsonw_fail (doc, w.label, "expected an object (a load), got %s",
                                jsonw_type_name (doc, value));
+        if (config_node_is_relay (node_at (self, i)))
+            return jsonw_fail (doc, w.label, "a relay (\"slots\": 0) computes nothing, "
+                               "so a background load on it would change nothing");
         if (!(loads[i] = load_parse (&w, dir)))
             return -1;
     }

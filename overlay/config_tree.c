@@ -92,6 +92,66 @@ parse_load (jsonw_t *s, config_node_t *node)
     return node->load ? 0 : -1;
 }
 
+int
+config_node_is_relay (const config_node_t *node)
+{
+    return node->compute_rate == 0 && !node->vacant;
+}
+
+/*  Is "slots" written as 0 (a relay, config_node_is_relay)? */
+static int
+slots_zero (const jsonw_t *s)
+{
+    json_t *slots = json_object_get (s->obj, "slots");
+    return json_is_integer (slots) && json_integer_value (slots) == 0;
+}
+
+/*  compute: required and > 0, except on a relay ("slots": 0), where it is
+ *  0 or absent. Either mistake is named with the key that fixes it. */
+static int
+parse_compute (jsonw_t *s, config_node_t *node)
+{
+    int relay = slots_zero (s);
+    double c = 0;
+    int rc = jsonw_get_number (s, "compute", !relay, relay ? JSONW_NONNEGATIVE : JSONW_ANY,
+                               &c);
+    if (rc <= 0)
+        return rc;
+    if (relay && c > 0)
+        return jsonw_fail (s->doc, s->label, "compute: a relay (\"slots\": 0) computes "
+                           "nothing, so compute must be 0 or absent, got %g", c);
+    if (!relay && c == 0)
+        return jsonw_fail (s->doc, s->label, "compute: must be > 0, got 0 (a node that "
+                           "only forwards is a relay: write \"slots\": 0)");
+    if (!relay && c < 0)
+        return jsonw_fail (s->doc, s->label, "compute: must be > 0, got %g", c);
+    node->compute_rate = c;
+    return 0;
+}
+
+/*  What a relay may not be yet: a node offered to a running run (the
+ *  controller places a joining node by what it computes), a node below
+ *  the root (the retries of command tasks count every node of a subtree
+ *  as one a command may run on), or loaded (a load slows computing, of
+ *  which it does none). A relay without children is refused once the
+ *  tree is known (config_parse_tree). */
+static int
+check_relay (jsonw_t *s, const config_node_t *node, int offered)
+{
+    if (!config_node_is_relay (node))
+        return 0;
+    if (offered)
+        return jsonw_fail (s->doc, s->label, "slots: a node offered to a running run "
+                           "(joins_at_s, treefarm join) cannot be a relay (\"slots\": 0)");
+    if (node->parent_name)
+        return jsonw_fail (s->doc, s->label, "slots: only the root may be a relay "
+                           "(\"slots\": 0); relays below the root are not supported yet");
+    if (json_object_get (s->obj, "load"))
+        return jsonw_fail (s->doc, s->label, "load: a relay (\"slots\": 0) computes "
+                           "nothing, so a background load on it would change nothing");
+    return 0;
+}
+
 /*  Read tree[i] into node. Its own keys only: parents, roots and cycles
  *  are checked once every node is known. label: how messages name the
  *  entry; offered: a node offered to a running run. */
@@ -121,8 +181,7 @@ parse_entry (jsonw_doc_t *ld, json_t *entry, const char *label, int i,
     const char *parent = NULL, *host = CONFIG_DEFAULT_HOST;
     if (jsonw_get_string (&s, "parent", 0, 1, SIZE_MAX, &parent) < 0
         || jsonw_get_string (&s, "host", 0, 1, SIZE_MAX, &host) < 0
-        || check_host (&s, host) < 0
-        || jsonw_get_number (&s, "compute", 1, JSONW_POSITIVE, &node->compute_rate) < 0)
+        || check_host (&s, host) < 0 || parse_compute (&s, node) < 0)
         return -1;
     /*  When the node is offered to the run: joins_at_s, or -1 (in the tree
      *  from the start, or offered by `treefarm join`). */
@@ -135,9 +194,11 @@ parse_entry (jsonw_doc_t *ld, json_t *entry, const char *label, int i,
     if (parse_link (&s, node, offered || node->joins_at_s >= 0) < 0
         || jsonw_get_number (&s, "send_limit_mbps", 0, JSONW_POSITIVE,
                              &node->send_limit_mbps) < 0
-        || jsonw_get_integer (&s, "slots", 0, 1, CONFIG_MAX_SLOTS, &slots) < 0)
+        || jsonw_get_integer (&s, "slots", 0, 0, CONFIG_MAX_SLOTS, &slots) < 0)
         return -1;
     node->slots = (uint32_t) slots;
+    if (check_relay (&s, node, offered || node->joins_at_s >= 0) < 0)
+        return -1;
     return parse_load (&s, node);
 }
 
@@ -397,6 +458,20 @@ find_offered_parents (config_t *self, jsonw_doc_t *ld)
     return 0;
 }
 
+/*  A relay forwards every task it gets: with no children (offered nodes
+ *  are not children yet) it would hold the bag and never finish. */
+static int
+check_relay_children (const config_t *self, jsonw_doc_t *ld)
+{
+    const config_node_t *root = &self->nodes[self->root];
+    if (!config_node_is_relay (root) || root->nchildren > 0)
+        return 0;
+    char label[JSONW_LABEL_LEN];
+    snprintf (label, sizeof label, "tree[%d] (node \"%s\")", root->index, root->name);
+    return jsonw_fail (ld, label, "slots: a relay (\"slots\": 0) computes nothing and "
+                       "has no children to forward its tasks to");
+}
+
 int
 config_parse_tree (config_t *self, jsonw_t *top)
 {
@@ -447,5 +522,5 @@ out_free_names:
     if (rc < 0 || set_depths (self, ld) < 0)
         return -1;
     set_children (self);
-    return 0;
+    return check_relay_children (self, ld);
 }
