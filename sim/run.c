@@ -62,6 +62,10 @@ sim_check (const config_t *cfg, char *err, size_t errlen)
     if (cfg->tasks.count == 0 && cfg->commands.count == 0)
         return tf_error (err, errlen, "%s: no \"tasks\": give them, or command tasks "
                          "(--tasks FILE or --command CMD --inputs GLOB)", cfg->path);
+    if (config_node_is_relay (&cfg->nodes[cfg->root]))
+        return tf_error (err, errlen, "%s: tree[%d] (node \"%s\") is a relay (\"slots\": "
+                         "0): relays are not simulated yet", cfg->path, cfg->root,
+                         cfg->nodes[cfg->root].name);
     for (int i = 0; i < cfg->nnodes; i++)
         if (cfg->nodes[i].depth > SIM_MAX_DEPTH)
             return tf_error (err, errlen, "%s: node \"%s\" is %d levels deep; a simulated "
