@@ -8,10 +8,13 @@
 # plots, their data and scripts, index.html) are copied into docs/study/,
 # whose README.md is the written discussion. Each run's own directory
 # stays in the study's DIR ($STUDY_DIR, default results/reference-study),
-# which is removed first: nothing is resumed. Then IA:Multi and IA:Split
-# without the end-game, the unreliable cells again at a lower time scale,
-# and docs/study/split.md from them (scripts/study-split.py). About an
-# hour on two cores.
+# which is removed first: nothing is resumed. Then the IA policies again
+# ranking by the both-compute IR_s (--ia-order both); IA:Multi and
+# IA:Split without the end-game; the unreliable cells again at a lower
+# time scale (every policy, and the IA policies ranking both); and from
+# them docs/study/split.md (scripts/study-split.py) and docs/study/order.md
+# (scripts/study-order.py). About 45 minutes on two cores, more when
+# cells must be run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -33,6 +36,16 @@ for f in "$DIR"/*; do
     [ -f "$f" ] && cp "$f" "$DOCS/"
 done
 echo "{\"wall_s\": $((t1 - t0)), \"time_scale\": $SCALE, \"exit\": $rc}" >"$DOCS/wall.json"
+
+# The IA order (docs/study/README.md, "The IA order"): the main grid ranks
+# by the IR_s measured while the root computes alone (the default); the
+# IA policies again by the both-compute rates, and the per-cell verdict.
+rm -rf "$DIR-both"
+"$TF" bench configs/fork7.json --send 2,5,10 --compute 1,3,5,7,9,11 --tasks 1000 \
+    --time-scale "$SCALE" --policies ia-single,ia-multi,ia-split --ia-order both \
+    --out "$DIR-both" || rc=$?
+cp "$DIR-both/runs.csv" "$DOCS/order-both-runs.csv"
+t_order=$(date +%s)
 
 # IA:Split and the end-game (docs/study/README.md, "IA:Split and the
 # end-game"): IA:Multi and IA:Split again without the end-game, and every
@@ -56,13 +69,36 @@ PY
         --time-scale "$RERUN_SCALE" --out "$DIR-rerun-$z-$w" || rc=$?
     reruns+=("$DIR-rerun-$z-$w")
 done
+# The IA policies ranking both ways again at $RERUN_SCALE wherever a run of
+# the cell fell behind its clock in either order, so that the cell's two
+# orders are compared at one time scale.
+reruns_both=()
+for cell in $(python3 - "$DIR/runs.csv" "$DIR-both/runs.csv" <<'PY'
+import csv, sys
+bad = sorted({(r["send_mb"], r["units"]) for f in sys.argv[1:] for r in csv.DictReader(open(f))
+              if r["status"] == "complete" and float(r["fidelity"] or 0) < 0.90})
+print(" ".join("%s:%s" % c for c in bad))
+PY
+); do
+    z=${cell%:*} w=${cell#*:}
+    "$TF" bench configs/fork7.json --send "$z" --compute "$w" --tasks 1000 \
+        --time-scale "$RERUN_SCALE" --policies ia-single,ia-multi,ia-split --ia-order both \
+        --out "$DIR-rerun-both-$z-$w" || rc=$?
+    reruns_both+=("$DIR-rerun-both-$z-$w")
+done
 t2=$(date +%s)
 cp "$DIR-no-endgame/runs.csv" "$DOCS/no-endgame-runs.csv"
 for d in "${reruns[@]}"; do
     cp "$d/runs.csv" "$DOCS/rerun-$(basename "$d" | sed 's/.*rerun-//')-runs.csv"
 done
+for d in "${reruns_both[@]}"; do
+    cp "$d/runs.csv" "$DOCS/rerun-both-$(basename "$d" | sed 's/.*rerun-both-//')-runs.csv"
+done
 python3 scripts/study-split.py "$DIR" "$DIR-no-endgame" "${reruns[@]}" --out "$DOCS/split.md"
-echo "{\"wall_s\": $((t1 - t0)), \"time_scale\": $SCALE, \"split_wall_s\": $((t2 - t1)), \
-\"rerun_time_scale\": $RERUN_SCALE, \"exit\": $rc}" >"$DOCS/wall.json"
+python3 scripts/study-order.py "$DOCS/runs.csv" "$DOCS/order-both-runs.csv" \
+    --rerun "${reruns[@]}" --rerun-both "${reruns_both[@]}" --out "$DOCS/order.md"
+echo "{\"wall_s\": $((t1 - t0)), \"time_scale\": $SCALE, \"order_wall_s\": $((t_order - t1)), \
+\"split_wall_s\": $((t2 - t_order)), \"rerun_time_scale\": $RERUN_SCALE, \"exit\": $rc}" \
+    >"$DOCS/wall.json"
 echo "study: outputs in $DOCS (discussion: $DOCS/README.md)"
 exit "$rc"
