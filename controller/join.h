@@ -54,4 +54,32 @@ int place_choose (config_t *cfg, const config_node_t *node, const int *vacant_le
                   int model, double remaining, double cost_s, double live_factor,
                   int always, place_t *out, char *err, size_t errlen);
 
+/*  The live factor an offer is weighed with (place_offer), kept across
+ *  offers: after an admission, until the root's live bound moves. */
+typedef struct {
+    int kept;                /* an admission is on its way to the root */
+    double live_then;        /* the root's live bound at that admission */
+    double factor;           /* the factor taken then */
+} place_live_t;
+
+/*  place_offer.c. The live bound (the root's, tasks/s; NaN unknown) over
+ *  cfg's bound in model, 1 when unknown; after place_live_admitted, the
+ *  factor taken before while live stays what it was then. */
+double place_live_factor (const config_t *cfg, int model, double live, place_live_t *keep);
+void place_live_admitted (place_live_t *keep, double live);
+
+/*  place_offer.c. Weigh node offered to cfg's run as its controller
+ *  does: place_choose scaled by the live factor, admitted as
+ *  platform.admit says (gated; always; never: still weighed, *out says
+ *  what it would have been). Returns 0 with *out, or -1 with err. */
+int place_offer (config_t *cfg, const config_node_t *node, const int *vacant_left, int model,
+                 double remaining, double cost_s, double live, place_live_t *keep,
+                 place_t *out, char *err, size_t errlen);
+
+/*  place_offer.c. The decision as results.json "joins" keeps it: {node,
+ *  at_s (platform s), admitted, parent, bound_now, bound_after, gain_s,
+ *  cost_s, why}. A new reference, or NULL. */
+json_t *place_json (const config_t *cfg, const config_node_t *node, const place_t *p,
+                    double at_s);
+
 #endif

@@ -17,6 +17,7 @@
 #include <czmq.h>
 
 #include "controller/deploy.h"
+#include "controller/join.h"
 #include "controller/session.h"
 #include "overlay/curve.h"
 #include "overlay/ratelog.h"
@@ -114,12 +115,7 @@ typedef struct {
                                 spawn to START (an upper bound) */
     double *spawned;         /* per node (capacity): when a joining node
                                 was spawned (tf_now) */
-    double factor;           /* the live bound over the configured one,
-                                as last taken while no admission was on
-                                its way to the root's STATS */
-    double admitted_at;      /* the last admission (tf_now), 0: none, or
-                                the live bound has moved since */
-    double live_then;        /* the root's live bound at that admission */
+    place_live_t live;       /* the live factor offers are weighed with */
 } session_join_t;
 
 /*  An unexpected exit outside the run proper, waiting for its FAIL. */

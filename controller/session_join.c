@@ -15,13 +15,11 @@
  */
 #include "controller/session_int.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "controller/join.h"
 #include "controller/join_sock.h"
-#include "overlay/bound.h"
 #include "overlay/util.h"
 
 /*  Platform seconds since START. */
@@ -67,43 +65,11 @@ session_join_close (session_t *self)
     self->join.spawned = NULL;
 }
 
-/*  The live bound over the configured one, the factor place_choose
- *  scales by (1 when the live bound is unknown). After an admission the
- *  root's live bound is of the tree without the node (its SUBTREE has
- *  yet to climb the tree) while the config has it: the factor taken
- *  before is kept until the live bound moves. A node that adds nothing
- *  never moves it, and then the factor kept is still the right one. */
-static double
-live_factor (session_t *self)
-{
-    session_join_t *j = &self->join;
-    double live = results_live_bound (self->results);
-    if (j->admitted_at > 0 && (live == j->live_then || (isnan (live) && isnan (j->live_then))))
-        return j->factor;
-    j->admitted_at = 0;
-    j->factor = 1;
-    if (!isfinite (live) || live <= 0)
-        return 1;
-    bound_app_t app = bound_app_of (self->cfg);
-    char err[TF_ERRLEN];
-    bound_tree_t *tree = bound_tree_new (self->cfg, results_policy_model (self->cfg), &app,
-                                         err, sizeof err);
-    double now = tree ? tree->bound : NAN;
-    bound_tree_destroy (&tree);
-    j->factor = isfinite (now) && now > 0 ? live / now : 1;
-    return j->factor;
-}
-
 /*  What was decided of node, for results.json and the log. */
 static void
 note_decision (session_t *self, const config_node_t *node, const place_t *p, double at_s)
 {
-    const char *parent = p->parent >= 0 ? self->cfg->nodes[p->parent].name : NULL;
-    json_t *entry = json_pack ("{s:s, s:f, s:b, s:o, s:f, s:f, s:f, s:f, s:s}", "node",
-                               node->name, "at_s", at_s, "admitted", p->admit, "parent",
-                               parent ? json_string (parent) : json_null (), "bound_now",
-                               p->bound_now, "bound_after", p->bound_after, "gain_s",
-                               p->gain_s, "cost_s", p->cost_s, "why", p->why);
+    json_t *entry = place_json (self->cfg, node, p, at_s);
     if (entry)
         results_note_join (self->results, entry);
     session_log (self, "%s %s", node->name, p->why);
@@ -130,8 +96,8 @@ admit (session_t *self, const config_node_t *node, int parent, int slot)
         return -1;
     self->join.vacant[parent]--;
     self->join.vacant[g] = config_joins (self->cfg);
-    self->join.spawned[g] = self->join.admitted_at = tf_now ();
-    self->join.live_then = results_live_bound (self->results);
+    self->join.spawned[g] = tf_now ();
+    place_live_admitted (&self->join.live, results_live_bound (self->results));
     if (session_spawn (self, peer, slot, err, sizeof err) != 0) {
         char why[TF_ERRLEN + 32];
         snprintf (why, sizeof why, "cannot start it: %s", err);
@@ -153,18 +119,11 @@ offer (session_t *self, const config_node_t *node, int slot, place_t *out)
     uint64_t total = config_bag_size (self->cfg), done = results_recorded (self->results);
     double remaining = done < total ? (double) (total - done) : 0;
     double cost = self->join.startup_s * self->cfg->platform.time_scale;
-    reclaim_mode_t mode = self->cfg->platform.admit;
-    if (place_choose (self->cfg, node, self->join.vacant, results_policy_model (self->cfg),
-                      remaining, cost, live_factor (self), mode == RECLAIM_ALWAYS, out, err,
-                      sizeof err) != 0) {
+    if (place_offer (self->cfg, node, self->join.vacant, results_policy_model (self->cfg),
+                     remaining, cost, results_live_bound (self->results), &self->join.live,
+                     out, err, sizeof err) != 0) {
         session_log (self, "%s cannot be placed: %s", node->name, err);
         return -1;
-    }
-    if (mode == RECLAIM_NEVER && out->admit) {
-        out->admit = 0;
-        snprintf (out->why, sizeof out->why, "not admitted: the run admits no offer "
-                  "(platform.admit \"never\"); under %s the bound would be %.3g -> %.3g tasks/s",
-                  self->cfg->nodes[out->parent].name, out->bound_now, out->bound_after);
     }
     note_decision (self, node, out, platform_now (self, now));
     return out->admit ? admit (self, node, out->parent, slot) : -1;

@@ -101,7 +101,7 @@ stop (sim_node_t *n)
     sim_engines_sample_last (n, simgrid_get_clock ());
     n->byes_due = 0;
     for (int c = 1; c < n->nchan; c++)
-        if (!n->left || !n->left[c]) {
+        if ((!n->left || !n->left[c]) && !sim_join_vacant (n, c)) {
             post_end (n, c, SIM_MSG_STOP);
             n->byes_due++;
         }
@@ -150,11 +150,11 @@ to_controller (sim_node_t *n, const core_action_t *a, double now)
         return;
     for (uint32_t d = 0; d < a->ndone; d++) {
         const core_done_t *x = &a->done[d];
+        int node = sim_join_node_of (s, (int) x->node);   /* the cores number the view */
         json_t *info = x->task < s->cfg->commands.count
-                           ? sim_commands_info (s->commands, x->task, (int) x->node,
-                                                x->attempts)
+                           ? sim_commands_info (s->commands, x->task, node, x->attempts)
                            : NULL;
-        if (results_record (s->results, x->task, x->node, info, err, sizeof err) != 0)
+        if (results_record (s->results, x->task, (uint32_t) node, info, err, sizeof err) != 0)
             sim_fail (s, "the root's record: %s", err);
         json_decref (info);
     }
@@ -256,6 +256,8 @@ arrive (sim_node_t *n, int c, sim_msg_t *m)
         n->left_due--;
     else if (m->kind == SIM_MSG_BYE)
         n->byes_due--;
+    else if (m->kind == SIM_MSG_ATTACH && c > 0)
+        sim_join_attach (n, c, m);
     else if (n->stopping || left)
         return;
     else if (m->kind == SIM_MSG_SUBTREE)
@@ -324,10 +326,18 @@ sim_node_main (int argc, char **argv)
     for (int c = 0; c < n->nchan; c++)
         if (n->in[c])
             sg_mailbox_set_receiver (sg_mailbox_get_name (n->in[c]));
-    sg_barrier_wait (s->barrier);
+    if (!n->joined)   /* a node that joins starts alone, the others long started */
+        sg_barrier_wait (s->barrier);
     handle (n, (core_event_t){.type = CORE_EV_START});
     sim_adapt_begin (n);
     due (n, simgrid_get_clock ());
     while (!n->done && !s->failed)
         step (n);
+    /*  A vacant slot's receive is the one still posted: no node took it. */
+    for (int c = 0; c < n->nchan; c++)
+        if (n->rx[c]) {
+            sim_comm_cancel (n->rx[c]);
+            sg_comm_unref (n->rx[c]);
+            n->rx[c] = NULL;
+        }
 }

@@ -53,12 +53,8 @@ hook_subtree (void *arg, const double *bounds, double compute, double ir_recv)
     return 0;
 }
 
-/*  A line on stderr as the controller writes it (the progress line
- *  cleared first). */
-static void
-say (const sim_t *s, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
-static void
-say (const sim_t *s, const char *fmt, ...)
+void
+sim_say (const sim_t *s, const char *fmt, ...)
 {
     if (s->progress == 1)
         fputs ("\r\033[K", stderr);
@@ -75,8 +71,8 @@ hook_drained (void *arg, int slot)
     sim_node_t *n = arg;
     const config_t *cfg = n->sim->cfg;
     int kid = cfg->nodes[n->index].children[slot];
-    say (n->sim, "%s drained by %s: it leaves the run", cfg->nodes[kid].name,
-         cfg->nodes[n->index].name);
+    sim_say (n->sim, "%s drained by %s: it leaves the run", cfg->nodes[kid].name,
+             cfg->nodes[n->index].name);
     results_set_left (n->sim->results, kid, simgrid_get_clock ());
     sim_child_leaves (n, slot);
 }
@@ -88,7 +84,7 @@ hook_say (void *arg, int verbose, const char *text)
 {
     sim_node_t *n = arg;
     if (!verbose)
-        say (n->sim, "%s: %s", n->sim->cfg->nodes[n->index].name, text);
+        sim_say (n->sim, "%s: %s", n->sim->cfg->nodes[n->index].name, text);
 }
 
 /*  --- saying what changed ----------------------------------------------------- */
@@ -112,13 +108,14 @@ announce (sim_node_t *n)
         char text[128];
         proto_change_text (c, text, sizeof text);
         int other = strcmp (c->node, by) != 0;
-        say (n->sim, "%s: %s at %.1f s%s%s%s", c->node, text, c->at_s,
-             other ? " (measured by " : "", other ? by : "", other ? ")" : "");
+        sim_say (n->sim, "%s: %s at %.1f s%s%s%s", c->node, text, c->at_s,
+                 other ? " (measured by " : "", other ? by : "", other ? ")" : "");
     }
     for (int i = n->said_actions; i < actions.n; i++) {
         char text[256];
         proto_action_text (&actions.items[i], text, sizeof text);
-        say (n->sim, "%s: %s at %.1f s", actions.items[i].node, text, actions.items[i].at_s);
+        sim_say (n->sim, "%s: %s at %.1f s", actions.items[i].node, text,
+                 actions.items[i].at_s);
     }
     n->said_changes = changes.n;
     n->said_actions = actions.n;
@@ -198,16 +195,16 @@ sim_adapt_chunk_arrived (sim_node_t *kid, const core_event_t *ev)
 void
 sim_adapt_new (sim_node_t *n)
 {
-    const config_t *cfg = n->sim->cfg;
+    const config_t *cfg = n->sim->view;   /* the core's, vacant slots too */
     if (!cfg->platform.adapt)
         return;
-    n->subtree = subtree_new (cfg, n->index);
+    n->subtree = subtree_new (cfg, n->at);
     n->left = xcalloc (n->nchan, sizeof *n->left);
     n->meter = xcalloc (n->nchan, sizeof *n->meter);
     n->link_mb = xcalloc (n->nchan, sizeof *n->link_mb);
     n->link_s = xcalloc (n->nchan, sizeof *n->link_s);
     adaptor_hooks_t hooks = {hook_feed, hook_subtree, hook_drained, NULL, hook_say, n};
-    n->ad = adaptor_new (cfg, n->index, n->core, n->subtree, &hooks, 0);
+    n->ad = adaptor_new (cfg, n->at, n->core, n->subtree, &hooks, 0);
     n->fit_at = -INFINITY;
 }
 

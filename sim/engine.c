@@ -123,7 +123,7 @@ sim_engine_start (sim_node_t *n, const core_action_t *a, core_event_t done, doub
     int command = a->kind == CORE_KIND_COMMAND;   /* its time, and its outputs back */
     double work = command ? sim_commands_seconds (n->sim->commands, a->task, n->index)
                                 / n->sim->cfg->platform.time_scale
-                          : a->units / sg_host_get_speed (n->host);
+                          : a->units / n->speed;
     if (command)
         done.bytes = sim_commands_bytes_out (n->sim->commands, a->task);
     *g = (sim_engine_t){.busy = 1, .interfered = n->emul && a->kind == CORE_KIND_SYNTHETIC,

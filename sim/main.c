@@ -99,7 +99,7 @@ write_trace (const config_t *cfg, results_t *results, const char *path)
 /*  Simulate cfg into dir (and its timeline into trace, unless NULL).
  *  Returns the exit status. */
 static int
-simulate (const config_t *cfg, const char *dir, const sim_opts_t *opts, int quiet,
+simulate (config_t *cfg, const char *dir, const sim_opts_t *opts, int quiet,
           const char *trace)
 {
     char err[TF_ERRLEN];

@@ -3,6 +3,15 @@
 
 #include "node/setup.h"
 
+/*  A vacant child slot's host speed and link bandwidth (bytes/s) until
+ *  a node takes it (sim/join.c sets its link's then; its engines go at
+ *  the node's own speed): positive, as SimGrid wants, and idle. Its send
+ *  limit's link is there for the node's own vacant slots' routes, too
+ *  wide to limit anything until a node with a limit takes the slot. */
+#define VACANT_SPEED 1.0
+#define VACANT_BPS 1.0
+#define VACANT_LIMIT_BPS 1e15
+
 double
 sim_platform_latency (const config_t *cfg, int node)
 {
@@ -17,7 +26,8 @@ write_zone (const config_t *cfg, int i, FILE *out)
 {
     const config_node_t *n = &cfg->nodes[i];
     double bps = setup_bps_per_mbps (cfg);
-    double speed = n->compute_rate * cfg->platform.time_scale;
+    double speed = n->vacant ? VACANT_SPEED : n->compute_rate * cfg->platform.time_scale;
+    int limited = n->send_limit_mbps > 0 || n->vacant;
     if (n->nchildren == 0) {
         fprintf (out, "<zone id=\"z%d\" routing=\"None\"><host id=\"n%d\" speed=\"%.17gf\"/>"
                  "</zone>\n", i, i, speed);
@@ -28,20 +38,21 @@ write_zone (const config_t *cfg, int i, FILE *out)
              "</zone>\n", i, i, speed);
     for (int k = 0; k < n->nchildren; k++)
         write_zone (cfg, n->children[k], out);
-    if (n->send_limit_mbps > 0)
+    if (limited)
         fprintf (out, "<link id=\"s%d\" bandwidth=\"%.17gBps\" latency=\"0s\"/>\n", i,
-                 n->send_limit_mbps * bps);
+                 n->vacant ? VACANT_LIMIT_BPS : n->send_limit_mbps * bps);
     for (int k = 0; k < n->nchildren; k++) {
-        int c = n->children[k];
+        const config_node_t *c = &cfg->nodes[n->children[k]];
         fprintf (out, "<link id=\"l%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
-                 "sharing_policy=\"SPLITDUPLEX\"/>\n", c,
-                 cfg->nodes[c].link_mbps * bps, sim_platform_latency (cfg, c));
+                 "sharing_policy=\"SPLITDUPLEX\"/>\n", n->children[k],
+                 c->vacant ? VACANT_BPS : c->link_mbps * bps,
+                 sim_platform_latency (cfg, n->children[k]));
     }
     for (int k = 0; k < n->nchildren; k++) {
         int c = n->children[k];
         fprintf (out, "<zoneRoute src=\"h%d\" dst=\"z%d\" gw_src=\"n%d\" gw_dst=\"n%d\" "
                  "symmetrical=\"NO\">", i, c, i, c);
-        if (n->send_limit_mbps > 0)
+        if (limited)
             fprintf (out, "<link_ctn id=\"s%d\"/>", i);
         fprintf (out, "<link_ctn id=\"l%d\" direction=\"DOWN\"/></zoneRoute>\n", c);
         fprintf (out, "<zoneRoute src=\"z%d\" dst=\"h%d\" gw_src=\"n%d\" gw_dst=\"n%d\" "

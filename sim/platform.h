@@ -32,7 +32,11 @@
  *  processes of an emulated run takes on this machine's loopback. */
 #define SIM_BASE_LATENCY 1e-4
 
-/*  The host, zone and link names of node i: "n<i>", "z<i>" (its zone
+/*  cfg may be the cores' view of a run with offered nodes (sim/join.c):
+ *  a vacant child slot is a host and a link like a node's, idle until a
+ *  node takes it and its link's rate and latency become that node's.
+ *
+ *  The host, zone and link names of node i: "n<i>", "z<i>" (its zone
  *  with its children's), "h<i>" (its own host's zone), "l<i>" (its
  *  link from its parent), "s<i>" (its send limit). */
 

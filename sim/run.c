@@ -52,13 +52,18 @@ sim_progress (sim_t *s, double now, int last)
 int
 sim_check (const config_t *cfg, char *err, size_t errlen)
 {
-    /*  Growing the tree is the controller's decision (docs/adapt.md,
-     *  "Grow"): a simulation has no controller to take it. */
-    const char *what = cfg->noffered ? "nodes offered during the run (joins_at_s)"
-                     : cfg->join_slots ? "nodes joining (platform \"join_slots\")" : NULL;
-    if (what)
-        return tf_error (err, errlen, "%s: %s is not simulated yet (docs/simulate.md, "
-                         "\"What is simulated\")", cfg->path, what);
+    /*  The config's offered nodes are offered at their second as a run
+     *  offers them (sim/join.c); `treefarm join` offers a node to a
+     *  running process, and a simulation is none. */
+    if (cfg->join_slots)
+        return tf_error (err, errlen, "%s: platform \"join_slots\" is for treefarm join, "
+                         "which offers a node to a running run's process: a simulation "
+                         "has none to offer it to (docs/simulate.md, \"What is "
+                         "simulated\")", cfg->path);
+    if (cfg->noffered && cfg->commands.count)
+        return tf_error (err, errlen, "%s: nodes offered during the run (joins_at_s) with "
+                         "command tasks are not simulated yet (docs/simulate.md, \"What "
+                         "is simulated\")", cfg->path);
     if (cfg->tasks.count == 0 && cfg->commands.count == 0)
         return tf_error (err, errlen, "%s: no \"tasks\": give them, or command tasks "
                          "(--tasks FILE or --command CMD --inputs GLOB)", cfg->path);
@@ -76,7 +81,7 @@ sim_check (const config_t *cfg, char *err, size_t errlen)
 
 /*  The platform into a temporary file (and opts' copy), loaded. */
 static int
-load_platform (const config_t *cfg, const sim_opts_t *opts, char *err, size_t errlen)
+load_platform (const config_t *view, const sim_opts_t *opts, char *err, size_t errlen)
 {
     char path[] = "/tmp/treefarm-sim-XXXXXX.xml";
     int fd = mkstemps (path, 4);
@@ -87,11 +92,11 @@ load_platform (const config_t *cfg, const sim_opts_t *opts, char *err, size_t er
             close (fd), unlink (path);
         return -1;
     }
-    int bad = sim_platform_write (cfg, out);
+    int bad = sim_platform_write (view, out);
     bad |= fclose (out) != 0;
     if (!bad && opts->platform_xml) {
         FILE *copy = fopen (opts->platform_xml, "w");
-        bad = !copy || sim_platform_write (cfg, copy) != 0;
+        bad = !copy || sim_platform_write (view, copy) != 0;
         if (copy && fclose (copy) != 0)
             bad = 1;
         if (bad) {
@@ -147,7 +152,7 @@ match_link (sim_t *s, sg_link_t link, const char *name, const char *format,
 {
     int i, end = -1;   /* sscanf counts i even when the suffix fails */
     if (sscanf (name, format, &i, &end) == 1 && end > 0 && name[end] == '\0' && i >= 0
-        && i < s->cfg->nnodes)
+        && i < s->view->nnodes)
         links[i] = link;
 }
 
@@ -159,8 +164,8 @@ match_link (sim_t *s, sg_link_t link, const char *name, const char *format,
 static int
 find_down_links (sim_t *s, char *err, size_t errlen)
 {
-    s->down = xcalloc (s->cfg->nnodes, sizeof *s->down);
-    s->limit = xcalloc (s->cfg->nnodes, sizeof *s->limit);
+    s->down = xcalloc (s->view->nnodes, sizeof *s->down);
+    s->limit = xcalloc (s->view->nnodes, sizeof *s->limit);
     size_t n = sg_link_count ();
     sg_link_t *all = sg_link_list ();
     for (size_t k = 0; k < n; k++) {
@@ -169,10 +174,10 @@ find_down_links (sim_t *s, char *err, size_t errlen)
         match_link (s, all[k], name, "s%d%n", s->limit);
     }
     free (all);
-    for (int i = 0; i < s->cfg->nnodes; i++)
-        if (s->cfg->nodes[i].parent >= 0 && !s->down[i])
+    for (int i = 0; i < s->view->nnodes; i++)
+        if (s->view->nodes[i].parent >= 0 && !s->down[i])
             return tf_error (err, errlen, "the platform has no link l%d_DOWN (node %s)",
-                             i, s->cfg->nodes[i].name);
+                             i, s->view->nodes[i].name);
     return 0;
 }
 
@@ -187,12 +192,12 @@ command_info (void *arg, uint64_t task)
 }
 
 /*  Node n's channels: a mailbox each way to its parent and to each
- *  child, "m<from>-<to>"; its links the way down, for its interference;
- *  its slot at its parent. */
+ *  child slot, vacant ones too, "m<from>-<to>" (view indices); its links
+ *  the way down, for its interference; its children's slots. */
 static void
 make_channels (sim_t *s, sim_node_t *n)
 {
-    const config_node_t *me = &s->cfg->nodes[n->index];
+    const config_node_t *me = &s->view->nodes[n->at];
     n->nchan = 1 + me->nchildren;
     n->in = xcalloc (n->nchan, sizeof *n->in);
     n->out = xcalloc (n->nchan, sizeof *n->out);
@@ -209,40 +214,47 @@ make_channels (sim_t *s, sim_node_t *n)
         if (peer < 0)
             continue;
         char box[64];
-        snprintf (box, sizeof box, "m%d-%d", peer, n->index);
+        snprintf (box, sizeof box, "m%d-%d", peer, n->at);
         n->in[c] = sg_mailbox_by_name (box);
-        snprintf (box, sizeof box, "m%d-%d", n->index, peer);
+        snprintf (box, sizeof box, "m%d-%d", n->at, peer);
         n->out[c] = sg_mailbox_by_name (box);
     }
     for (int k = 0; k < me->nchildren; k++) {
-        s->nodes[me->children[k]].slot = k;
+        int kid = sim_join_node_of (s, me->children[k]);
+        if (kid >= 0)
+            s->nodes[kid].slot = k;
         n->kid_down[k] = s->down[me->children[k]];
     }
-    n->down = me->parent < 0 ? NULL : s->down[n->index];
-    n->limit = s->limit[n->index];
+    n->down = me->parent < 0 ? NULL : s->down[n->at];
+    /*  A slot's send limit link is there whether or not the node that
+     *  takes it has one (sim/platform.h): only a limit is one. */
+    n->limit = me->send_limit_mbps > 0 ? s->limit[n->at] : NULL;
 }
 
-/*  Node i's core, channels, mailboxes, engines and actor. */
-static int
-make_node (sim_t *s, int i, char *err, size_t errlen)
+int
+sim_node_build (sim_t *s, int i, int at, char *err, size_t errlen)
 {
-    const config_t *cfg = s->cfg;
-    const config_node_t *me = &cfg->nodes[i];
+    const config_t *cfg = s->view;
+    const config_node_t *me = &cfg->nodes[at];
     sim_node_t *n = &s->nodes[i];
     setup_opts_t o = setup_opts_default ();
     o.pace = SETUP_PACE_OFF;
     o.meter_min = 0;
-    o.plan_tree = s->plan;
+    /*  The plan computed once is of the tree at the start: a node that
+     *  joined has its own of the tree it joined, as a joined process does. */
+    o.plan_tree = s->nodes[i].joined ? NULL : s->plan;
     setup_bag_t bag = {command_info, s};
     o.bag = s->commands ? &bag : NULL;
     n->sim = s;
     n->index = i;
-    n->core = setup_core (cfg, i, &o, err, errlen);
+    n->at = at;
+    n->core = setup_core (cfg, at, &o, err, errlen);
     if (!n->core)
         return -1;
     char name[64];
-    snprintf (name, sizeof name, "n%d", i);
+    snprintf (name, sizeof name, "n%d", at);
     n->host = sg_host_by_name (name);
+    n->speed = me->compute_rate * cfg->platform.time_scale;
     make_channels (s, n);
     n->neng = cfg->commands.count && me->slots ? (int) me->slots : 1;   /* 0: 1 */
     n->eng = xcalloc (n->neng, sizeof *n->eng);
@@ -269,7 +281,17 @@ make_node (sim_t *s, int i, char *err, size_t errlen)
                               cfg->platform.time_scale, setup_bps_per_mbps (cfg));
     if (s->tracing)
         n->trace = trace_new (TRACE_MAX_SPANS, (uint32_t) n->neng, (uint32_t) me->nchildren);
-    sg_actor_t a = sg_actor_init (me->name, n->host);
+    return 0;
+}
+
+/*  Node i of the tree from the start: built, its actor created. */
+static int
+make_node (sim_t *s, int i, char *err, size_t errlen)
+{
+    if (sim_node_build (s, i, i, err, errlen) != 0)
+        return -1;
+    sim_node_t *n = &s->nodes[i];
+    sg_actor_t a = sg_actor_init (s->cfg->nodes[i].name, n->host);
     sg_actor_set_data (a, n);
     sg_actor_start_ (a, sim_node_main, 0, NULL);
     return 0;
@@ -302,6 +324,7 @@ free_nodes (sim_t *s)
     free (s->down);
     free (s->limit);
     bound_tree_destroy (&s->plan);
+    sim_join_free (s);
 }
 
 /*  Node n's effective compute rate over the run, as a node measures
@@ -357,10 +380,10 @@ trace_text (const sim_t *s, const sim_node_t *n, proto_stats_t *st)
 static void
 samples_text (const sim_t *s, sim_node_t *n, proto_stats_t *st)
 {
-    const config_node_t *me = &s->cfg->nodes[n->index];
+    const config_node_t *me = &s->view->nodes[n->at];
     const char **names = xcalloc (me->nchildren + 1, sizeof *names);
     for (int k = 0; k < me->nchildren; k++)
-        names[k] = s->cfg->nodes[me->children[k]].name;
+        names[k] = s->view->nodes[me->children[k]].name;
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream (&text, &len);
@@ -383,7 +406,9 @@ file_reports (sim_t *s)
     char err[TF_ERRLEN];
     for (int i = 0; i < cfg->nnodes; i++) {
         sim_node_t *n = &s->nodes[i];
-        const config_node_t *me = &cfg->nodes[i];
+        if (!n->core)
+            continue;   /* admitted, but the run ended before it joined */
+        const config_node_t *me = &s->view->nodes[n->at];
         core_stats_t c = core_stats (n->core);
         proto_stats_t st = core_report_counters (&c);
         if (n->running)
@@ -393,11 +418,13 @@ file_reports (sim_t *s)
         st.rate = effective_rate (s, n, &c);
         st.slots = (uint64_t) n->neng;
         st.children = xcalloc (me->nchildren + 1, sizeof *st.children);
-        st.nchildren = me->nchildren;
         for (int k = 0; k < me->nchildren; k++) {
+            const config_node_t *kid = &s->view->nodes[me->children[k]];
+            if (kid->vacant)   /* no child: nothing to say, as a node's REPORT */
+                continue;
             core_child_stats_t cs = core_child_stats (n->core, k);
-            st.children[k] = (proto_child_stats_t){
-                .name = xstrdup (cfg->nodes[me->children[k]].name), .tasks = cs.tasks_sent,
+            st.children[st.nchildren++] = (proto_child_stats_t){
+                .name = xstrdup (kid->name), .tasks = cs.tasks_sent,
                 .bytes = cs.bytes_sent, .requested = cs.requested,
                 .send_seconds = cs.send_seconds};
         }
@@ -411,9 +438,39 @@ file_reports (sim_t *s)
     }
 }
 
+/*  Everything before the run: the cores' view, the engine, the platform,
+ *  the plan, every node of the tree at START and its actor, and the
+ *  offers' actor. Returns 0, or -1 with err, all freed. */
+static int
+set_up (sim_t *s, const sim_opts_t *opts, char *err, size_t errlen)
+{
+    const config_t *cfg = s->cfg;
+    int nnodes = cfg->nnodes;   /* the tree at START: those that join come later */
+    if (sim_join_prepare (s, err, errlen) != 0)
+        return -1;
+    init_engine ();
+    s->nodes = xcalloc (cfg->capacity > nnodes ? cfg->capacity : nnodes, sizeof *s->nodes);
+    if (load_platform (s->view, opts, err, errlen) != 0
+        || find_down_links (s, err, errlen) != 0) {
+        free_nodes (s);
+        return -1;
+    }
+    bound_app_t app = bound_app_of (cfg);
+    s->plan = bound_tree_new (s->view, BOUND_MULTI, &app, NULL, 0);
+    s->barrier = sg_barrier_init ((unsigned) nnodes);
+    s->shown = tf_now ();
+    for (int i = 0; i < nnodes; i++)
+        if (make_node (s, i, err, errlen) != 0) {
+            free_nodes (s);
+            return -1;
+        }
+    sim_join_start (s);
+    return 0;
+}
+
 int
-sim_run (const config_t *cfg, results_t *results, const sim_opts_t *opts,
-         sim_figures_t *fig, char *err, size_t errlen)
+sim_run (config_t *cfg, results_t *results, const sim_opts_t *opts, sim_figures_t *fig,
+         char *err, size_t errlen)
 {
     sim_opts_t none = {0};
     opts = opts ? opts : &none;
@@ -423,24 +480,9 @@ sim_run (const config_t *cfg, results_t *results, const sim_opts_t *opts,
                .commands = opts->commands,
                .progress = !opts->progress ? 0 : isatty (2) ? 1 : 2};
     double t0 = tf_now ();
-    init_engine ();
-    if (load_platform (cfg, opts, err, errlen) != 0)
-        return -1;
-    s.nodes = xcalloc (cfg->nnodes, sizeof *s.nodes);
-    if (find_down_links (&s, err, errlen) != 0) {
-        free_nodes (&s);
-        return -1;
-    }
-    bound_app_t app = bound_app_of (cfg);
-    s.plan = bound_tree_new (cfg, BOUND_MULTI, &app, NULL, 0);
-    s.barrier = sg_barrier_init ((unsigned) cfg->nnodes);
     s.wall0 = t0;
-    s.shown = tf_now ();
-    for (int i = 0; i < cfg->nnodes; i++)
-        if (make_node (&s, i, err, errlen) != 0) {
-            free_nodes (&s);
-            return -1;
-        }
+    if (set_up (&s, opts, err, errlen) != 0)
+        return -1;
     double setup_s = tf_now () - t0;
     simgrid_run ();
     sim_progress (&s, simgrid_get_clock (), 1);

@@ -15,6 +15,12 @@ sim_wait_any_for (sg_comm_t *comms, size_t count, double timeout)
     return simgrid::s4u::Comm::wait_any_for (held, timeout);
 }
 
+void
+sim_comm_cancel (sg_comm_t comm)
+{
+    comm->cancel ();
+}
+
 double
 sim_link_usage (const_sg_link_t link)
 {

@@ -7,6 +7,7 @@
  *    the timeout comes first, though none of them is finished (and
  *    sg_comm_wait_for cancels its comm on a timeout): a receive under
  *    way would be lost.
+ *  - Cancelling a receive (a vacant child slot's, at the end).
  *  - A link's usage (bytes/s flowing through it now), which the C API
  *    does not have: what a node's transfers cost its computing
  *    (node/emulate.h) is what its links carry.
@@ -26,6 +27,10 @@ extern "C" {
  *  seconds (< 0: no timeout), or -1 when none did. The caller keeps its
  *  reference to each comm, the finished one's included (sg_comm_unref). */
 ssize_t sim_wait_any_for (sg_comm_t *comms, size_t count, double timeout);
+
+/*  Cancel comm, a receive no message will come to (the caller keeps its
+ *  reference). */
+void sim_comm_cancel (sg_comm_t comm);
 
 /*  Bytes per second flowing through link now. */
 double sim_link_usage (const_sg_link_t link);

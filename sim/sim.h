@@ -77,10 +77,11 @@ int sim_check (const config_t *cfg, char *err, size_t errlen);
 
 /*  Simulate cfg (checked) to its end, filing into results (created on
  *  cfg, its tasks.csv open) every record, every node's counters, the
- *  outcome and the makespan. Returns 0 when the run completed, -1 with a
- *  message in err (the results then say why too). Call once per
- *  process: SimGrid's engine is global. */
-int sim_run (const config_t *cfg, results_t *results, const sim_opts_t *opts,
-             sim_figures_t *fig, char *err, size_t errlen);
+ *  outcome and the makespan; the offered nodes admitted are attached to
+ *  cfg as a run's controller attaches them. Returns 0 when the run
+ *  completed, -1 with a message in err (the results then say why too).
+ *  Call once per process: SimGrid's engine is global. */
+int sim_run (config_t *cfg, results_t *results, const sim_opts_t *opts, sim_figures_t *fig,
+             char *err, size_t errlen);
 
 #endif

@@ -28,7 +28,13 @@
  *  run going down the tree (STOP: the parent sends nothing more) and
  *  back up (BYE: nor does the child), so that every node stops with
  *  nothing in flight. */
-typedef enum { SIM_MSG_EVENT = 0, SIM_MSG_STOP, SIM_MSG_BYE, SIM_MSG_SUBTREE } sim_msg_kind_t;
+typedef enum {
+    SIM_MSG_EVENT = 0, SIM_MSG_STOP, SIM_MSG_BYE, SIM_MSG_SUBTREE,
+    /*  A joining node to the parent it was placed under, on the link of
+     *  the vacant slot it takes (ATTACH: take me; sim/join.c), and the
+     *  parent's answer (ATTACHED: the slot is mine, START may come). */
+    SIM_MSG_ATTACH, SIM_MSG_ATTACHED
+} sim_msg_kind_t;
 
 /*  One message between two nodes: the event it becomes at its
  *  destination, with its borrowed arrays copied in; or a SUBTREE. */
@@ -36,6 +42,7 @@ typedef struct {
     sim_msg_kind_t kind;
     double bounds[BOUND_MODEL_COUNT];   /* SUBTREE: per model, tasks/s */
     double compute, ir_recv;            /* SUBTREE: the child's live ones */
+    int node;                           /* ATTACH: the joining node (cfg) */
     core_event_t ev;
     uint32_t avoid[CORE_MAX_AVOID];
     core_done_t done[];      /* ev.ndone entries */
@@ -73,6 +80,10 @@ typedef struct {
 typedef struct {
     sim_t *sim;
     int index, slot;         /* in the config; its slot at its parent */
+    int at;                  /* in the cores' view (sim_t.view): its
+                                platform names, its core's node number */
+    int joined;              /* it joined during the run (sim/join.c) */
+    double speed;            /* its engines' full speed, units/s */
     int nchan;
     core_t *core;
     sg_host_t host;
@@ -122,12 +133,19 @@ typedef struct {
 } sim_node_t;
 
 struct sim {
-    const config_t *cfg;
+    config_t *cfg;           /* the run's tree, as the results see it:
+                                the nodes that join are attached to it */
+    const config_t *view;    /* the cores' tree: cfg, or with offered
+                                nodes cfg with the vacant child slots
+                                every node keeps for them (sim/join.c) */
+    struct sim_join *join;   /* the offers (sim/join.c), or NULL */
     const struct sim_commands *commands;   /* NULL: no command tasks */
     results_t *results;
     sim_node_t *nodes;
-    sg_link_t *down;         /* per node: its link from its parent, down */
-    sg_link_t *limit;        /* per node: its send limit's link, or NULL */
+    sg_link_t *down;         /* per view node: its link from its parent,
+                                down */
+    sg_link_t *limit;        /* per view node: its send limit's link, or
+                                NULL */
     bound_tree_t *plan;      /* the config's multi-port bound, computed
                                 once for every core (node/setup.h) */
     sg_bar_t barrier;
@@ -188,8 +206,32 @@ void sim_adapt_chunk_arrived (sim_node_t *kid, const core_event_t *ev);
 void sim_adapt_report (const sim_node_t *n, proto_stats_t *st);
 void sim_adapt_free (sim_node_t *n);
 
-/*  The actor of every node (sg_actor data: its sim_node_t). */
+/*  The actor of every node (sg_actor data: its sim_node_t); a node
+ *  that joined starts in it once its parent took it (sim/join.c). */
 void sim_node_main (int argc, char **argv);
+
+/*  sim/run.c: node (its index in cfg), at view index `at`: its core,
+ *  channels, engines, adaptation and samples; no actor yet. Returns 0,
+ *  or -1 with err. */
+int sim_node_build (sim_t *s, int node, int at, char *err, size_t errlen);
+
+/*  sim/join.c, nodes offered to the run (docs/simulate.md,
+ *  "Adaptation"): the cores' view (s->view; cfg itself when nothing is
+ *  offered), s->down and s->limit's size; the offers' actor, a daemon
+ *  that offers each node at its second as a run's controller does; a
+ *  view index's node in cfg (-1: a vacant slot); whether channel c of
+ *  n is a vacant slot; child slot's ATTACH m at n (the slot taken,
+ *  ATTACHED back); freed. */
+int sim_join_prepare (sim_t *s, char *err, size_t errlen);
+void sim_join_start (sim_t *s);
+int sim_join_node_of (const sim_t *s, int at);
+int sim_join_vacant (const sim_node_t *n, int c);
+void sim_join_attach (sim_node_t *n, int c, const sim_msg_t *m);
+void sim_join_free (sim_t *s);
+
+/*  sim/adapt.c: a line on stderr as the controller writes it (the
+ *  progress line cleared first). */
+void sim_say (const sim_t *s, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 
 /*  The progress line on stderr, when the run shows one: every
  *  SIM_PROGRESS_S of wall time (rewritten in place on a terminal), and

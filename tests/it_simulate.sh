@@ -24,8 +24,12 @@
 #    on the trace; the live bound up the tree; a reclaim; no later than
 #    without it; nothing declared on a dedicated fork; the ratio rule's
 #    fan-out; a shrink.
+#  - Nodes offered during the run (joins_at_s) decided as run decides:
+#    admitted, under the best parent or its own, joining and computing;
+#    declined where it gains nothing; every task exactly once.
 #  - Bad input as for run: no config, an unknown policy, no tasks, what is
-#    not simulated yet (nodes joining), a tree deeper
+#    not simulated (join_slots: no running process to offer a node to), a
+#    node offered without --adapt, a tree deeper
 #    than the simulator takes, an unwritable --out: exit 2 naming it;
 #    and a treefarm without its simulator says how to get it.
 source "$(dirname "$0")/lib.sh"
@@ -246,6 +250,70 @@ sys.exit(not (len(s) == 1 and s[0]['node'] == 'R' and s[0]['child'] == 'X' and s
 expect "shrink: the log says X drained and left" \
     grep -q "X drained by R: it leaves the run" "$WORK/shr.out"
 
+# Nodes offered during the run (joins_at_s), decided by the run's own
+# decision code on tests/it_grow.sh's tree: X, fast, admitted under R at
+# 20 s, joining and computing; the same under its fixed parent A; S,
+# offered where the root's send port is full, gains nothing and is
+# declined (never started); every task exactly once each time.
+python3 - "$WORK" <<'PY'
+import copy, json, sys
+w = sys.argv[1]
+base = {"name": "grow3", "tasks": {"count": 200, "input_mb": 1, "units": 5},
+        "policy": "ia-multi",
+        "platform": {"time_scale": 20, "payload_scale": 0.01, "buffer": 2},
+        "tree": [{"name": "R", "compute": 2},
+                 {"name": "A", "parent": "R", "compute": 3, "link_mbps": 10},
+                 {"name": "B", "parent": "R", "compute": 3, "link_mbps": 10}]}
+x = {"name": "X", "joins_at_s": 20, "compute": 10, "link_mbps": 10}
+for name, extra, limit in (("grow", x, 0), ("fixed", dict(x, parent="A"), 0),
+                           ("port", dict(x, name="S"), 1.2)):
+    c = copy.deepcopy(base)
+    c["tree"].append(extra)
+    if limit:
+        c["tree"][0]["send_limit_mbps"] = limit
+    json.dump(c, open("%s/%s.json" % (w, name), "w"))
+PY
+# joined NAME NODE PARENT ADMITTED: the simulation of NAME.json exits 0,
+# every task once; results.json "joins" has NODE once, admitted (1) under
+# PARENT or declined (0); an admitted node is in nodes[] and nodes.csv
+# under PARENT, joined after its offer, and computed; a declined one is in
+# neither.
+joined () {
+    local name=$1
+    "$TREEFARM" simulate "$WORK/$name.json" --adapt --out "$WORK/j-$name" >"$WORK/j-$name.out" \
+        2>&1
+    expect "$name: exit 0" [ $? = 0 ]
+    expect "$name: every task exactly once" tasks_exactly_once "$WORK/j-$name" 200
+    expect "$name: $2 $([ "$4" = 1 ] && echo "joins under $3 and computes" || echo declined)" \
+        python3 - "$WORK/j-$name" "$@" <<'PY'
+import csv, json, sys
+d, node, parent, admitted = sys.argv[1], sys.argv[3], sys.argv[4], sys.argv[5] == "1"
+r = json.load(open(d + "/results.json"))
+j = [e for e in r["joins"] if e["node"] == node]
+nodes = {n["name"]: n for n in r["nodes"]}
+rows = {n["name"]: n for n in csv.DictReader(open(d + "/nodes.csv"))}
+ok = len(j) == 1 and j[0]["admitted"] == admitted and j[0]["parent"] == parent
+if admitted:
+    n = nodes.get(node, {})
+    ok = ok and n.get("parent") == parent and n.get("computed", 0) > 0 \
+        and n.get("joined_s", 0) >= 20 and rows.get(node, {}).get("parent") == parent
+else:
+    ok = ok and node not in nodes and node not in rows
+sys.exit(0 if ok else 1)
+PY
+}
+joined grow X R 1
+expect "grow: said as run says it, the summary's bound grown" eval \
+    'grep -q "X joins under R: bound 1.6 -> 3.6 tasks/s, saves" "$WORK/j-grow.out" &&
+     grep -q "X joined under R" "$WORK/j-grow.out" &&
+     grep -q "grown to 3.600 tasks/s as nodes joined" "$WORK/j-grow.out"'
+expect "grow: judged against the bound as it grew (1.6 -> 3.6 tasks/s)" \
+    test "$(field "$WORK/j-grow" '"%.1f %.1f" % (r["bound"]["tasks_per_s"], r["bound"]["grown"]["final"])')" = "1.6 3.6"
+joined fixed X A 1
+joined port S R 0
+expect "port: said as run says it" grep -q \
+    "S not admitted: under the best parent (R) the bound stays 1.6 tasks/s" "$WORK/j-port.out"
+
 # --trace: Chrome trace-event JSON, as run's: per node, a compute span per
 # task it computed and a send span per task it forwarded; a bad path is
 # refused before anything runs.
@@ -390,12 +458,12 @@ refused "a config without tasks (farm5)" 'no "tasks"' configs/farm5.json --out "
 python3 -c "
 import json; c = json.load(open('$F')); c['platform']['join_slots'] = 2
 json.dump(c, open('$WORK/slots.json', 'w'))
-c['platform']['join_slots'] = 0; c['platform']['adapt'] = True
+c['platform']['join_slots'] = 0
 c['tree'].append(dict(c['tree'][1], name='N1', joins_at_s=30))
 json.dump(c, open('$WORK/offers.json', 'w'))"
-refused "nodes joining (join_slots)" 'nodes joining (platform "join_slots") is not simulated' \
+refused "nodes joining (join_slots)" 'a simulation has none to offer it to' \
     "$WORK/slots.json" --adapt --out "$WORK/x"
-refused "a node offered (joins_at_s)" "nodes offered during the run (joins_at_s) is not simulated" \
+refused "a node offered (joins_at_s) without --adapt" "need --adapt" \
     "$WORK/offers.json" --out "$WORK/x"
 refused "--reclaim without --adapt" "--reclaim needs --adapt" "$F" --reclaim always --out "$WORK/x"
 refused "commands without a duration" 'command "1" has no duration' configs/farm5.json \
