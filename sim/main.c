@@ -15,13 +15,15 @@
 #include "sim/commands.h"
 #include "sim/sim.h"
 
+static void usage_options (FILE *out);
+
 static void
 usage (FILE *out)
 {
     fprintf (out,
              "usage: treefarm simulate CONFIG [--policy NAME] [--out DIR] [--quiet]\n"
              "                                [--load FILE] [--adapt [--reclaim MODE]]\n"
-             "                                [--no-endgame]\n"
+             "                                [--no-endgame] [--ia-order ORDER]\n"
              "                                [--trace FILE] [--platform FILE]\n"
              "                                [--tasks FILE | --command CMD --inputs GLOB]\n"
              "                                [--measured DIR] [--task-seconds S]\n"
@@ -34,7 +36,19 @@ usage (FILE *out)
              "results.json (\"mode\": \"simulated\"), nodes.csv and tasks.csv into the\n"
              "results directory, as `treefarm run` does, and prints the same summary\n"
              "(docs/simulate.md).\n"
+             "\n");
+    usage_options (out);
+    fprintf (out,
              "\n"
+             "exit status: 0 complete, 1 the simulation failed, 2 bad usage or\n"
+             "config.\n");
+}
+
+/*  The options' part of the help. */
+static void
+usage_options (FILE *out)
+{
+    fprintf (out,
              "options:\n"
              "  --policy NAME      scheduling policy instead of the config's\n"
              "                     (see `treefarm policies`)\n"
@@ -45,10 +59,14 @@ usage (FILE *out)
              "  --adapt            estimate the rates live, declare their changes and\n"
              "                     re-plan with them, reclaim from slowed children\n"
              "                     (platform \"adapt\": true; docs/adapt.md; nodes\n"
-             "                     joining are not simulated)\n"
+             "                     offered by joins_at_s are weighed and join as in\n"
+             "                     run; join_slots is refused)\n"
              "  --reclaim MODE     with --adapt: gated (default), always, never\n"
              "                     (platform \"reclaim\")\n"
              "  --no-endgame       no end-game (platform \"endgame\": false)\n"
+             "  --ia-order ORDER   the IR_s the IA order ranks children by: alone (a\n"
+             "                     child's ir_send_alone; the default) or both (its\n"
+             "                     ir_send), as for run (platform \"ia_order\")\n"
              "  --trace FILE       write every node's timeline to FILE, Chrome trace-\n"
              "                     event JSON, as run's (docs/trace.md)\n"
              "  --platform FILE    also write the SimGrid platform (XML) to FILE\n"
@@ -60,10 +78,7 @@ usage (FILE *out)
              "  --task-output-mb MB  (default 0; docs/simulate.md, \"Command tasks\")\n"
              "  --command CMD      with --inputs GLOB: one task per file, as for run\n"
              "  --quiet            no progress line\n"
-             "  -h, --help         show this help\n"
-             "\n"
-             "exit status: 0 complete, 1 the simulation failed, 2 bad usage or\n"
-             "config.\n");
+             "  -h, --help         show this help\n");
 }
 
 /*  The results directory: --out, or the default; created and writable. */
@@ -140,7 +155,7 @@ simulate (config_t *cfg, const char *dir, const sim_opts_t *opts, int quiet,
 
 /*  The command line's choices. */
 typedef struct {
-    const char *policy, *path, *out, *platform, *load, *trace, *reclaim;
+    const char *policy, *path, *out, *platform, *load, *trace, *reclaim, *ia_order;
     int quiet, no_endgame, adapt;
     bag_opts_t bag;          /* --tasks, --command, --inputs */
     const char *measured;    /* --measured DIR */
@@ -156,7 +171,8 @@ prepare (cli_t *c, bag_t **bag, sim_commands_t **cmds)
     char err[TF_ERRLEN];
     config_t *cfg = run_load_experiment (c->path, c->policy, c->load);
     if (cfg && (run_endgame_option (cfg, c->no_endgame, "simulate") != 0
-                || run_adapt_options (cfg, c->adapt, c->reclaim, "simulate") != 0))
+                || run_adapt_options (cfg, c->adapt, c->reclaim, "simulate") != 0
+                || run_ia_order_option (cfg, c->ia_order, "simulate") != 0))
         config_destroy (&cfg);
     if (cfg && !(*bag = bag_new (&c->bag, cfg, err, sizeof err)))
         config_destroy (&cfg);
@@ -185,6 +201,7 @@ main (int argc, char **argv)
         {"no-endgame", CLI_FLAG, &c.no_endgame, NULL},
         {"adapt", CLI_FLAG, &c.adapt, NULL},
         {"reclaim", CLI_STRING, &c.reclaim, NULL},
+        {"ia-order", CLI_STRING, &c.ia_order, NULL},
         {"platform", CLI_STRING, &c.platform, NULL},
         {"load", CLI_STRING, &c.load, NULL},
         {"trace", CLI_STRING, &c.trace, NULL},

@@ -83,6 +83,10 @@ expect "ia-single by alone (${span[ia-single]} s) within 5% of bwc (${span[bwc]}
     python3 -c "import sys; sys.exit(not ${span[ia-single]} < 1.05 * ${span[bwc]})"
 expect "ia-single by both ($both s) 1.5x slower than by alone" \
     python3 -c "import sys; sys.exit(not $both > 1.5 * ${span[ia-single]})"
+"$TREEFARM" simulate "$F" --policy ia-single --ia-order both --out "$WORK/f7-both-cli" \
+    --quiet >/dev/null 2>&1
+expect "--ia-order both is the config's \"ia_order\": \"both\"" \
+    [ "$(field "$WORK/f7-both-cli" 'r["makespan_s"]')" = "$both" ]
 
 # samples/, as run writes them: one CSV per node, run's columns, whose
 # units over the intervals add up to what the node computed.
