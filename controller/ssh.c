@@ -41,6 +41,25 @@ sh_command (const char *script)
     return command;
 }
 
+int
+ssh_target_words (char **argv, int n, const ssh_opts_t *opts, const host_t *host)
+{
+    if (opts->config) {
+        argv[n++] = xstrdup ("-F");
+        argv[n++] = xstrdup (opts->config);
+    }
+    if (host->port) {
+        argv[n++] = xstrdup ("-p");
+        argv[n++] = xasprintf ("%d", host->port);
+    }
+    if (*host->user) {
+        argv[n++] = xstrdup ("-l");
+        argv[n++] = xstrdup (host->user);
+    }
+    argv[n++] = xstrdup (host->name);
+    return n;
+}
+
 char **
 ssh_argv (const ssh_opts_t *opts, const host_t *host, int keepalive, const char *command)
 {
@@ -58,19 +77,7 @@ ssh_argv (const ssh_opts_t *opts, const host_t *host, int keepalive, const char 
         argv[n++] = xasprintf ("ServerAliveCountMax=%d", SSH_ALIVE_COUNT);
     }
     argv[n++] = xstrdup ("-T");
-    if (opts->config) {
-        argv[n++] = xstrdup ("-F");
-        argv[n++] = xstrdup (opts->config);
-    }
-    if (host->port) {
-        argv[n++] = xstrdup ("-p");
-        argv[n++] = xasprintf ("%d", host->port);
-    }
-    if (*host->user) {
-        argv[n++] = xstrdup ("-l");
-        argv[n++] = xstrdup (host->user);
-    }
-    argv[n++] = xstrdup (host->name);
+    n = ssh_target_words (argv, n, opts, host);
     if (command)
         argv[n++] = xstrdup (command);
     argv[n] = NULL;

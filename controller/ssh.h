@@ -54,6 +54,11 @@ typedef struct {
 char **ssh_argv (const ssh_opts_t *opts, const host_t *host, int keepalive,
                  const char *command);
 
+/*  Append to argv at n the words that name host to ssh as the user wrote
+ *  it: [-F FILE] [-p PORT] [-l USER] HOST (at most 7). Returns the new n.
+ *  Every ssh command the controller runs, ssh -G included, ends so. */
+int ssh_target_words (char **argv, int n, const ssh_opts_t *opts, const host_t *host);
+
 /*  The remote command that runs argv (its words quoted) with its life
  *  tied to the channel's stdin, as the header says, and exits with its
  *  status: "sh -c '...'". With cert, the script first reads the node's

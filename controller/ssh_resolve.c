@@ -35,19 +35,7 @@ ssh_resolve_argv (const ssh_opts_t *opts, const host_t *host)
     argv[n++] = xstrdup ("ssh");
     argv[n++] = xstrdup ("-G");
     argv[n++] = xstrdup ("-T");   /* no "Pseudo-terminal" note on stderr */
-    if (opts->config) {
-        argv[n++] = xstrdup ("-F");
-        argv[n++] = xstrdup (opts->config);
-    }
-    if (host->port) {
-        argv[n++] = xstrdup ("-p");
-        argv[n++] = xasprintf ("%d", host->port);
-    }
-    if (*host->user) {
-        argv[n++] = xstrdup ("-l");
-        argv[n++] = xstrdup (host->user);
-    }
-    argv[n++] = xstrdup (host->name);
+    n = ssh_target_words (argv, n, opts, host);
     argv[n] = NULL;
     return argv;
 }
