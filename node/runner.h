@@ -95,6 +95,18 @@ typedef struct {
 int runner_run (const runner_spec_t *spec, int cancel_fd, runner_result_t *out,
                 char *err, size_t errlen);
 
+/*  runner_run in two halves, for a caller with other work while the
+ *  command runs: runner_start checks spec, starts the command and returns
+ *  0 with *proc set (spec's strings are no longer needed once it
+ *  returns; cancel_fd must stay open), or -1 with nothing running, as
+ *  runner_run. runner_finish waits for it to end as runner_run does,
+ *  fills *out, frees *proc and nulls it; every started command must be
+ *  finished. */
+typedef struct runner_proc runner_proc_t;
+int runner_start (const runner_spec_t *spec, int cancel_fd, runner_proc_t **proc,
+                  char *err, size_t errlen);
+int runner_finish (runner_proc_t **proc, runner_result_t *out, char *err, size_t errlen);
+
 /*  The files a finished task sends back, as names relative to workdir.
  *  With ndeclared > 0: the declared names, in their order, each checked
  *  to be a valid bundle name (bundle_names_check) that is a regular file
