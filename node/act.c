@@ -141,13 +141,14 @@ compute_command (node_t *self, uint64_t task)
         return -1;
     }
     json_object_set_new (job, "node_name", json_string (self->opts->name));
-    int rc = -1;   /* the core never runs more than slots at once */
-    for (uint32_t i = 0; i < self->parts.nworkers && rc != 0; i++)
-        if (!cmdrun_busy (self->parts.cmdrun[i])) {
-            rc = cmdrun_start (self->parts.cmdrun[i], job);
-            if (rc == 0)
-                report_span (self, 1, TRACE_COMPUTE, i, task);
-        }
+    /*  The worker holding fewest jobs: an idle one first, else one with a
+     *  command running and none waiting (the core never hands out more
+     *  than slots x CMDRUN_DEPTH). */
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < self->parts.nworkers; i++)
+        if (cmdrun_jobs (self->parts.cmdrun[i]) < cmdrun_jobs (self->parts.cmdrun[best]))
+            best = i;
+    int rc = self->parts.nworkers ? cmdrun_start (self->parts.cmdrun[best], job) : -1;
     json_decref (job);
     return rc;
 }

@@ -108,6 +108,7 @@ make_cargo_and_core (node_t *self, char *err, size_t errlen)
     setup_bag_t bag = {cargo_task_info, self->parts.cargo};
     setup_opts_t opts = setup_opts_default ();
     opts.bag = self->parts.cargo ? &bag : NULL;
+    opts.depth = CMDRUN_DEPTH;
     self->parts.core = setup_core (self->cfg, self->me->index, &opts, err, errlen);
     if (!self->parts.core)
         return -1;
@@ -157,7 +158,7 @@ build_parts (node_t *self, char *err, size_t errlen)
     double rate = config_node_is_relay (me) ? 1 : me->compute_rate;
     engine_cfg_t ec = {cfg->platform.mode, rate, cfg->platform.time_scale,
                        cfg->platform.matrix_n, engine_progress_period (cfg, parts->emul),
-                       .in_loop = 1};
+                       .in_loop = 1, .lazy_kernel = cfg->commands.count > 0};
     parts->engine = engine_new (&ec, err, errlen);
     return parts->engine ? 0 : -1;
 }

@@ -23,16 +23,18 @@ struct cmdrun {
     zactor_t *actor;
     char *work;              /* the jobs' work directory */
     int cancel[2];           /* a byte in cancel[1] stops a running command */
-    int busy;
+    int jobs;                /* handed over, outcome not yet received */
 };
 
 /*  What one job learned, for its result stream's meta. */
 typedef struct {
-    const json_t *job;
+    json_t *job;             /* the job (owned) */
     json_t *spec;            /* the task's spec (from the bundle or the job) */
     const char *work;
     char *out_path, *err_path;
     runner_result_t run;
+    runner_proc_t *proc;     /* the command, started and not yet finished */
+    double started;          /* tf_now () when it started */
     char error[TF_ERRLEN];   /* staging or collecting went wrong */
     int nstreams;            /* stdout and stderr in the result: those not
                                 empty */
@@ -141,9 +143,9 @@ strings_count (char *const *s)
     return n;
 }
 
-/*  Run the task's command in the work directory. */
+/*  Start the task's command in the work directory. */
 static int
-run_command (job_t *j, int cancel_fd, char *err, size_t errlen)
+start_command (job_t *j, int cancel_fd, char *err, size_t errlen)
 {
     json_t *argv_json = json_object_get (j->spec, "argv");
     char **argv = argv_json ? strings_of (argv_json) : NULL;
@@ -165,7 +167,8 @@ run_command (job_t *j, int cancel_fd, char *err, size_t errlen)
         .stdout_path = j->out_path,
         .stderr_path = j->err_path,
     };
-    int rc = runner_run (&spec, cancel_fd, &j->run, err, errlen);
+    j->started = tf_now ();
+    int rc = runner_start (&spec, cancel_fd, &j->proc, err, errlen);
     strings_free (argv);
     strings_free (env);
     return rc;
@@ -316,69 +319,144 @@ pack_error (job_t *j, json_t **meta_p, char *buf, const char *why)
     return size;
 }
 
-/*  Do one job in work; the outcome goes to the pipe as {task, bytes,
- *  failed, info}. */
-static json_t *
-do_job (const json_t *job, const char *work, int cancel_fd, char *buf)
+/*  Begin a job in work: stage its inputs and start its command. A job
+ *  that cannot be started (its error said) is ended at once by job_end. */
+static job_t *
+job_begin (json_t *job, const char *work, int cancel_fd, char *buf)
 {
     char err[TF_ERRLEN] = "";
-    job_t j = {.job = job, .work = work};
-    j.out_path = xasprintf ("%s.stdout", j.work);
-    j.err_path = xasprintf ("%s.stderr", j.work);
+    job_t *j = xcalloc (1, sizeof *j);
+    j->job = job;
+    j->work = work;
+    j->out_path = xasprintf ("%s.stdout", j->work);
+    j->err_path = xasprintf ("%s.stderr", j->work);
     struct stat st;
-    int rc = stat (j.work, &st) == 0 || mkdir (j.work, 0700) == 0
-           ? 0 : tf_error (err, sizeof err, "cannot create %s: %s", j.work, strerror (errno));
+    int rc = stat (j->work, &st) == 0 || mkdir (j->work, 0700) == 0
+           ? 0 : tf_error (err, sizeof err, "cannot create %s: %s", j->work, strerror (errno));
     if (rc == 0)
-        rc = json_object_get (job, "spool") ? stage_spool (&j, buf, err, sizeof err)
-                                            : stage_inputs (&j, buf, err, sizeof err);
+        rc = json_object_get (job, "spool") ? stage_spool (j, buf, err, sizeof err)
+                                            : stage_inputs (j, buf, err, sizeof err);
     if (rc == 0)
-        rc = run_command (&j, cancel_fd, err, sizeof err);
-    if (rc != 0) {
-        snprintf (j.error, sizeof j.error, "%s", err);
-        close (open (j.out_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
-        close (open (j.err_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
-    }
-    if (!j.spec)
-        j.spec = json_object ();
-    json_t *meta = NULL;
-    uint64_t bytes = pack_result (&j, &meta, buf, err, sizeof err);
-    if (bytes == 0)
-        bytes = pack_error (&j, &meta, buf, err);
-    int failed = j.error[0] || !j.run.exited || j.run.exit_code != 0;
-    tf_remove_tree (j.work, 1);
-    free (j.out_path);
-    free (j.err_path);
-    json_decref (j.spec);
-    return json_pack ("{s:O, s:I, s:b, s:o}", "task", json_object_get (job, "task"),
-                      "bytes", (json_int_t) bytes, "failed", failed, "info", meta);
+        rc = start_command (j, cancel_fd, err, sizeof err);
+    if (rc != 0)
+        snprintf (j->error, sizeof j->error, "%s", err);
+    return j;
 }
 
-/*  The actor: one job at a time until $TERM. */
+/*  Wait for the job's command to end (if it started). */
+static void
+job_wait (job_t *j)
+{
+    char err[TF_ERRLEN] = "";
+    if (j->proc && runner_finish (&j->proc, &j->run, err, sizeof err) != 0)
+        snprintf (j->error, sizeof j->error, "%s", err);
+}
+
+/*  End a job whose command has ended: pack its result, empty its work
+ *  directory. The outcome for the pipe: {task, bytes, failed, started,
+ *  info}; the job (its JSON too) is freed. */
+static json_t *
+job_end (job_t *j, char *buf)
+{
+    char err[TF_ERRLEN] = "";
+    if (j->error[0]) {
+        close (open (j->out_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        close (open (j->err_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+    }
+    if (!j->spec)
+        j->spec = json_object ();
+    json_t *meta = NULL;
+    uint64_t bytes = pack_result (j, &meta, buf, err, sizeof err);
+    if (bytes == 0)
+        bytes = pack_error (j, &meta, buf, err);
+    int failed = j->error[0] || !j->run.exited || j->run.exit_code != 0;
+    tf_remove_tree (j->work, 1);
+    json_t *out = json_pack ("{s:O, s:I, s:b, s:f, s:o}", "task",
+                             json_object_get (j->job, "task"), "bytes", (json_int_t) bytes,
+                             "failed", failed, "started", j->started, "info", meta);
+    free (j->out_path);
+    free (j->err_path);
+    json_decref (j->spec);
+    json_decref (j->job);
+    free (j);
+    return out;
+}
+
+static void
+send_outcome (zsock_t *pipe, json_t *outcome)
+{
+    char *out = json_dumps (outcome, JSON_COMPACT);
+    zstr_sendx (pipe, "DONE", out, NULL);
+    free (out);
+    json_decref (outcome);
+}
+
+/*  The next job from the pipe: 1 with *job (NULL if it was not JSON), 0
+ *  on $TERM or a closed pipe, -1 when none waits and wait is 0 (else it
+ *  blocks for one). */
+static int
+next_job (zsock_t *pipe, int wait, json_t **job)
+{
+    *job = NULL;
+    if (!wait && !(zsock_events (pipe) & ZMQ_POLLIN))
+        return -1;
+    char *cmd = NULL, *text = NULL;
+    if (zstr_recvx (pipe, &cmd, &text, NULL) < 0)
+        return 0;
+    int stop = streq (cmd, "$TERM");
+    if (!stop && text)
+        *job = json_loads (text, 0, NULL);
+    zstr_free (&cmd);
+    zstr_free (&text);
+    return stop ? 0 : 1;
+}
+
+/*  The actor, until $TERM: one command at a time, and a second job
+ *  waiting behind it (CMDRUN_DEPTH). When a command ends, the next job,
+ *  if one waits, is staged and started before the ended one's result is
+ *  packed and reported: the CPU goes back to work without a round trip
+ *  through the event loop. The two jobs alternate between two work
+ *  directories. */
 static void
 worker (zsock_t *pipe, void *arg)
 {
     cmdrun_t *self = arg;
     int cancel_fd = self->cancel[0];
     char *buf = xmalloc (CMDRUN_BLOCK);
+    char *work[2] = {self->work, xasprintf ("%s.1", self->work)};
+    int which = 0, more = 1;
+    job_t *cur = NULL;
     zsock_signal (pipe, 0);
     for (;;) {
-        char *cmd = NULL, *text = NULL;
-        if (zstr_recvx (pipe, &cmd, &text, NULL) < 0)
+        json_t *job;
+        int got = more ? next_job (pipe, cur == NULL, &job) : 0;
+        more &= got != 0;
+        if (got == 1 && !job) {
+            send_outcome (pipe, json_pack ("{s:s}", "error", "a job that is not JSON"));
+            continue;
+        }
+        if (!cur && got != 1)
             break;
-        int stop = streq (cmd, "$TERM");
-        json_t *job = !stop && text ? json_loads (text, 0, NULL) : NULL;
-        zstr_free (&cmd);
-        zstr_free (&text);
-        if (stop)
-            break;
-        json_t *outcome = job ? do_job (job, self->work, cancel_fd, buf)
-                              : json_pack ("{s:s}", "error", "a job that is not JSON");
-        char *out = json_dumps (outcome, JSON_COMPACT);
-        zstr_sendx (pipe, "DONE", out, NULL);
-        free (out);
-        json_decref (outcome);
-        json_decref (job);
+        if (!cur) {
+            cur = job_begin (job, work[which ^= 1], cancel_fd, buf);
+            continue;
+        }
+        /*  This one ended: the next job, if one came while it ran (it
+         *  usually comes then), starts before this one's result is packed. */
+        job_wait (cur);
+        if (got != 1) {
+            got = more ? next_job (pipe, 0, &job) : 0;
+            more &= got != 0;
+            if (got == 1 && !job) {
+                send_outcome (pipe, json_pack ("{s:s}", "error", "a job that is not JSON"));
+                got = -1;
+            }
+        }
+        job_t *next = got == 1 ? job_begin (job, work[which ^= 1], cancel_fd, buf) : NULL;
+        send_outcome (pipe, job_end (cur, buf));
+        cur = next;
     }
+    free (work[1]);
     free (buf);
 }
 
@@ -414,12 +492,12 @@ cmdrun_destroy (cmdrun_t **self_p)
 int
 cmdrun_start (cmdrun_t *self, const json_t *job)
 {
-    if (self->busy)
+    if (self->jobs >= CMDRUN_DEPTH)
         return -1;
     char *text = json_dumps (job, JSON_COMPACT);
     int rc = text ? zstr_sendx (self->actor, "JOB", text, NULL) : -1;
     free (text);
-    self->busy = rc == 0;
+    self->jobs += rc == 0;
     return rc;
 }
 
@@ -430,7 +508,8 @@ cmdrun_sock (cmdrun_t *self)
 }
 
 int
-cmdrun_recv (cmdrun_t *self, uint64_t *task, uint64_t *bytes, int *failed, json_t **info)
+cmdrun_recv (cmdrun_t *self, uint64_t *task, uint64_t *bytes, int *failed, double *started,
+             json_t **info)
 {
     char *cmd = NULL, *text = NULL;
     *info = NULL;
@@ -439,7 +518,8 @@ cmdrun_recv (cmdrun_t *self, uint64_t *task, uint64_t *bytes, int *failed, json_
     json_t *o = text ? json_loads (text, 0, NULL) : NULL;
     int ok = cmd && streq (cmd, "DONE") && json_is_integer (json_object_get (o, "task"));
     if (ok) {
-        self->busy = 0;
+        self->jobs--;
+        *started = json_number_value (json_object_get (o, "started"));
         *task = (uint64_t) json_integer_value (json_object_get (o, "task"));
         *bytes = (uint64_t) json_integer_value (json_object_get (o, "bytes"));
         *failed = json_is_true (json_object_get (o, "failed"));
@@ -452,7 +532,7 @@ cmdrun_recv (cmdrun_t *self, uint64_t *task, uint64_t *bytes, int *failed, json_
 }
 
 int
-cmdrun_busy (const cmdrun_t *self)
+cmdrun_jobs (const cmdrun_t *self)
 {
-    return self->busy;
+    return self->jobs;
 }

@@ -1,7 +1,7 @@
 /*  cmdrun — the worker thread that computes a node's command tasks.
  *
  *  A czmq actor, beside the synthetic engine (node/engine.h): the node's
- *  runtime hands it one job at a time (node/cargo.h, cargo_job) and polls
+ *  runtime hands it jobs (node/cargo.h, cargo_job) and polls
  *  cmdrun_sock for the outcome. For each job the worker, off the event
  *  loop:
  *   1. stages the inputs into a fresh work directory: it unpacks the
@@ -47,20 +47,28 @@ cmdrun_t *cmdrun_new (const char *work);
 /*  Cancel a running job, stop the thread, null the pointer. Safe on NULL. */
 void cmdrun_destroy (cmdrun_t **self_p);
 
-/*  Hand the worker a job (borrowed). It must be idle. Returns 0, or -1 if
- *  it is busy. */
+/*  A worker holds up to CMDRUN_DEPTH jobs: one running, the next waiting
+ *  behind it, started the moment the first ends (before that one's result
+ *  is packed and reported: no round trip through the event loop between
+ *  two commands). The node's core counts each of its slots as
+ *  CMDRUN_DEPTH places (setup_opts_t's depth). */
+#define CMDRUN_DEPTH 2
+
+/*  Hand the worker a job (borrowed). Returns 0, or -1 if it holds
+ *  CMDRUN_DEPTH jobs already. */
 int cmdrun_start (cmdrun_t *self, const json_t *job);
 
 /*  The socket to poll: readable when a job's outcome waits. */
 zsock_t *cmdrun_sock (cmdrun_t *self);
 
-/*  Read the outcome of the job: its task, the result stream's bytes,
- *  whether the task failed, and the meta (a new reference, the caller's).
- *  Returns 0, or -1 if what arrived was not an outcome. */
+/*  Read the outcome of a job, in the order they were handed over: its
+ *  task, the result stream's bytes, whether the task failed, when its
+ *  command started (tf_now), and the meta (a new reference, the
+ *  caller's). Returns 0, or -1 if what arrived was not an outcome. */
 int cmdrun_recv (cmdrun_t *self, uint64_t *task, uint64_t *bytes, int *failed,
-                 json_t **info);
+                 double *started, json_t **info);
 
-/*  True while a job runs. */
-int cmdrun_busy (const cmdrun_t *self);
+/*  The jobs handed over whose outcome is not yet received. */
+int cmdrun_jobs (const cmdrun_t *self);
 
 #endif

@@ -300,7 +300,7 @@ receive_engine (node_t *self)
     report_units (self, now, engine_units (self->parts.engine));
     if (rc == 1)
         return 0;   /* progress only */
-    report_computed (self, seconds, 0, task);
+    report_computed (self, seconds, 0, task, tf_now ());
     core_event_t ev = {.type = CORE_EV_COMPUTED, .now = now, .task = task};
     int r = act_feed (self, &ev, "the engine");
     if (!engine_busy (self->parts.engine))
@@ -314,11 +314,15 @@ receive_cmdrun (node_t *self, uint32_t slot)
     cmdrun_t *worker = self->parts.cmdrun[slot];
     uint64_t task, bytes;
     int failed;
+    double started;
     json_t *info;
-    if (cmdrun_recv (worker, &task, &bytes, &failed, &info) != 0)
+    if (cmdrun_recv (worker, &task, &bytes, &failed, &started, &info) != 0)
         return node_fail (self, "the command worker sent something unexpected"), -1;
     double seconds = json_number_value (json_object_get (info, "seconds"));
-    report_computed (self, seconds, slot, task);
+    /*  The span is the command's run: the worker may have started the
+     *  next one before this outcome came. */
+    report_span_at (self, 1, TRACE_COMPUTE, slot, task, started);
+    report_computed (self, seconds, slot, task, started + seconds);
     cargo_computed (self->parts.cargo, task, bytes, &info);
     core_event_t ev = {.type = CORE_EV_COMPUTED, .now = tf_now (), .task = task,
                        .bytes = bytes, .failed = failed};

@@ -341,9 +341,16 @@ report_final (node_t *self)
 void
 report_span (node_t *self, int begins, trace_kind_t kind, uint32_t lane, uint64_t task)
 {
+    report_span_at (self, begins, kind, lane, task, tf_now ());
+}
+
+void
+report_span_at (node_t *self, int begins, trace_kind_t kind, uint32_t lane, uint64_t task,
+                double when)
+{
     if (!self->rep.trace)
         return;
-    double t = tf_now () - self->rep.trace_t0;
+    double t = when - self->rep.trace_t0;
     if (begins)
         trace_begin (self->rep.trace, kind, lane, task, t);
     else
@@ -419,10 +426,10 @@ report_engine_units (const node_t *self, double *at)
 }
 
 void
-report_computed (node_t *self, double seconds, uint32_t lane, uint64_t task)
+report_computed (node_t *self, double seconds, uint32_t lane, uint64_t task, double ended)
 {
     self->rep.compute_seconds += seconds;
-    report_span (self, 0, TRACE_COMPUTE, lane, task);
+    report_span_at (self, 0, TRACE_COMPUTE, lane, task, ended);
 }
 
 void

@@ -505,10 +505,13 @@ void report_start (node_t *self);
 void report_begin_trace (node_t *self);
 
 /*  The timeline, when the run asks for one: a task begins (or ends) on
- *  kind's track `lane` now; chunk_span: a chunk of `count` sent or
- *  received, the first beginning the task's span, the last ending it. */
+ *  kind's track `lane` now (span_at: at when, a tf_now () time);
+ *  chunk_span: a chunk of `count` sent or received, the first beginning
+ *  the task's span, the last ending it. */
 void report_span (node_t *self, int begins, trace_kind_t kind, uint32_t lane,
                   uint64_t task);
+void report_span_at (node_t *self, int begins, trace_kind_t kind, uint32_t lane,
+                     uint64_t task, double when);
 void report_chunk_span (node_t *self, trace_kind_t kind, uint32_t lane, uint64_t task,
                         uint32_t index, uint32_t count);
 
@@ -526,8 +529,10 @@ double report_engine_units (const node_t *self, double *at);
 /*  Wall seconds the engine computed from START up to now. */
 double report_busy_seconds (const node_t *self, double now);
 
-/*  A task ran `seconds` on worker lane: its span ends, its time counts. */
-void report_computed (node_t *self, double seconds, uint32_t lane, uint64_t task);
+/*  A task ran `seconds` on worker lane: its span ends at ended (a tf_now
+ *  time), its time counts. */
+void report_computed (node_t *self, double seconds, uint32_t lane, uint64_t task,
+                      double ended);
 
 /*  The engine starts a task at now: its busy time runs. */
 void report_engine_started (node_t *self, double now);

@@ -20,7 +20,8 @@ setup_opts_t
 setup_opts_default (void)
 {
     return (setup_opts_t){.pace = SETUP_PACE_AUTO, .batch_max = SETUP_BATCH_MAX,
-                          .batch_delay = SETUP_BATCH_DELAY, .meter_min = SETUP_METER_MIN};
+                          .batch_delay = SETUP_BATCH_DELAY, .meter_min = SETUP_METER_MIN,
+                          .depth = 1};
 }
 
 core_child_info_t
@@ -125,7 +126,7 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
         .nchildren = me->nchildren,
         .children = kids,
         .command_tasks = cfg->commands.count,
-        .slots = cfg->commands.count ? me->slots : 1,
+        .slots = cfg->commands.count ? me->slots * (opts->depth ? opts->depth : 1) : 1,
         .relay = config_node_is_relay (me),
         .max_attempts = cfg->commands.attempts,
         .task_info = opts->bag ? opts->bag->task_info : NULL,
