@@ -101,7 +101,7 @@ TEST_SUPPORT := $(BUILD)/obj/tests/helpers.o $(BUILD)/obj/tests/vclock.o
 HELPERS  := $(BUILD)/tests/hostile $(BUILD)/tests/burner_probe
 
 # The benchmarks' reference programs (make bench builds them).
-BENCH_BINS := $(BUILD)/bin/raw-dispatch $(BUILD)/bin/load-probe
+BENCH_BINS := $(BUILD)/bin/raw-dispatch $(BUILD)/bin/load-probe $(BUILD)/bin/spin
 
 # Fuzz targets: clang, libFuzzer, ASan and UBSan, the overlay layer built
 # again with coverage (the wire, the config and the tasks file are all
@@ -117,7 +117,7 @@ FUZZ_SECONDS ?= 60
 
 ALL_OBJ  := $(LIB_OBJ) $(BUILD)/obj/node/main.o $(BUILD)/obj/controller/main.o \
             $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(FUZZ_OBJ) $(HELPERS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.o) \
-            $(BUILD)/obj/bench/raw_dispatch.o $(BUILD)/obj/bench/load_probe.o \
+            $(BUILD)/obj/bench/raw_dispatch.o $(BUILD)/obj/bench/load_probe.o $(BUILD)/obj/bench/spin.o \
             $(TEST_SUPPORT) $(patsubst %.cpp,$(BUILD)/obj/%.o,$(SIM_SRC:%.c=$(BUILD)/obj/%.o)) $(BUILD)/obj/sim/main.o
 
 # Test objects are intermediates of the pattern rules; keep them (make
@@ -174,6 +174,11 @@ $(BUILD)/bin/treefarm-sim: $(BUILD)/obj/sim/main.o $(LIB_SIM) $(TEST_LIBS)
 $(BUILD)/bin/raw-dispatch: $(BUILD)/obj/bench/raw_dispatch.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# The short CPU-bound command of bench-commands.sh: libc only.
+$(BUILD)/bin/spin: $(BUILD)/obj/bench/spin.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^
 
 # The background load's measurements use the node's load processes.
 $(BUILD)/bin/load-probe: $(BUILD)/obj/bench/load_probe.o $(NODE_LIBS)

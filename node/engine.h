@@ -54,6 +54,10 @@ typedef struct {
                                 every 50, not 10 (node/build.c) */
     int in_loop;             /* emulated: run in the caller's loop, no
                                 thread (ignored in real mode) */
+    int lazy_kernel;         /* real: make the kernel (N x N, 4 MiB at the
+                                default N) at the first task, not at the
+                                start: a run of commands may never need
+                                it, and its start-up is shorter */
 } engine_cfg_t;
 
 /*  Start an engine thread. Returns NULL with a message in err if the

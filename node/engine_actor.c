@@ -324,6 +324,8 @@ actor_start (actor_t *self, zmsg_t *msg)
         return;
     }
 
+    if (self->cfg.mode == PLATFORM_REAL && !self->kernel)
+        self->kernel = kernel_new (self->cfg.matrix_n, ENGINE_SEED);
     double start = tf_now ();
     self->task_units = units;
     self->reported = start;
@@ -356,7 +358,7 @@ engine_actor (zsock_t *pipe, void *args)
      * more: a task's end is noticed that much later otherwise. */
     prctl (PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     self.poller = zpoller_new (pipe, NULL);
-    if (self.cfg.mode == PLATFORM_REAL)
+    if (self.cfg.mode == PLATFORM_REAL && !self.cfg.lazy_kernel)
         self.kernel = kernel_new (self.cfg.matrix_n, ENGINE_SEED);
     zsock_signal (pipe, 0);
 

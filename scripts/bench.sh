@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
 export BUILD
-PARTS=${PARTS:-pacing dispatch datapath scale efficiency bigfile load}
+PARTS=${PARTS:-pacing dispatch commands datapath scale efficiency bigfile load}
 BENCH_DIR=$(mktemp -d /tmp/treefarm-bench-out.XXXXXX)
 export BENCH_DIR
 trap 'rm -rf "$BENCH_DIR"' EXIT
