@@ -18,6 +18,7 @@
 #include "controller/progress.h"
 #include "controller/results.h"
 #include "controller/session.h"
+#include "controller/slurm.h"
 #include "controller/timeline.h"
 #include "overlay/config.h"
 #include "overlay/proto.h"
@@ -369,16 +370,32 @@ usage_options (FILE *out)
              "  --quiet            no progress line\n"
              "  --node-bin PATH    the treefarm-node to run (default: $TREEFARM_NODE,\n"
              "                     else the one next to treefarm, else on PATH)\n"
-             "  --timeout SECONDS  fail the run after SECONDS of wall time\n"
+             "  --timeout SECONDS  fail the run after SECONDS of wall time\n");
+}
+
+/*  The options of `treefarm run` about where the nodes run. */
+static void
+usage_deploy_options (FILE *out)
+{
+    fprintf (out,
              "  --ssh-config FILE  ssh -F FILE for every ssh host (default: ssh's own,\n"
              "                     ~/.ssh/config)\n"
              "  --push-binary      copy the node binary to every ssh host first, into\n"
              "                     ~/.cache/treefarm/treefarm-node-HASH (skipped when\n"
              "                     there); without it the node must be at the same path\n"
              "                     or on the remote PATH\n"
+             "  --slurm            place the nodes on the hosts of the Slurm allocation\n"
+             "                     this runs in (salloc, sbatch): those with host\n"
+             "                     \"slurm\", or every node when none names a host,\n"
+             "                     one CPU each, round the hosts in order; all start\n"
+             "                     with one srun step (docs/deploy.md, \"Slurm\")\n"
+             "  --slurm-args ARGS  outside an allocation, ask for one first: run this\n"
+             "                     command again under `salloc ARGS` with --slurm,\n"
+             "                     e.g. --slurm-args '-N 16 -p batch -t 60' (ARGS\n"
+             "                     split at blanks)\n"
              "  --curve            CURVE on every socket: each peer authenticated by a\n"
              "                     key made for the run, traffic encrypted (the\n"
-             "                     default when a node is on an ssh host;\n"
+             "                     default when a node is on an ssh or slurm host;\n"
              "                     docs/security.md)\n"
              "  --no-curve         plain TCP, even with ssh hosts (trusted networks)\n"
              "  -h, --help         show this help\n");
@@ -393,17 +410,19 @@ usage (FILE *out)
              "                           [--tasks FILE | --command CMD --inputs GLOB]\n"
              "                           [--retries N] [--resume]\n"
              "                           [--ssh-config FILE] [--push-binary]\n"
+             "                           [--slurm | --slurm-args ARGS]\n"
              "                           [--curve | --no-curve] [--trace FILE]\n"
              "                           [--load FILE] [--adapt [--reclaim MODE]]\n"
              "                           [--no-endgame] [--ia-order ORDER]\n"
              "\n"
              "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
              "node, each where its host says (local, ssh://[user@]host[:port],\n"
-             "netns:NAME; docs/deploy.md), show its progress, and write results.json,\n"
+             "netns:NAME, slurm; docs/deploy.md), show its progress, and write results.json,\n"
              "nodes.csv and tasks.csv into the results directory; command tasks'\n"
              "outputs land in DIR/tasks/ID/ (docs/commands.md).\n"
              "\n");
     usage_options (out);
+    usage_deploy_options (out);
     fprintf (out,
              "\n"
              "environment:\n"
@@ -412,7 +431,8 @@ usage (FILE *out)
              "                         e.g. \"valgrind --error-exitcode=99 -q\"\n"
              "\n"
              "Before anything starts, every ssh host is reached (ssh -o BatchMode=yes)\n"
-             "and must run the node, and every namespace must exist.\n"
+             "and must run the node, every namespace must exist, and with --slurm the\n"
+             "allocation must hold every node and its hosts resolve here.\n"
              "\n"
              "exit status: 0 complete, 1 the run failed or a command failed after its\n"
              "last attempt, 2 bad usage, config, tasks file or a host that cannot be\n"
@@ -420,11 +440,39 @@ usage (FILE *out)
 }
 
 
+/*  --trace FILE can be written. Returns -1 to go on, or the exit code. */
+static int
+check_trace (const char *trace)
+{
+    char err[TF_ERRLEN];
+    if (trace && timeline_check_path (trace, err, sizeof err) != 0)
+        return cli_usage_error ("run", CLI_EXIT_USAGE, "%s", err);
+    return -1;
+}
+
+/*  --slurm-args: outside an allocation, run again under salloc (the
+ *  config checked first, so a bad one asks Slurm for nothing). Returns
+ *  only on failure, -1 after saying why. */
+static int
+run_salloc (const char *args, int argc, char **argv)
+{
+    char err[TF_ERRLEN];
+    const char *job = getenv ("SLURM_JOB_ID");
+    if (job && *job) {
+        cli_usage_error ("run", CLI_EXIT_USAGE, "--slurm-args asks Slurm for an "
+                         "allocation, and this runs in one (job %s): give --slurm", job);
+        return -1;
+    }
+    slurm_salloc_exec (args, "run", argc, argv, err, sizeof err);
+    cli_usage_error ("run", CLI_EXIT_USAGE, "--slurm-args: %s", err);
+    return -1;
+}
+
 int
 run_main (int argc, char **argv)
 {
     const char *policy = NULL, *path = NULL, *trace = NULL, *load = NULL;
-    const char *reclaim = NULL, *ia_order = NULL;
+    const char *reclaim = NULL, *ia_order = NULL, *slurm_args = NULL;
     int quiet = 0, curve_on = 0, curve_off = 0, adapt = 0, no_endgame = 0;
     session_opts_t opt = {.command = "run"};
     bag_opts_t bo = {.retries = NAN};
@@ -441,6 +489,8 @@ run_main (int argc, char **argv)
         {"resume", CLI_FLAG, &bo.resume, NULL},
         {"ssh-config", CLI_STRING, &opt.ssh_config, NULL},
         {"push-binary", CLI_FLAG, &opt.push_binary, NULL},
+        {"slurm", CLI_FLAG, &opt.slurm, NULL},
+        {"slurm-args", CLI_STRING, &slurm_args, NULL},
         {"curve", CLI_FLAG, &curve_on, NULL},
         {"no-curve", CLI_FLAG, &curve_off, NULL},
         {"trace", CLI_STRING, &trace, NULL},
@@ -454,20 +504,19 @@ run_main (int argc, char **argv)
                           usage, &path);
     if (code < 0)
         code = session_curve_flags ("run", curve_on, curve_off, &opt.curve);
+    if (code < 0)
+        code = check_trace (trace);
     if (code >= 0)
         return code;
-    char err[TF_ERRLEN];
-    if (trace && timeline_check_path (trace, err, sizeof err) != 0)
-        return cli_usage_error ("run", CLI_EXIT_USAGE, "%s", err);
     opt.config_path = path;
     bo.out_dir = opt.out_dir;
     bo.trace = trace != NULL;
     config_t *cfg = run_load_experiment (path, policy, load);
     if (cfg && (run_adapt_options (cfg, adapt, reclaim, "run") != 0
                 || run_endgame_option (cfg, no_endgame, "run") != 0
-                || run_ia_order_option (cfg, ia_order, "run") != 0))
+                || run_ia_order_option (cfg, ia_order, "run") != 0
+                || (slurm_args && run_salloc (slurm_args, argc, argv) != 0)))
         config_destroy (&cfg);
-    code = cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
+    return cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
                : CLI_EXIT_USAGE;
-    return code;
 }
