@@ -418,8 +418,9 @@ on_fail (session_t *self, peer_t *peer, const proto_msg_t *m)
 {
     session_handle_exits (self);
     int node = (int) (peer - self->peers);
-    if (peer->lost
-        || (in_run (self, peer) && !self->driver->measure && peer->node->parent >= 0)) {
+    /*  During the run a FAIL loses the node; the root's fails the run
+     *  as a lost root (an interrupted root: its Slurm step cancelled). */
+    if (peer->lost || (in_run (self, peer) && !self->driver->measure)) {
         lose_by_fail (self, node, m->text);
         return;
     }
