@@ -12,6 +12,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "controller/bag.h"
 #include "controller/cli.h"
@@ -21,6 +23,7 @@
 #include "controller/slurm.h"
 #include "controller/timeline.h"
 #include "overlay/config.h"
+#include "overlay/host.h"
 #include "overlay/proto.h"
 #include "overlay/util.h"
 #include "policies/policy.h"
@@ -29,10 +32,26 @@
  *  crash loses at most this much and a full disk shows up promptly. */
 #define TASKS_FLUSH_S 1.0
 
+/*  How often a run in a Slurm job with a time limit compares the bag's
+ *  expected end with the job's (seconds), once a task is done and this
+ *  long after START. */
+#define JOB_END_CHECK_S 5.0
+#define JOB_END_FIRST_S 1.0
+
+/*  A run in a Slurm job with an end: when it ends, what was done at
+ *  START, whether it was said already. */
+typedef struct {
+    time_t end;              /* 0: no Slurm job, or no time limit */
+    uint64_t done_at_start;
+    double t_check;
+    int warned;
+} run_job_t;
+
 typedef struct {
     progress_t *progress;
     int progress_started;
     double t_tasks_flush;    /* tasks.csv last flushed */
+    run_job_t job;
 } run_t;
 
 /*  The root's first completions: append them to tasks.csv. A refused
@@ -82,6 +101,49 @@ run_message (session_t *s, void *arg, int node, const proto_msg_t *m, char *err,
     return tf_error (err, errlen, "unexpected");
 }
 
+/*  The Slurm job's end, when the run's nodes are placed by Slurm and the
+ *  job has a time limit (squeue); 0 otherwise, said when it cannot be
+ *  told. */
+static time_t
+job_end_of (session_t *s)
+{
+    const config_t *cfg = session_config (s);
+    const char *job = getenv ("SLURM_JOB_ID");
+    int placed = 0;
+    for (int i = 0; i < cfg->nnodes; i++)
+        placed |= strcmp (cfg->nodes[i].host, HOST_SLURM_TEXT) == 0;
+    char err[TF_ERRLEN];
+    time_t end = 0;
+    if (placed && job && slurm_job_end (job, &end, err, sizeof err) != 0)
+        session_log (s, "cannot tell when the Slurm job ends: %s", err);
+    return placed ? end : 0;
+}
+
+/*  Say once when the bag, at its rate since START, would end after the
+ *  Slurm job: what is left then stays in the journal. */
+static void
+watch_job_end (run_job_t *job, session_t *s, double now)
+{
+    double since = now - session_started_at (s);
+    if (!job->end || job->warned || since < JOB_END_FIRST_S
+        || now - job->t_check < JOB_END_CHECK_S)
+        return;
+    job->t_check = now;
+    uint64_t done = results_completed (session_results (s));
+    uint64_t total = config_bag_size (session_config (s));
+    if (done <= job->done_at_start || done >= total)
+        return;
+    double rate = (double) (done - job->done_at_start) / since;
+    double need = (double) (total - done) / rate, left = difftime (job->end, time (NULL));
+    if (need <= left)
+        return;
+    job->warned = 1;
+    session_log (s, "the Slurm job ends in %.0f s, before the bag: %llu tasks left at "
+                 "%.2f tasks/s need %.0f s; what is not done by then stays in the journal, "
+                 "and --resume in a new allocation continues", left,
+                 (unsigned long long) (total - done), rate, need);
+}
+
 /*  The progress line, and tasks.csv pushed to the disk every TASKS_FLUSH_S. */
 static void
 run_tick (session_t *s, void *arg, double now)
@@ -90,7 +152,10 @@ run_tick (session_t *s, void *arg, double now)
     if (!run->progress_started) {
         progress_start (run->progress, session_started_at (s));
         run->progress_started = 1;
+        run->job.done_at_start = results_completed (session_results (s));
+        run->job.end = job_end_of (s);
     }
+    watch_job_end (&run->job, s, now);
     /*  Adapting: the live efficiency, against the platform as it now is. */
     progress_set_bound (run->progress, results_live_bound (session_results (s)));
     progress_update (run->progress, results_completed (session_results (s)), now);

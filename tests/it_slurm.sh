@@ -15,6 +15,7 @@
 #     again, the run completes;
 #   - scancel of the job mid-run: the root is lost, exit 1, the journal
 #     kept; --resume in a new allocation finishes every task once;
+#   - a job whose time limit comes before the bag's expected end: said;
 #   - a root that only relays ("slots": 0) under Slurm.
 # scripts/install-deps.sh installs slurm-wlm and munge: under CI a missing
 # one is a failure.
@@ -244,6 +245,21 @@ expect "scancel, --resume in a new allocation: exit 0 (got $rc)" test "$rc" = 0
 expect "scancel, --resume: every task recorded exactly once" \
     tasks_exactly_once "$out" 200 commands
 expect "scancel, --resume: every output right" outputs_right "$out" 200
+
+# --- a job that ends before the bag can: said, once ---------------------------
+out=$WORK/short
+salloc -Q -n 5 -t 1 -J tf-it-short "$TREEFARM" run configs/farm5.json --slurm --quiet \
+    --out "$out" --command "sleep 5; $GZ" --inputs "$WORK/data/*.txt" >"$out.out" \
+    2>"$out.err" & ctl=$!
+for _ in $(seq 300); do grep -q "Slurm job ends" "$out.err" && break; sleep 0.1; done
+scancel "$(squeue -h -n tf-it-short -o %i)"
+wait "$ctl"
+expect "a job of 1 minute for 200 tasks of 5 s: the run says the job ends first" \
+    grep -q "the Slurm job ends in [0-9]* s, before the bag: .*--resume in a new allocation continues" \
+    "$out.err"
+expect "  ... once" test "$(grep -c "Slurm job ends" "$out.err")" = 1
+expect "  ... and a job without a time limit says nothing of it" \
+    test "$(grep -c "Slurm job ends" "$WORK/gz.err")" = 0
 
 # --- a root that only relays, under Slurm -------------------------------------
 python3 - configs/farm5.json "$WORK/relay5.json" <<'PY'
