@@ -83,6 +83,7 @@ start_all (session_t *self)
         for (int i = 0; i < self->cfg->nnodes; i++)
             session_send_peer (self, &self->peers[i], proto_empty (PROTO_PING), 1);
     self->t.start = tf_now ();
+    results_set_startup (self->results, self->t.start - self->t.created);
     for (int i = 0; i < self->cfg->nnodes; i++)
         self->peers[i].heard = self->t.start;
     self->phase = PHASE_RUNNING;

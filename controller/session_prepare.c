@@ -266,6 +266,7 @@ session_new (const session_opts_t *opt, config_t **cfg_p)
 {
     char err[TF_ERRLEN];
     session_t *self = xcalloc (1, sizeof *self);
+    self->t.created = tf_now ();
     self->opt = *opt;
     self->link.refusals = ratelog_init (RATELOG_BURST, RATELOG_WINDOW);
     self->cfg = *cfg_p;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Integration: a tree inside a Slurm allocation (docs/deploy.md, "Slurm").
-# Starts its own Slurm on this machine: munged with a private key and
-# socket, slurmctld and slurmd from Debian's slurm-wlm on free loopback
-# ports, with a generated slurm.conf (one node, this machine, 64 CPUs
-# declared so that 64 tasks fit) and private state, spool and log
-# directories; no systemd; everything it started stopped by PID at the
-# end. Then:
+# Starts its own Slurm on this machine (scripts/slurm-private.sh): munged
+# with a private key and socket, slurmctld and slurmd from Debian's
+# slurm-wlm on free loopback ports, with a generated slurm.conf (one node,
+# this machine, 64 CPUs declared so that 64 tasks fit) and private state,
+# spool and log directories; no systemd; everything it started stopped by
+# PID at the end. Then:
 #   - refusals, exit 2 and nothing started: --slurm outside an allocation,
 #     more tree nodes than the allocation holds, an allocation whose host
 #     does not resolve, host "slurm" without --slurm;
@@ -26,69 +26,17 @@ need_package munge /usr/sbin/munged
 # slurmd starts the tasks of every user, and so runs as root (CI does).
 [ "$(id -u)" = 0 ] || skip "slurmd must run as root to start a step's tasks"
 
+source "$(dirname "$0")/../scripts/slurm-private.sh"
 S=$WORK/slurm
-mkdir -p "$S/state" "$S/spool" "$S/log" "$S/run"
-free_port () {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 HOST=$(hostname -s)
-pids=()
 cleanup () {
-    local p
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+    slurm_private_stop
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
-
-dd if=/dev/urandom of="$S/munge.key" bs=1024 count=1 2>/dev/null
-chmod 600 "$S/munge.key"
-cat >"$S/slurm.conf" <<EOF
-ClusterName=treefarm-it
-SlurmctldHost=$HOST(127.0.0.1)
-SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
-SlurmUser=$(id -un)
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$S/munge.sock
-CredType=cred/munge
-StateSaveLocation=$S/state
-SlurmdSpoolDir=$S/spool
-SlurmctldPidFile=$S/run/slurmctld.pid
-SlurmdPidFile=$S/run/slurmd.pid
-SlurmctldLogFile=$S/log/slurmctld.log
-SlurmdLogFile=$S/log/slurmd.log
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SchedulerType=sched/builtin
-MpiDefault=none
-ReturnToService=2
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-SlurmdParameters=config_overrides
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=64 State=UNKNOWN
-PartitionName=it Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-EOF
-export SLURM_CONF=$S/slurm.conf
-unset SLURM_JOB_ID SLURM_JOBID SLURM_JOB_NODELIST SLURM_JOB_CPUS_PER_NODE
-
-# --force: munged wants its socket's directory open to all, and $WORK is
-# private (mode 0700).
-/usr/sbin/munged -F --force --socket="$S/munge.sock" --key-file="$S/munge.key" \
-    --pid-file="$S/run/munged.pid" --log-file="$S/log/munged.log" \
-    --seed-file="$S/munge.seed" 2>"$S/log/munged.err" & pids+=($!)
-for _ in $(seq 100); do [ -S "$S/munge.sock" ] && break; sleep 0.05; done
-/usr/sbin/slurmctld -D -f "$S/slurm.conf" 2>"$S/log/slurmctld.err" & pids+=($!)
-/usr/sbin/slurmd -D -f "$S/slurm.conf" 2>"$S/log/slurmd.err" & pids+=($!)
-up=0 deadline=$((SECONDS + 30))
-while [ "$SECONDS" -lt "$deadline" ]; do
-    [ "$(timeout 5 sinfo -h -o %T 2>/dev/null)" = idle ] && { up=1; break; }
-    sleep 0.1
-done
+up=0
+slurm_private_start "$S" && up=1
 expect "a private Slurm is up (sinfo: idle)" test "$up" = 1
 if [ "$up" != 1 ]; then tail -n 5 "$S"/log/*; finish; exit 1; fi
 
@@ -179,6 +127,9 @@ sys.exit(0 if any(r["node"] != "head" for r in rows) else 1)' "$out"
 expect "gzip: CURVE on by default" python3 -c '
 import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["curve"] is True else 1)' \
     "$out/results.json"
+expect "gzip: results.json says how long the start-up took (startup_s)" python3 -c '
+import json, sys; s = json.load(open(sys.argv[1]))["startup_s"]; sys.exit(0 if s > 0 else 1)' \
+    "$out/results.json"
 expect "gzip: no certificate file left in the nodes' TMPDIR" \
     test -z "$(ls -A "$WORK/tmp")"
 expect "gzip: no node process outlives the run" no_node_alive "$out"
@@ -251,7 +202,7 @@ out=$WORK/short
 salloc -Q -n 5 -t 1 -J tf-it-short "$TREEFARM" run configs/farm5.json --slurm --quiet \
     --out "$out" --command "sleep 5; $GZ" --inputs "$WORK/data/*.txt" >"$out.out" \
     2>"$out.err" & ctl=$!
-for _ in $(seq 300); do grep -q "Slurm job ends" "$out.err" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -qs "Slurm job ends" "$out.err" && break; sleep 0.1; done
 scancel "$(squeue -h -n tf-it-short -o %i)"
 wait "$ctl"
 expect "a job of 1 minute for 200 tasks of 5 s: the run says the job ends first" \
