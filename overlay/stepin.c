@@ -126,7 +126,7 @@ stepin_read (FILE *in, int rank, stepin_node_t *out, char *err, size_t errlen)
             rc = -3;
             break;
         }
-        explicit_bzero (line, STEPIN_LINE_MAX + 2);
+        explicit_bzero (line, strlen (line));
         if (!in_block)
             mine = 0;
     }
