@@ -134,11 +134,12 @@ expect "gzip: no certificate file left in the nodes' TMPDIR" \
     test -z "$(ls -A "$WORK/tmp")"
 expect "gzip: no node process outlives the run" no_node_alive "$out"
 
-# task_pid RANK: the pid of the node that is task RANK of a step of this
-# Slurm (its environment says so), waiting up to 5 s for it.
+# task_pid RANK [TRIES]: the pid of the node that is task RANK of a step
+# of this Slurm (its environment says so), looking TRIES times 50 ms
+# apart (default 100: up to 5 s).
 task_pid () {
     local p
-    for _ in $(seq 100); do
+    for _ in $(seq "${2:-100}"); do
         for p in $(pgrep -x treefarm-node); do
             [ "$( { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null |
                    grep -cx -e "SLURM_PROCID=$1" -e "SLURM_CONF=$S/slurm.conf")" = 2 ] &&
@@ -196,6 +197,24 @@ expect "scancel, --resume in a new allocation: exit 0 (got $rc)" test "$rc" = 0
 expect "scancel, --resume: every task recorded exactly once" \
     tasks_exactly_once "$out" 200 commands
 expect "scancel, --resume: every output right" outputs_right "$out" 200
+
+# --- the controller killed with SIGKILL: no node left ---------------------------
+out=$WORK/killed
+salloc -Q -n 5 "$TREEFARM" run configs/farm5.json --slurm --quiet --out "$out" "${SLOW[@]}" \
+    >"$out.out" 2>"$out.err" & alloc=$!
+await_records "$out" 30
+ctl=$(pgrep -P "$alloc" -x treefarm)
+expect "controller killed: found" test -n "$ctl"
+expect "controller killed: its nodes were running (the probe below sees them)" \
+    test -n "$(task_pid 0 1)"
+[ -n "$ctl" ] && kill -9 "$ctl"
+wait "$alloc"
+left=1
+for _ in $(seq 100); do
+    [ -z "$(for r in 0 1 2 3 4; do task_pid $r 1; done)" ] && { left=0; break; }
+    sleep 0.1
+done
+expect "controller killed with SIGKILL: no node of the step left within 10 s" test "$left" = 0
 
 # --- a job that ends before the bag can: said, once ---------------------------
 out=$WORK/short
