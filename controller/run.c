@@ -12,18 +12,15 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include "controller/bag.h"
 #include "controller/cli.h"
 #include "controller/progress.h"
 #include "controller/results.h"
 #include "controller/session.h"
-#include "controller/slurm.h"
+#include "controller/slurm_cli.h"
 #include "controller/timeline.h"
 #include "overlay/config.h"
-#include "overlay/host.h"
 #include "overlay/proto.h"
 #include "overlay/util.h"
 #include "policies/policy.h"
@@ -32,26 +29,11 @@
  *  crash loses at most this much and a full disk shows up promptly. */
 #define TASKS_FLUSH_S 1.0
 
-/*  How often a run in a Slurm job with a time limit compares the bag's
- *  expected end with the job's (seconds), once a task is done and this
- *  long after START. */
-#define JOB_END_CHECK_S 5.0
-#define JOB_END_FIRST_S 1.0
-
-/*  A run in a Slurm job with an end: when it ends, what was done at
- *  START, whether it was said already. */
-typedef struct {
-    time_t end;              /* 0: no Slurm job, or no time limit */
-    uint64_t done_at_start;
-    double t_check;
-    int warned;
-} run_job_t;
-
 typedef struct {
     progress_t *progress;
     int progress_started;
     double t_tasks_flush;    /* tasks.csv last flushed */
-    run_job_t job;
+    slurm_watch_t job;   /* the Slurm job's end (slurm_cli.h) */
 } run_t;
 
 /*  The root's first completions: append them to tasks.csv. A refused
@@ -101,49 +83,6 @@ run_message (session_t *s, void *arg, int node, const proto_msg_t *m, char *err,
     return tf_error (err, errlen, "unexpected");
 }
 
-/*  The Slurm job's end, when the run's nodes are placed by Slurm and the
- *  job has a time limit (squeue); 0 otherwise, said when it cannot be
- *  told. */
-static time_t
-job_end_of (session_t *s)
-{
-    const config_t *cfg = session_config (s);
-    const char *job = getenv ("SLURM_JOB_ID");
-    int placed = 0;
-    for (int i = 0; i < cfg->nnodes; i++)
-        placed |= strcmp (cfg->nodes[i].host, HOST_SLURM_TEXT) == 0;
-    char err[TF_ERRLEN];
-    time_t end = 0;
-    if (placed && job && slurm_job_end (job, &end, err, sizeof err) != 0)
-        session_log (s, "cannot tell when the Slurm job ends: %s", err);
-    return placed ? end : 0;
-}
-
-/*  Say once when the bag, at its rate since START, would end after the
- *  Slurm job: what is left then stays in the journal. */
-static void
-watch_job_end (run_job_t *job, session_t *s, double now)
-{
-    double since = now - session_started_at (s);
-    if (!job->end || job->warned || since < JOB_END_FIRST_S
-        || now - job->t_check < JOB_END_CHECK_S)
-        return;
-    job->t_check = now;
-    uint64_t done = results_completed (session_results (s));
-    uint64_t total = config_bag_size (session_config (s));
-    if (done <= job->done_at_start || done >= total)
-        return;
-    double rate = (double) (done - job->done_at_start) / since;
-    double need = (double) (total - done) / rate, left = difftime (job->end, time (NULL));
-    if (need <= left)
-        return;
-    job->warned = 1;
-    session_log (s, "the Slurm job ends in %.0f s, before the bag: %llu tasks left at "
-                 "%.2f tasks/s need %.0f s; what is not done by then stays in the journal, "
-                 "and --resume in a new allocation continues", left,
-                 (unsigned long long) (total - done), rate, need);
-}
-
 /*  The progress line, and tasks.csv pushed to the disk every TASKS_FLUSH_S. */
 static void
 run_tick (session_t *s, void *arg, double now)
@@ -152,10 +91,9 @@ run_tick (session_t *s, void *arg, double now)
     if (!run->progress_started) {
         progress_start (run->progress, session_started_at (s));
         run->progress_started = 1;
-        run->job.done_at_start = results_completed (session_results (s));
-        run->job.end = job_end_of (s);
+        slurm_watch_start (&run->job, s);
     }
-    watch_job_end (&run->job, s, now);
+    slurm_watch_tick (&run->job, s, now);
     /*  Adapting: the live efficiency, against the platform as it now is. */
     progress_set_bound (run->progress, results_live_bound (session_results (s)));
     progress_update (run->progress, results_completed (session_results (s)), now);
@@ -448,16 +386,9 @@ usage_deploy_options (FILE *out)
              "  --push-binary      copy the node binary to every ssh host first, into\n"
              "                     ~/.cache/treefarm/treefarm-node-HASH (skipped when\n"
              "                     there); without it the node must be at the same path\n"
-             "                     or on the remote PATH\n"
-             "  --slurm            place the nodes on the hosts of the Slurm allocation\n"
-             "                     this runs in (salloc, sbatch): those with host\n"
-             "                     \"slurm\", or every node when none names a host,\n"
-             "                     one CPU each, round the hosts in order; all start\n"
-             "                     with one srun step (docs/deploy.md, \"Slurm\")\n"
-             "  --slurm-args ARGS  outside an allocation, ask for one first: run this\n"
-             "                     command again under `salloc ARGS` with --slurm,\n"
-             "                     e.g. --slurm-args '-N 16 -p batch -t 60' (ARGS\n"
-             "                     split at blanks)\n"
+             "                     or on the remote PATH\n");
+    slurm_cli_usage (out);
+    fprintf (out,
              "  --curve            CURVE on every socket: each peer authenticated by a\n"
              "                     key made for the run, traffic encrypted (the\n"
              "                     default when a node is on an ssh or slurm host;\n"
@@ -476,6 +407,7 @@ usage (FILE *out)
              "                           [--retries N] [--resume]\n"
              "                           [--ssh-config FILE] [--push-binary]\n"
              "                           [--slurm | --slurm-args ARGS]\n"
+             "                           [--tree auto --fanout K]\n"
              "                           [--curve | --no-curve] [--trace FILE]\n"
              "                           [--load FILE] [--adapt [--reclaim MODE]]\n"
              "                           [--no-endgame] [--ia-order ORDER]\n"
@@ -505,39 +437,24 @@ usage (FILE *out)
 }
 
 
-/*  --trace FILE can be written. Returns -1 to go on, or the exit code. */
+/*  --trace FILE: it can be written, and the bag records what the trace
+ *  needs. Returns -1 to go on, or the exit code. */
 static int
-check_trace (const char *trace)
+trace_option (const char *trace, bag_opts_t *bo)
 {
     char err[TF_ERRLEN];
     if (trace && timeline_check_path (trace, err, sizeof err) != 0)
         return cli_usage_error ("run", CLI_EXIT_USAGE, "%s", err);
-    return -1;
-}
-
-/*  --slurm-args: outside an allocation, run again under salloc (the
- *  config checked first, so a bad one asks Slurm for nothing). Returns
- *  only on failure, -1 after saying why. */
-static int
-run_salloc (const char *args, int argc, char **argv)
-{
-    char err[TF_ERRLEN];
-    const char *job = getenv ("SLURM_JOB_ID");
-    if (job && *job) {
-        cli_usage_error ("run", CLI_EXIT_USAGE, "--slurm-args asks Slurm for an "
-                         "allocation, and this runs in one (job %s): give --slurm", job);
-        return -1;
-    }
-    slurm_salloc_exec (args, "run", argc, argv, err, sizeof err);
-    cli_usage_error ("run", CLI_EXIT_USAGE, "--slurm-args: %s", err);
+    bo->trace = trace != NULL;
     return -1;
 }
 
 int
 run_main (int argc, char **argv)
 {
-    const char *policy = NULL, *path = NULL, *trace = NULL, *load = NULL;
-    const char *reclaim = NULL, *ia_order = NULL, *slurm_args = NULL;
+    const char *policy = NULL, *path = NULL, *trace = NULL;
+    const char *reclaim = NULL, *ia_order = NULL;
+    slurm_cli_t so = {0};
     int quiet = 0, curve_on = 0, curve_off = 0, adapt = 0, no_endgame = 0;
     session_opts_t opt = {.command = "run"};
     bag_opts_t bo = {.retries = NAN};
@@ -555,11 +472,13 @@ run_main (int argc, char **argv)
         {"ssh-config", CLI_STRING, &opt.ssh_config, NULL},
         {"push-binary", CLI_FLAG, &opt.push_binary, NULL},
         {"slurm", CLI_FLAG, &opt.slurm, NULL},
-        {"slurm-args", CLI_STRING, &slurm_args, NULL},
+        {"slurm-args", CLI_STRING, &so.args, NULL},
+        {"tree", CLI_STRING, &so.tree, NULL},
+        {"fanout", CLI_POSITIVE, &so.fanout, "a number of children"},
         {"curve", CLI_FLAG, &curve_on, NULL},
         {"no-curve", CLI_FLAG, &curve_off, NULL},
         {"trace", CLI_STRING, &trace, NULL},
-        {"load", CLI_STRING, &load, NULL},
+        {"load", CLI_STRING, &so.load, NULL},
         {"adapt", CLI_FLAG, &adapt, NULL},
         {"reclaim", CLI_STRING, &reclaim, NULL},
         {"no-endgame", CLI_FLAG, &no_endgame, NULL},
@@ -567,20 +486,17 @@ run_main (int argc, char **argv)
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
-    if (code < 0)
-        code = session_curve_flags ("run", curve_on, curve_off, &opt.curve);
-    if (code < 0)
-        code = check_trace (trace);
+    if (code < 0 && (code = session_curve_flags ("run", curve_on, curve_off, &opt.curve)) < 0)
+        code = trace_option (trace, &bo);
     if (code >= 0)
         return code;
     opt.config_path = path;
     bo.out_dir = opt.out_dir;
-    bo.trace = trace != NULL;
-    config_t *cfg = run_load_experiment (path, policy, load);
+    config_t *cfg = run_load_experiment (path, policy, so.load);
     if (cfg && (run_adapt_options (cfg, adapt, reclaim, "run") != 0
                 || run_endgame_option (cfg, no_endgame, "run") != 0
                 || run_ia_order_option (cfg, ia_order, "run") != 0
-                || (slurm_args && run_salloc (slurm_args, argc, argv) != 0)))
+                || slurm_cli_apply (&cfg, &so, opt.slurm, path, argc, argv) != 0))
         config_destroy (&cfg);
     return cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
                : CLI_EXIT_USAGE;

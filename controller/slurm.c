@@ -23,8 +23,9 @@ struct slurm_alloc {
     int nhosts;
     char **hosts;
     int *cpus;
-    int *used;               /* nodes placed on each host */
+    int *used;               /* CPUs taken on each host */
     int next;                /* where slurm_alloc_place looks first */
+    int per_node;            /* CPUs a node takes: SLURM_CPUS_PER_TASK */
 };
 
 /* ------------------------------------------------------------------------
@@ -149,6 +150,7 @@ slurm_alloc_new (const char *job, char *const hosts[], const int cpus[], int nho
     self->hosts = xcalloc ((size_t) nhosts, sizeof *self->hosts);
     self->cpus = xcalloc ((size_t) nhosts, sizeof *self->cpus);
     self->used = xcalloc ((size_t) nhosts, sizeof *self->used);
+    self->per_node = 1;
     for (int i = 0; i < nhosts; i++) {
         self->hosts[i] = xstrdup (hosts[i]);
         self->cpus[i] = cpus[i];
@@ -209,6 +211,19 @@ expand_hosts (const char *list, char **hosts, char *err, size_t errlen)
     return n;
 }
 
+/*  The CPUs each task of a step takes: SLURM_CPUS_PER_TASK (srun
+ *  inherits it), 1 when unset. */
+static int
+per_node_cpus (long *out, char *err, size_t errlen)
+{
+    const char *cpt = getenv ("SLURM_CPUS_PER_TASK"), *p = cpt;
+    *out = 1;
+    if (cpt && *cpt && (parse_count (&p, SLURM_CPUS_MAX, out) != 0 || *p))
+        return tf_error (err, errlen, "SLURM_CPUS_PER_TASK=%.20s is not a count in 1..%d",
+                         cpt, SLURM_CPUS_MAX);
+    return 0;
+}
+
 slurm_alloc_t *
 slurm_alloc_read (char *err, size_t errlen)
 {
@@ -230,9 +245,12 @@ slurm_alloc_read (char *err, size_t errlen)
     char **hosts = xcalloc (SLURM_HOSTS_MAX, sizeof *hosts);
     int *cpus = xcalloc (SLURM_HOSTS_MAX, sizeof *cpus);
     slurm_alloc_t *self = NULL;
-    int n = expand_hosts (list, hosts, err, errlen);
-    if (n > 0 && slurm_cpus_parse (cpus_text, cpus, n, err, errlen) == 0)
-        self = slurm_alloc_new (job, hosts, cpus, n, err, errlen);
+    long per_node = 1;
+    int n = per_node_cpus (&per_node, err, errlen) == 0
+            ? expand_hosts (list, hosts, err, errlen) : -1;
+    if (n > 0 && slurm_cpus_parse (cpus_text, cpus, n, err, errlen) == 0
+        && (self = slurm_alloc_new (job, hosts, cpus, n, err, errlen)))
+        self->per_node = (int) per_node;
     for (int i = 0; i < n; i++)
         free (hosts[i]);
     free (hosts);
@@ -278,17 +296,22 @@ slurm_alloc_place (slurm_alloc_t *self, char *err, size_t errlen)
 {
     for (int k = 0; k < self->nhosts; k++) {
         int i = (self->next + k) % self->nhosts;
-        if (self->used[i] < self->cpus[i]) {
-            self->used[i]++;
+        if (self->used[i] + self->per_node <= self->cpus[i]) {
+            self->used[i] += self->per_node;
             self->next = (i + 1) % self->nhosts;
             return i;
         }
     }
-    long total = slurm_alloc_total_cpus (self);
+    long total = slurm_alloc_total_cpus (self), most = 0;
+    for (int i = 0; i < self->nhosts; i++)
+        most += self->cpus[i] / self->per_node;
+    char each[64] = "one a node";
+    if (self->per_node > 1)
+        snprintf (each, sizeof each, "%d a node (SLURM_CPUS_PER_TASK)", self->per_node);
     return tf_error (err, errlen, "more tree nodes than the allocation holds: job %s has "
-                     "%d host%s and %ld CPU%s, one a node, so %ld nodes at most", self->job,
+                     "%d host%s and %ld CPU%s, %s, so %ld nodes at most", self->job,
                      self->nhosts, self->nhosts == 1 ? "" : "s", total, total == 1 ? "" : "s",
-                     total);
+                     each, most);
 }
 
 /* ------------------------------------------------------------------------

@@ -5,9 +5,10 @@
  *  such as "cn[01-04]") and SLURM_JOB_CPUS_PER_NODE ("8(x3),4": the CPUs
  *  of each host, in the host list's order). `scontrol show hostnames`
  *  expands the host list; treefarm reads nothing of Slurm's own. The
- *  allocation then places nodes on its hosts, each node taking one CPU:
- *  round the hosts in order, skipping a host whose CPUs are all taken, so
- *  several nodes share a host when there are fewer hosts than nodes.
+ *  allocation then places nodes on its hosts, each node taking one CPU
+ *  (or SLURM_CPUS_PER_TASK, which the step's srun inherits): round the
+ *  hosts in order, skipping a host without the CPUs left, so several
+ *  nodes share a host when there are fewer hosts than nodes.
  *
  *  Every size read from Slurm is checked against a limit below before it
  *  is used. The parsers are pure (tests/test_slurm.c); slurm_alloc_read
@@ -57,10 +58,11 @@ const char *slurm_alloc_host (const slurm_alloc_t *self, int i);
 int slurm_alloc_cpus (const slurm_alloc_t *self, int i);
 long slurm_alloc_total_cpus (const slurm_alloc_t *self);
 
-/*  Place one more node: the next host round the list with a CPU not yet
- *  taken. Returns the host's index, or -1 with err filled when every CPU
- *  of the allocation is taken ("the allocation (job J: H hosts, C CPUs)
- *  holds C nodes"). */
+/*  Place one more node: the next host round the list with the CPUs a
+ *  node takes not yet taken. Returns the host's index, or -1 with err
+ *  filled when none has them ("more tree nodes than the allocation
+ *  holds: job J has H hosts and C CPUs, one a node, so N nodes at
+ *  most"). */
 int slurm_alloc_place (slurm_alloc_t *self, char *err, size_t errlen);
 
 /*  SLURM_JOB_CPUS_PER_NODE's text ("8(x3),4") into cpus[0..nhosts): each

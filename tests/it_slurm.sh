@@ -16,6 +16,8 @@
 #   - scancel of the job mid-run: the root is lost, exit 1, the journal
 #     kept; --resume in a new allocation finishes every task once;
 #   - a job whose time limit comes before the bag's expected end: said;
+#   - --tree auto --fanout 2: one node per host (one here), its slots the
+#     host's CPUs; refused without --slurm;
 #   - a root that only relays ("slots": 0) under Slurm.
 # scripts/install-deps.sh installs slurm-wlm and munge: under CI a missing
 # one is a failure.
@@ -77,8 +79,8 @@ PY
 # --- refusals: exit 2, nothing started ---------------------------------------
 refused () {   # WHAT DIR PATTERN RC
     expect "$1: exit 2 (got $4)" test "$4" = 2
-    expect "$1: says why" grep -q "$3" "$2.err"
-    [ "$4" = 2 ] && grep -q "$3" "$2.err" || tail -3 "$2.err"
+    expect "$1: says why" grep -q -e "$3" "$2.err"
+    [ "$4" = 2 ] && grep -q -e "$3" "$2.err" || tail -3 "$2.err"
     expect "$1: nothing started (no results directory)" test ! -e "$2"
 }
 out=$WORK/outside
@@ -90,6 +92,11 @@ salloc -Q -n 2 "$TREEFARM" run configs/farm5.json --slurm --quiet --out "$out" \
     "${BAG[@]}" >/dev/null 2>"$out.err"
 refused "5 nodes in an allocation of 2 CPUs" "$out" \
     "more tree nodes than the allocation holds: job [0-9]* has 1 host and 2 CPUs" $?
+out=$WORK/cpt
+salloc -Q -n 3 -c 2 "$TREEFARM" run configs/farm5.json --slurm --quiet --out "$out" \
+    "${BAG[@]}" >/dev/null 2>"$out.err"
+refused "5 nodes of 2 CPUs each (salloc -c 2) in 6 CPUs" "$out" \
+    "has 1 host and 6 CPUs, 2 a node (SLURM_CPUS_PER_TASK), so 3 nodes at most" $?
 out=$WORK/unresolved
 SLURM_JOB_ID=999999 SLURM_JOB_NODELIST=tf-nowhere.invalid,tf-nowhere2.invalid SLURM_JOB_CPUS_PER_NODE="4(x2)" \
     "$TREEFARM" run configs/farm5.json --slurm --quiet --out "$out" "${BAG[@]}" >/dev/null \
@@ -230,6 +237,29 @@ expect "a job of 1 minute for 200 tasks of 5 s: the run says the job ends first"
 expect "  ... once" test "$(grep -c "Slurm job ends" "$out.err")" = 1
 expect "  ... and a job without a time limit says nothing of it" \
     test "$(grep -c "Slurm job ends" "$WORK/gz.err")" = 0
+
+# --- --tree auto: one node per host, slots its CPUs ------------------------------
+out=$WORK/auto
+salloc -Q -n 4 "$TREEFARM" run configs/farm5.json --slurm --tree auto --fanout 2 --quiet \
+    --out "$out" "${BAG[@]}" >"$out.out" 2>"$out.err"
+rc=$?
+expect "--tree auto --fanout 2 in salloc -n 4 (one host): exit 0 (got $rc)" test "$rc" = 0
+[ "$rc" = 0 ] || tail -n 5 "$out.err"
+expect "--tree auto: one node, named after the host, 4 slots, every task once" python3 - \
+    "$out/results.json" "$HOST" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+tree = r["config"]["tree"]
+ok = (len(tree) == 1 and tree[0]["name"] == sys.argv[2] and tree[0]["slots"] == 4
+      and tree[0]["host"] == "slurm" and r["completed"] == 200)
+if not ok: print("  tree", tree, "completed", r["completed"])
+sys.exit(0 if ok else 1)
+PY
+expect "--tree auto: every output right" outputs_right "$out" 200
+out=$WORK/auto-bad
+"$TREEFARM" run configs/farm5.json --tree auto --fanout 2 --quiet --out "$out" "${BAG[@]}" \
+    >/dev/null 2>"$out.err"
+refused "--tree auto without --slurm" "$out" "--tree auto places the nodes with --slurm" $?
 
 # --- a root that only relays, under Slurm -------------------------------------
 python3 - configs/farm5.json "$WORK/relay5.json" <<'PY'

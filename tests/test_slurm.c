@@ -4,7 +4,8 @@
  *  refused, nodes placed round the hosts within their CPUs and refused
  *  past them; each node's block on the step's stdin, its own kept and
  *  the others' skipped, the signal lines, the rank read from
- *  SLURM_PROCID, and every refusal of a broken stream.
+ *  SLURM_PROCID, and every refusal of a broken stream; the tree of
+ *  --tree auto.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -17,6 +18,8 @@
 #include <cmocka.h>
 
 #include "controller/slurm.h"
+#include "controller/slurm_tree.h"
+#include "overlay/config.h"
 #include "overlay/stepin.h"
 #include "overlay/util.h"
 
@@ -193,6 +196,44 @@ test_rank (void **state)
     assert_non_null (strstr (err, "SLURM_PROCID=(unset)"));
 }
 
+/*  --tree auto --fanout 2 over five hosts: a complete binary tree in the
+ *  allocation's order, named after the hosts, on host slurm, slots from
+ *  the CPUs (capped), the other fields from the config's nodes. */
+static void
+test_tree_auto (void **state)
+{
+    (void) state;
+    char err[TF_ERRLEN];
+    const char *text = "{\"name\": \"t\", \"platform\": {\"mode\": \"real\"},"
+                       " \"tree\": [{\"name\": \"r\", \"compute\": 7},"
+                       " {\"name\": \"c\", \"parent\": \"r\", \"compute\": 3,"
+                       " \"link_mbps\": 40}]}";
+    config_t *cfg = config_load_string (text, "t.json", err, sizeof err);
+    assert_non_null (cfg);
+    char *hosts[] = {"h0", "h1", "h2", "h3", "h4"};
+    int cpus[] = {4, 2, 1, 300, 8};
+    slurm_alloc_t *alloc = slurm_alloc_new ("7", hosts, cpus, 5, err, sizeof err);
+    config_t *tree = slurm_tree_config (cfg, alloc, 2, "t.json", err, sizeof err);
+    if (!tree)
+        fail_msg ("%s", err);
+    assert_int_equal (tree->nnodes, 5);
+    int parent[] = {-1, 0, 0, 1, 1};
+    for (int i = 0; i < 5; i++) {
+        assert_string_equal (tree->nodes[i].name, hosts[i]);
+        assert_string_equal (tree->nodes[i].host, "slurm");
+        assert_int_equal (tree->nodes[i].parent, parent[i]);
+        assert_int_equal (tree->nodes[i].slots, cpus[i] < CONFIG_MAX_SLOTS ? cpus[i]
+                                                                           : CONFIG_MAX_SLOTS);
+    }
+    assert_true (tree->nodes[0].compute_rate == 7);
+    assert_true (tree->nodes[4].compute_rate == 3 && tree->nodes[4].link_mbps == 40);
+    config_destroy (&tree);
+    assert_null (slurm_tree_config (cfg, alloc, 0, "t.json", err, sizeof err));
+    assert_non_null (strstr (err, "--fanout 0: expected 1..1024"));
+    slurm_alloc_destroy (&alloc);
+    config_destroy (&cfg);
+}
+
 int
 main (void)
 {
@@ -203,6 +244,7 @@ main (void)
         cmocka_unit_test (test_stepin_read),
         cmocka_unit_test (test_stepin_refusals),
         cmocka_unit_test (test_rank),
+        cmocka_unit_test (test_tree_auto),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
