@@ -109,6 +109,22 @@ salloc -Q -n 5 "$TREEFARM" run "$WORK/farm5-slurm.json" --quiet --out "$out" \
     "${BAG[@]}" >/dev/null 2>"$out.err"
 refused "host slurm without --slurm" "$out" "host slurm places the node .*give --slurm" $?
 
+out=$WORK/inside
+salloc -Q -n 5 "$TREEFARM" run configs/farm5.json --slurm-args '-n 5' --quiet --out "$out" \
+    "${BAG[@]}" >/dev/null 2>"$out.err"
+refused "--slurm-args inside an allocation" "$out" \
+    "--slurm-args asks Slurm for an allocation, and this runs in one (job [0-9]*): give --slurm" $?
+
+# --- --slurm-args: an allocation asked for, the run inside it ------------------
+out=$WORK/asked
+"$TREEFARM" run configs/farm5.json --slurm-args '-Q -n 5 -J tf-it-asked' --quiet --out "$out" \
+    --command "$GZ" --inputs "$WORK/data/f00*.txt" >"$out.out" 2>"$out.err"
+rc=$?
+expect "--slurm-args '-Q -n 5': exit 0 (got $rc)" test "$rc" = 0
+[ "$rc" = 0 ] || tail -n 5 "$out.err"
+expect "--slurm-args: ten tasks, every one once, in a job of its own" \
+    eval 'tasks_exactly_once "$out" 10 commands && grep -q " -> job [0-9]*, host" "$out.err"'
+
 # --- 200 gzip -9 through one srun step ---------------------------------------
 out=$WORK/gz
 mkdir -p "$WORK/tmp"
