@@ -129,11 +129,11 @@ slurm_watch_tick (slurm_watch_t *job, session_t *s, double now)
     if (!job->end || job->warned || since < SLURM_WATCH_FIRST_S
         || now - job->t_check < SLURM_WATCH_EVERY_S)
         return;
-    job->t_check = now;
     uint64_t done = results_completed (session_results (s));
     uint64_t total = config_bag_size (session_config (s));
     if (done <= job->done_at_start || done >= total)
-        return;
+        return;   /* no rate yet: looked at again on the next turn */
+    job->t_check = now;
     double rate = (double) (done - job->done_at_start) / since;
     double need = (double) (total - done) / rate, left = difftime (job->end, time (NULL));
     if (need <= left)

@@ -15,7 +15,8 @@
 #include "overlay/config.h"
 
 /*  How often a run in a Slurm job with a time limit compares the bag's
- *  expected end with the job's (seconds), from this long after START. */
+ *  expected end with the job's (seconds), from this long after START and
+ *  its first task done. */
 #define SLURM_WATCH_EVERY_S 5.0
 #define SLURM_WATCH_FIRST_S 1.0
 

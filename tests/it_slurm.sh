@@ -242,12 +242,12 @@ expect "controller killed with SIGKILL: no node of the step left within 10 s" te
 # --- a job that ends before the bag can: said, once ---------------------------
 out=$WORK/short
 salloc -Q -n 5 -t 1 -J tf-it-short "$TREEFARM" run configs/farm5.json --slurm --quiet \
-    --out "$out" --command "sleep 5; $GZ" --inputs "$WORK/data/*.txt" >"$out.out" \
+    --out "$out" --command "sleep 4; $GZ" --inputs "$WORK/data/*.txt" >"$out.out" \
     2>"$out.err" & ctl=$!
 for _ in $(seq 300); do grep -qs "Slurm job ends" "$out.err" && break; sleep 0.1; done
 scancel "$(squeue -h -n tf-it-short -o %i)"
 wait "$ctl"
-expect "a job of 1 minute for 200 tasks of 5 s: the run says the job ends first" \
+expect "a job of 1 minute for 200 tasks of 4 s on 5 nodes of 2 slots: the run says the job ends first" \
     grep -q "the Slurm job ends in [0-9]* s, before the bag: .*--resume in a new allocation continues" \
     "$out.err"
 expect "  ... once" test "$(grep -c "Slurm job ends" "$out.err")" = 1
