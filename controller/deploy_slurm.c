@@ -121,7 +121,7 @@ slurm_check (deploy_t *self, proc_t *proc, char *const program[], int nprogram,
     char why[TF_ERRLEN];
     if (!self->slurm)
         return tf_error (err, errlen, "host slurm places the node on a host of a Slurm "
-                         "allocation: give --slurm");
+                         "allocation, with treefarm run --slurm: give --slurm");
     if (self->step && self->step->launched)
         return tf_error (err, errlen, "the Slurm step has started: a node cannot join it");
     slurm_step_t *step = step_of (self, err, errlen);
