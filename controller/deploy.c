@@ -402,6 +402,7 @@ deploy_poll (deploy_t *self, deploy_exit_t *out)
             out->pid = proc->pid;
             out->status = proc->status;
             out->signalled = proc->signalled;
+            out->step = proc->host.kind == HOST_SLURM;
             return 1;
         }
     }
@@ -412,13 +413,14 @@ const char *
 deploy_describe_exit (const deploy_exit_t *exit_info, char *buf, size_t len)
 {
     int status = exit_info->status;
+    const char *by = exit_info->step ? "srun step, " : "";
     if (WIFSIGNALED (status))
-        snprintf (buf, len, "node %s (pid %ld) killed by signal %d (%s)",
-                  exit_info->name, (long) exit_info->pid, WTERMSIG (status),
+        snprintf (buf, len, "node %s (%spid %ld) killed by signal %d (%s)",
+                  exit_info->name, by, (long) exit_info->pid, WTERMSIG (status),
                   strsignal (WTERMSIG (status)));
     else
-        snprintf (buf, len, "node %s (pid %ld) exited with status %d", exit_info->name,
-                  (long) exit_info->pid, WIFEXITED (status) ? WEXITSTATUS (status) : -1);
+        snprintf (buf, len, "node %s (%spid %ld) exited with status %d", exit_info->name,
+                  by, (long) exit_info->pid, WIFEXITED (status) ? WEXITSTATUS (status) : -1);
     return buf;
 }
 

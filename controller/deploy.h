@@ -75,6 +75,8 @@ typedef struct {
     int signalled;           /* the deployment had sent it a signal
                                 (deploy_stop), so a death by signal
                                 was asked for */
+    int step;                /* a slurm node: pid and status are its srun
+                                step's, which stands for every node */
 } deploy_exit_t;
 
 /*  Create an empty deployment with opts (copied; NULL: the defaults). */
@@ -209,7 +211,8 @@ int deploy_running (const deploy_t *self);
 int deploy_poll (deploy_t *self, deploy_exit_t *out);
 
 /*  Write "node NAME (pid P) exited with status S", "... killed by signal S
- *  (NAME)" into buf. Returns buf. */
+ *  (NAME)" into buf ("(srun step, pid P)" for a slurm node). Returns
+ *  buf. */
 const char *deploy_describe_exit (const deploy_exit_t *exit_info, char *buf,
                                   size_t len);
 

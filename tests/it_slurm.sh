@@ -125,6 +125,15 @@ expect "--slurm-args '-Q -n 5': exit 0 (got $rc)" test "$rc" = 0
 expect "--slurm-args: ten tasks, every one once, in a job of its own" \
     eval 'tasks_exactly_once "$out" 10 commands && grep -q " -> job [0-9]*, host" "$out.err"'
 
+# --- a step whose tasks cannot run the node: the run fails, naming it ----------
+out=$WORK/broken
+TREEFARM_NODE_WRAPPER=false salloc -Q -n 5 "$TREEFARM" run configs/farm5.json --slurm --quiet \
+    --out "$out" "${BAG[@]}" >/dev/null 2>"$out.err"
+rc=$?
+expect "tasks that exit at once (wrapper false): exit 1 (got $rc)" test "$rc" = 1
+expect "  ... naming the node and its srun step" \
+    grep -q "node head (srun step, pid [0-9]*) exited with status 1" "$out.err"
+
 # --- 200 gzip -9 through one srun step ---------------------------------------
 out=$WORK/gz
 mkdir -p "$WORK/tmp"
