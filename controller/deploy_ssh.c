@@ -151,6 +151,7 @@ deploy_ssh_cert_read (const char *path, char *err, size_t errlen)
     char *text = xmalloc (CURVE_FILE_MAX + 1);
     FILE *fp = fopen (path, "re");
     size_t n = fp ? fread (text, 1, CURVE_FILE_MAX, fp) : 0;
+    text[n] = '\0';   /* before strstr reads it */
     snprintf (why, sizeof why, "%s", fp ? "not a certificate" : strerror (errno));
     int bad = !fp || ferror (fp) || !feof (fp) || n == 0 || text[n - 1] != '\n'
               || memchr (text, '\0', n) || strstr (text, SSH_CERT_END);
@@ -161,7 +162,6 @@ deploy_ssh_cert_read (const char *path, char *err, size_t errlen)
         tf_error (err, errlen, "%s: %s", path, why);
         return NULL;
     }
-    text[n] = '\0';
     return text;
 }
 
