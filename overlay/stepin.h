@@ -28,8 +28,9 @@
 #define STEPIN_CERT_END "#treefarm-cert-end"
 #define STEPIN_END "#treefarm-ranks-end"
 #define STEPIN_SIGNAL "#treefarm-signal"
-/*  The most tasks one step may have, the longest line read, the
- *  longest name and bind address taken. */
+/*  The most tasks one step may have (a tree's most nodes,
+ *  CONFIG_MAX_NODES), the longest line read, the longest name and bind
+ *  address taken. */
 #define STEPIN_RANKS_MAX 65536
 #define STEPIN_LINE_MAX 4096
 #define STEPIN_NAME_MAX 255
