@@ -38,6 +38,7 @@ deploy_new (const deploy_opts_t *opts)
         self->ssh_config = xstrdup (opts->ssh_config);
     self->ssh.config = self->ssh_config;
     self->ssh.push_binary = opts ? opts->push_binary : 0;
+    self->slurm = opts ? opts->slurm : 0;
     return self;
 }
 
@@ -69,6 +70,7 @@ deploy_destroy (deploy_t **self_p)
     for (int i = 0; i < self->nprocs; i++)
         proc_clear (&self->procs[i]);
     free (self->procs);
+    deploy_slurm_destroy (self);
     deploy_ipc_remove (self);
     free (self->ssh_config);
     free (self);
@@ -93,6 +95,7 @@ deploy_add (deploy_t *self, const char *name, const char *host, char *err, size_
     proc->host = parsed;
     proc->pid = -1;
     proc->stdin_fd = -1;
+    proc->rank = -1;
     return self->nprocs++;
 }
 
@@ -248,7 +251,8 @@ deploy_set_cert (deploy_t *self, int slot, const char *path, char *err, size_t e
         return tf_error (err, errlen, "slot %d: %s", slot, proc ? "started already"
                                                                : "no such slot");
     char *text = NULL;
-    if (proc->host.kind == HOST_SSH && !(text = deploy_ssh_cert_read (path, err, errlen)))
+    int on_stdin = proc->host.kind == HOST_SSH || proc->host.kind == HOST_SLURM;
+    if (on_stdin && !(text = deploy_ssh_cert_read (path, err, errlen)))
         return -1;
     free (proc->cert);
     free (proc->cert_text);
@@ -265,6 +269,8 @@ deploy_start (deploy_t *self, int slot, char *const argv[], char *err, size_t er
         return tf_error (err, errlen, "slot %d: %s", slot, proc ? "started already"
                                                                : "no such slot");
     const backend_t *backend = deploy_backend_of (proc);
+    if (backend->start)
+        return backend->start (self, proc, argv, err, errlen);
     int pipefd[2] = {-1, -1};
     if (backend->holds_stdin && pipe2 (pipefd, O_CLOEXEC) != 0)
         return tf_error (err, errlen, "pipe: %s", strerror (errno));
@@ -286,6 +292,12 @@ deploy_start (deploy_t *self, int slot, char *const argv[], char *err, size_t er
     if (proc->cert_text && proc->stdin_fd >= 0)
         return deploy_ssh_cert_send (proc, err, errlen);
     return 0;
+}
+
+int
+deploy_launch (deploy_t *self, char *err, size_t errlen)
+{
+    return deploy_slurm_launch (self, err, errlen);
 }
 
 int
@@ -341,10 +353,14 @@ deploy_running (const deploy_t *self)
 
 /*  Reap one process if it has exited; block when asked. */
 static void
-reap (proc_t *proc, int block)
+reap (deploy_t *self, proc_t *proc, int block)
 {
     if (!proc->running)
         return;
+    if (deploy_backend_of (proc)->reap) {
+        deploy_backend_of (proc)->reap (self, proc, block);
+        return;
+    }
     int status;
     pid_t rc;
     do
@@ -370,7 +386,7 @@ static void
 reap_all (deploy_t *self)
 {
     for (int i = 0; i < self->nprocs; i++)
-        reap (&self->procs[i], 0);
+        reap (self, &self->procs[i], 0);
 }
 
 int
@@ -386,6 +402,7 @@ deploy_poll (deploy_t *self, deploy_exit_t *out)
             out->pid = proc->pid;
             out->status = proc->status;
             out->signalled = proc->signalled;
+            out->step = proc->host.kind == HOST_SLURM;
             return 1;
         }
     }
@@ -396,13 +413,14 @@ const char *
 deploy_describe_exit (const deploy_exit_t *exit_info, char *buf, size_t len)
 {
     int status = exit_info->status;
+    const char *by = exit_info->step ? "srun step, " : "";
     if (WIFSIGNALED (status))
-        snprintf (buf, len, "node %s (pid %ld) killed by signal %d (%s)",
-                  exit_info->name, (long) exit_info->pid, WTERMSIG (status),
+        snprintf (buf, len, "node %s (%spid %ld) killed by signal %d (%s)",
+                  exit_info->name, by, (long) exit_info->pid, WTERMSIG (status),
                   strsignal (WTERMSIG (status)));
     else
-        snprintf (buf, len, "node %s (pid %ld) exited with status %d", exit_info->name,
-                  (long) exit_info->pid, WIFEXITED (status) ? WEXITSTATUS (status) : -1);
+        snprintf (buf, len, "node %s (%spid %ld) exited with status %d", exit_info->name,
+                  by, (long) exit_info->pid, WIFEXITED (status) ? WEXITSTATUS (status) : -1);
     return buf;
 }
 
@@ -446,7 +464,7 @@ signal_all (deploy_t *self, int sig)
         if (!proc->running)
             continue;
         proc->signalled = 1;
-        deploy_backend_of (proc)->signal (proc, sig);
+        deploy_backend_of (proc)->signal (self, proc, sig);
     }
 }
 
@@ -457,8 +475,8 @@ deploy_kill (deploy_t *self, int slot)
         return;
     proc_t *proc = &self->procs[slot];
     proc->signalled = 1;
-    deploy_backend_of (proc)->signal (proc, SIGTERM);
-    deploy_backend_of (proc)->signal (proc, SIGKILL);
+    deploy_backend_of (proc)->signal (self, proc, SIGTERM);
+    deploy_backend_of (proc)->signal (self, proc, SIGKILL);
 }
 
 int
@@ -475,6 +493,6 @@ deploy_stop (deploy_t *self, double grace)
     int killed = deploy_running (self);
     signal_all (self, SIGKILL);
     for (int i = 0; i < self->nprocs; i++)
-        reap (&self->procs[i], 1);
+        reap (self, &self->procs[i], 1);
     return killed;
 }

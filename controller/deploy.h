@@ -9,11 +9,14 @@
  *    ssh://...    the node runs on another machine, and a local `ssh`
  *                 client process stands for it (controller/ssh.h);
  *    netns:NAME   the node runs here inside a network namespace, started
- *                 by `ip netns exec`, which execs it (controller/netns.h).
+ *                 by `ip netns exec`, which execs it (controller/netns.h);
+ *    slurm        the node runs on a host of the run's Slurm allocation
+ *                 (controller/slurm.h): every slurm node is started by
+ *                 one `srun` step, whose process stands for them all.
  *
  *  Whatever the backend, every node is stood for by one child process of
- *  the controller, so watching, signalling and reaping work the same way
- *  everywhere. A backend decides how a node's command line is started,
+ *  the controller (the slurm nodes all by the same one), so watching,
+ *  signalling and reaping work the same way everywhere. A backend decides how a node's command line is started,
  *  what the up-front checks are, which endpoint the controller's control
  *  socket must be bound on for the node to reach it, which address the
  *  node binds, and how a stop reaches it.
@@ -26,7 +29,8 @@
  *                   children elsewhere reach it
  *    deploy_start   start it with a command line built from
  *                   deploy_program, deploy_control_bind (as bound) and
- *                   deploy_bind_address
+ *                   deploy_bind_address (a slurm node is only armed)
+ *    deploy_launch  start what deploy_start armed: the slurm step
  *
  *  Every process started gets PR_SET_PDEATHSIG(SIGKILL) (controller/
  *  spawn.h), so it dies with the controller even if the controller is
@@ -57,6 +61,8 @@ typedef struct {
                                 ssh's own (~/.ssh/config) */
     int push_binary;         /* --push-binary: copy the node binary to
                                 every ssh host first */
+    int slurm;               /* --slurm: nodes on host slurm are placed
+                                on the allocation's hosts */
 } deploy_opts_t;
 
 /*  How a node process ended, as deploy_poll reports it. */
@@ -69,6 +75,8 @@ typedef struct {
     int signalled;           /* the deployment had sent it a signal
                                 (deploy_stop), so a death by signal
                                 was asked for */
+    int step;                /* a slurm node: pid and status are its srun
+                                step's, which stands for every node */
 } deploy_exit_t;
 
 /*  Create an empty deployment with opts (copied; NULL: the defaults). */
@@ -100,7 +108,12 @@ int deploy_add (deploy_t *self, const char *name, const char *host, char *err,
  *      host's cache unless its hash is there already; the node program
  *      runs there;
  *    netns: the namespace exists, can be entered, and has a global IPv4
- *      address; `ip` and the programs are found here.
+ *      address; `ip` and the programs are found here;
+ *    slurm: the deployment was made with --slurm, inside an allocation
+ *      (SLURM_JOB_ID...; controller/slurm.h), which has a CPU left for
+ *      the node; the host it is placed on resolves here and routes from a
+ *      local address; srun and the programs are found here (the node
+ *      program must be at the same path on the allocation's hosts).
  *  Hosts checked once are not checked again for a later slot. Returns 0,
  *  or -1 with a message in err (the caller names the node), quoting what
  *  ssh or ip said. */
@@ -161,6 +174,13 @@ char **deploy_command (const deploy_t *self, int slot, char *const argv[]);
 int deploy_set_cert (deploy_t *self, int slot, const char *path, char *err,
                      size_t errlen);
 
+/*  Start what deploy_start armed: the slurm nodes, all by one `srun`
+ *  step, each learning which node it is, its bind address and its
+ *  certificate from the step's stdin (docs/deploy.md, "Slurm"). Every
+ *  slurm slot must have been armed. Returns 0 (nothing to do included),
+ *  or -1 with a message in err. */
+int deploy_launch (deploy_t *self, char *err, size_t errlen);
+
 /*  Start slot's node with the command line argv (argv[0] without a slash
  *  is looked up on PATH, on the node's host). Returns 0, or -1 with a
  *  message in err if the process could not be started (not found, not
@@ -191,7 +211,8 @@ int deploy_running (const deploy_t *self);
 int deploy_poll (deploy_t *self, deploy_exit_t *out);
 
 /*  Write "node NAME (pid P) exited with status S", "... killed by signal S
- *  (NAME)" into buf. Returns buf. */
+ *  (NAME)" into buf ("(srun step, pid P)" for a slurm node). Returns
+ *  buf. */
 const char *deploy_describe_exit (const deploy_exit_t *exit_info, char *buf,
                                   size_t len);
 

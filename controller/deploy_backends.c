@@ -3,8 +3,8 @@
  *
  *  Each slot's host kind selects a backend from one table: its up-front
  *  check, the command line that starts it here, and how a signal reaches
- *  it. The backends themselves are deploy_local.c, deploy_ssh.c and
- *  deploy_netns.c; a new kind of host is a file like them and one line
+ *  it. The backends themselves are deploy_local.c, deploy_ssh.c,
+ *  deploy_netns.c and deploy_slurm.c; a new kind of host is a file like them and one line
  *  in the table below. Here too: the route from this machine to an
  *  address (ssh checks it, deploy_route uses it for a local parent), the
  *  programs found here (local, netns), and a signal to the pid.
@@ -13,11 +13,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "controller/spawn.h"
@@ -35,6 +37,7 @@ static const backend_t *const backends[HOST_KIND_COUNT] = {
     [HOST_LOCAL] = &deploy_backend_local,
     [HOST_SSH] = &deploy_backend_ssh,
     [HOST_NETNS] = &deploy_backend_netns,
+    [HOST_SLURM] = &deploy_backend_slurm,
 };
 
 const backend_t *
@@ -74,6 +77,32 @@ deploy_route_source (const char *addr, char *src, size_t len, char *err, size_t 
 }
 
 int
+deploy_resolve_numeric (const char *name, char *buf, size_t len, char *err,
+                        size_t errlen)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo (name, NULL, &hints, &res);
+    if (rc == 0)
+        rc = getnameinfo (res->ai_addr, res->ai_addrlen, buf, (socklen_t) len, NULL, 0,
+                          NI_NUMERICHOST);
+    if (res)
+        freeaddrinfo (res);
+    if (rc != 0)
+        return tf_error (err, errlen, "cannot resolve \"%s\" here: %s", name,
+                         rc == EAI_SYSTEM ? strerror (errno) : gai_strerror (rc));
+    return 0;
+}
+
+char *
+deploy_control_from (const char *src)
+{
+    if (deploy_is_loopback (src) && !strchr (src, ':'))
+        return xstrdup (DEPLOY_LOCAL_CONTROL);
+    return xasprintf (strchr (src, ':') ? "tcp://[%s]:*" : "tcp://%s:*", src);
+}
+
+int
 deploy_is_loopback (const char *addr)
 {
     struct in_addr v4;
@@ -105,7 +134,26 @@ deploy_programs_here (char *const program[], int nprogram, char *err, size_t err
 }
 
 void
-deploy_signal_pid (proc_t *proc, int sig)
+deploy_signal_pid (deploy_t *self, proc_t *proc, int sig)
 {
+    (void) self;
     kill (proc->pid, sig);
+}
+
+int
+deploy_write_pipe (int fd, const char *text, size_t len)
+{
+    sigset_t pipe_set, old;
+    sigemptyset (&pipe_set);
+    sigaddset (&pipe_set, SIGPIPE);
+    pthread_sigmask (SIG_BLOCK, &pipe_set, &old);
+    int rc = tf_write_all (fd, text, len);
+    int e = errno;
+    if (rc != 0 && e == EPIPE) {
+        const struct timespec now = {0, 0};
+        sigtimedwait (&pipe_set, NULL, &now);
+    }
+    pthread_sigmask (SIG_SETMASK, &old, NULL);
+    errno = e;
+    return rc;
 }

@@ -26,33 +26,6 @@
  *  Where the host is.
  */
 
-/*  The first address name resolves to here, numeric, into buf. */
-static int
-resolve_numeric (const char *name, char *buf, size_t len, char *err, size_t errlen)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};
-    struct addrinfo *res = NULL;
-    int rc = getaddrinfo (name, NULL, &hints, &res);
-    if (rc == 0)
-        rc = getnameinfo (res->ai_addr, res->ai_addrlen, buf, (socklen_t) len, NULL, 0,
-                          NI_NUMERICHOST);
-    if (res)
-        freeaddrinfo (res);
-    if (rc != 0)
-        return tf_error (err, errlen, "cannot resolve \"%s\" here: %s", name,
-                         rc == EAI_SYSTEM ? strerror (errno) : gai_strerror (rc));
-    return 0;
-}
-
-/*  The control bind for nodes that reach us from src. */
-static char *
-control_from (const char *src)
-{
-    if (deploy_is_loopback (src) && !strchr (src, ':'))
-        return xstrdup (DEPLOY_LOCAL_CONTROL);
-    return xasprintf (strchr (src, ':') ? "tcp://[%s]:*" : "tcp://%s:*", src);
-}
-
 /*  A slot already checked for the same user, host and port. */
 static const proc_t *
 ssh_checked_twin (const deploy_t *self, const proc_t *proc)
@@ -74,12 +47,12 @@ static int
 ssh_route (proc_t *proc, const char *name, char *err, size_t errlen)
 {
     char addr[NI_MAXHOST], src[NI_MAXHOST], why[TF_ERRLEN], q[TF_ERRLEN / 4];
-    if (resolve_numeric (name, addr, sizeof addr, why, sizeof why) == 0
+    if (deploy_resolve_numeric (name, addr, sizeof addr, why, sizeof why) == 0
         && deploy_route_source (addr, src, sizeof src, why, sizeof why) == 0) {
         free (proc->reach);
         free (proc->control);
         proc->reach = xstrdup (addr);
-        proc->control = control_from (src);
+        proc->control = deploy_control_from (src);
         return 0;
     }
     if (strcmp (name, proc->host.name) == 0)
@@ -149,14 +122,14 @@ ssh_command (const deploy_t *self, const proc_t *proc, char *const argv[])
  *  SIGTERM and the client exits with it. Anything else goes to the
  *  client. */
 static void
-ssh_signal (proc_t *proc, int sig)
+ssh_signal (deploy_t *self, proc_t *proc, int sig)
 {
     if (sig == SIGTERM && proc->stdin_fd >= 0) {
         close (proc->stdin_fd);
         proc->stdin_fd = -1;
         return;
     }
-    deploy_signal_pid (proc, sig);
+    deploy_signal_pid (self, proc, sig);
 }
 
 const backend_t deploy_backend_ssh = {
@@ -178,6 +151,7 @@ deploy_ssh_cert_read (const char *path, char *err, size_t errlen)
     char *text = xmalloc (CURVE_FILE_MAX + 1);
     FILE *fp = fopen (path, "re");
     size_t n = fp ? fread (text, 1, CURVE_FILE_MAX, fp) : 0;
+    text[n] = '\0';   /* before strstr reads it */
     snprintf (why, sizeof why, "%s", fp ? "not a certificate" : strerror (errno));
     int bad = !fp || ferror (fp) || !feof (fp) || n == 0 || text[n - 1] != '\n'
               || memchr (text, '\0', n) || strstr (text, SSH_CERT_END);
@@ -188,35 +162,14 @@ deploy_ssh_cert_read (const char *path, char *err, size_t errlen)
         tf_error (err, errlen, "%s: %s", path, why);
         return NULL;
     }
-    text[n] = '\0';
     return text;
-}
-
-/*  Write text to fd, a pipe whose reader may be gone: EPIPE, without
- *  the SIGPIPE that would end the controller. */
-static int
-write_pipe (int fd, const char *text, size_t len)
-{
-    sigset_t pipe_set, old;
-    sigemptyset (&pipe_set);
-    sigaddset (&pipe_set, SIGPIPE);
-    pthread_sigmask (SIG_BLOCK, &pipe_set, &old);
-    int rc = tf_write_all (fd, text, len);
-    int e = errno;
-    if (rc != 0 && e == EPIPE) {
-        const struct timespec now = {0, 0};
-        sigtimedwait (&pipe_set, NULL, &now);
-    }
-    pthread_sigmask (SIG_SETMASK, &old, NULL);
-    errno = e;
-    return rc;
 }
 
 int
 deploy_ssh_cert_send (proc_t *proc, char *err, size_t errlen)
 {
     char *text = xasprintf ("%s%s\n", proc->cert_text, SSH_CERT_END);
-    int rc = write_pipe (proc->stdin_fd, text, strlen (text));
+    int rc = deploy_write_pipe (proc->stdin_fd, text, strlen (text));
     explicit_bzero (text, strlen (text));
     free (text);
     if (rc != 0)

@@ -342,6 +342,12 @@ results_set_wall (results_t *self, double wall_s, int finished)
 }
 
 void
+results_set_startup (results_t *self, double startup_s)
+{
+    self->startup_s = startup_s > 0 ? startup_s : 0;
+}
+
+void
 results_set_malformed (results_t *self, uint64_t count)
 {
     self->malformed = count;

@@ -167,6 +167,10 @@ void results_set_status (results_t *self, results_status_t status, const char *e
 results_status_t results_status (const results_t *self);
 const char *results_error (const results_t *self);
 
+/*  Record the wall seconds from the session's start (before its checks)
+ *  to START, when every node had bound: "startup_s" in results.json. */
+void results_set_startup (results_t *self, double startup_s);
+
 /*  Record the wall seconds from START to FINISHED (finished = 1), or from
  *  START to the end of a run that did not finish (finished = 0). */
 void results_set_wall (results_t *self, double wall_s, int finished);

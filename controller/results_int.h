@@ -69,6 +69,7 @@ struct results {
     results_status_t status;
     char *error;
     double wall_s;
+    double startup_s;        /* from the session's start to START */
     int finished;
     uint64_t malformed;
     int curve;               /* the run's sockets were CURVE */

@@ -359,6 +359,7 @@ results_to_json (const results_t *self)
     outcome_to_json (self, object);
     json_object_set_new (object, "malformed", json_integer ((json_int_t) self->malformed));
     json_object_set_new (object, "curve", json_boolean (self->curve));
+    json_object_set_new (object, "startup_s", json_real (self->startup_s));
     json_object_set_new (object, "recorded", json_integer ((json_int_t) self->tasks.recorded));
     json_object_set_new (object, "records_refused",
                          json_integer ((json_int_t) self->tasks.refused));

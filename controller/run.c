@@ -18,6 +18,7 @@
 #include "controller/progress.h"
 #include "controller/results.h"
 #include "controller/session.h"
+#include "controller/slurm_cli.h"
 #include "controller/timeline.h"
 #include "overlay/config.h"
 #include "overlay/proto.h"
@@ -32,6 +33,7 @@ typedef struct {
     progress_t *progress;
     int progress_started;
     double t_tasks_flush;    /* tasks.csv last flushed */
+    slurm_watch_t job;   /* the Slurm job's end (slurm_cli.h) */
 } run_t;
 
 /*  The root's first completions: append them to tasks.csv. A refused
@@ -89,7 +91,9 @@ run_tick (session_t *s, void *arg, double now)
     if (!run->progress_started) {
         progress_start (run->progress, session_started_at (s));
         run->progress_started = 1;
+        slurm_watch_start (&run->job, s);
     }
+    slurm_watch_tick (&run->job, s, now);
     /*  Adapting: the live efficiency, against the platform as it now is. */
     progress_set_bound (run->progress, results_live_bound (session_results (s)));
     progress_update (run->progress, results_completed (session_results (s)), now);
@@ -369,16 +373,25 @@ usage_options (FILE *out)
              "  --quiet            no progress line\n"
              "  --node-bin PATH    the treefarm-node to run (default: $TREEFARM_NODE,\n"
              "                     else the one next to treefarm, else on PATH)\n"
-             "  --timeout SECONDS  fail the run after SECONDS of wall time\n"
+             "  --timeout SECONDS  fail the run after SECONDS of wall time\n");
+}
+
+/*  The options of `treefarm run` about where the nodes run. */
+static void
+usage_deploy_options (FILE *out)
+{
+    fprintf (out,
              "  --ssh-config FILE  ssh -F FILE for every ssh host (default: ssh's own,\n"
              "                     ~/.ssh/config)\n"
              "  --push-binary      copy the node binary to every ssh host first, into\n"
              "                     ~/.cache/treefarm/treefarm-node-HASH (skipped when\n"
              "                     there); without it the node must be at the same path\n"
-             "                     or on the remote PATH\n"
+             "                     or on the remote PATH\n");
+    slurm_cli_usage (out);
+    fprintf (out,
              "  --curve            CURVE on every socket: each peer authenticated by a\n"
              "                     key made for the run, traffic encrypted (the\n"
-             "                     default when a node is on an ssh host;\n"
+             "                     default when a node is on an ssh or slurm host;\n"
              "                     docs/security.md)\n"
              "  --no-curve         plain TCP, even with ssh hosts (trusted networks)\n"
              "  -h, --help         show this help\n");
@@ -393,17 +406,20 @@ usage (FILE *out)
              "                           [--tasks FILE | --command CMD --inputs GLOB]\n"
              "                           [--retries N] [--resume]\n"
              "                           [--ssh-config FILE] [--push-binary]\n"
+             "                           [--slurm | --slurm-args ARGS]\n"
+             "                           [--tree auto --fanout K]\n"
              "                           [--curve | --no-curve] [--trace FILE]\n"
              "                           [--load FILE] [--adapt [--reclaim MODE]]\n"
              "                           [--no-endgame] [--ia-order ORDER]\n"
              "\n"
              "Run the experiment CONFIG on a tree of treefarm-node processes, one per\n"
              "node, each where its host says (local, ssh://[user@]host[:port],\n"
-             "netns:NAME; docs/deploy.md), show its progress, and write results.json,\n"
+             "netns:NAME, slurm; docs/deploy.md), show its progress, and write results.json,\n"
              "nodes.csv and tasks.csv into the results directory; command tasks'\n"
              "outputs land in DIR/tasks/ID/ (docs/commands.md).\n"
              "\n");
     usage_options (out);
+    usage_deploy_options (out);
     fprintf (out,
              "\n"
              "environment:\n"
@@ -412,7 +428,8 @@ usage (FILE *out)
              "                         e.g. \"valgrind --error-exitcode=99 -q\"\n"
              "\n"
              "Before anything starts, every ssh host is reached (ssh -o BatchMode=yes)\n"
-             "and must run the node, and every namespace must exist.\n"
+             "and must run the node, every namespace must exist, and with --slurm the\n"
+             "allocation must hold every node and its hosts resolve here.\n"
              "\n"
              "exit status: 0 complete, 1 the run failed or a command failed after its\n"
              "last attempt, 2 bad usage, config, tasks file or a host that cannot be\n"
@@ -420,11 +437,24 @@ usage (FILE *out)
 }
 
 
+/*  --trace FILE: it can be written, and the bag records what the trace
+ *  needs. Returns -1 to go on, or the exit code. */
+static int
+trace_option (const char *trace, bag_opts_t *bo)
+{
+    char err[TF_ERRLEN];
+    if (trace && timeline_check_path (trace, err, sizeof err) != 0)
+        return cli_usage_error ("run", CLI_EXIT_USAGE, "%s", err);
+    bo->trace = trace != NULL;
+    return -1;
+}
+
 int
 run_main (int argc, char **argv)
 {
-    const char *policy = NULL, *path = NULL, *trace = NULL, *load = NULL;
+    const char *policy = NULL, *path = NULL, *trace = NULL;
     const char *reclaim = NULL, *ia_order = NULL;
+    slurm_cli_t so = {0};
     int quiet = 0, curve_on = 0, curve_off = 0, adapt = 0, no_endgame = 0;
     session_opts_t opt = {.command = "run"};
     bag_opts_t bo = {.retries = NAN};
@@ -441,10 +471,14 @@ run_main (int argc, char **argv)
         {"resume", CLI_FLAG, &bo.resume, NULL},
         {"ssh-config", CLI_STRING, &opt.ssh_config, NULL},
         {"push-binary", CLI_FLAG, &opt.push_binary, NULL},
+        {"slurm", CLI_FLAG, &opt.slurm, NULL},
+        {"slurm-args", CLI_STRING, &so.args, NULL},
+        {"tree", CLI_STRING, &so.tree, NULL},
+        {"fanout", CLI_POSITIVE, &so.fanout, "a number of children"},
         {"curve", CLI_FLAG, &curve_on, NULL},
         {"no-curve", CLI_FLAG, &curve_off, NULL},
         {"trace", CLI_STRING, &trace, NULL},
-        {"load", CLI_STRING, &load, NULL},
+        {"load", CLI_STRING, &so.load, NULL},
         {"adapt", CLI_FLAG, &adapt, NULL},
         {"reclaim", CLI_STRING, &reclaim, NULL},
         {"no-endgame", CLI_FLAG, &no_endgame, NULL},
@@ -452,22 +486,18 @@ run_main (int argc, char **argv)
     };
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
-    if (code < 0)
-        code = session_curve_flags ("run", curve_on, curve_off, &opt.curve);
+    if (code < 0 && (code = session_curve_flags ("run", curve_on, curve_off, &opt.curve)) < 0)
+        code = trace_option (trace, &bo);
     if (code >= 0)
         return code;
-    char err[TF_ERRLEN];
-    if (trace && timeline_check_path (trace, err, sizeof err) != 0)
-        return cli_usage_error ("run", CLI_EXIT_USAGE, "%s", err);
     opt.config_path = path;
     bo.out_dir = opt.out_dir;
-    bo.trace = trace != NULL;
-    config_t *cfg = run_load_experiment (path, policy, load);
+    config_t *cfg = run_load_experiment (path, policy, so.load);
     if (cfg && (run_adapt_options (cfg, adapt, reclaim, "run") != 0
                 || run_endgame_option (cfg, no_endgame, "run") != 0
-                || run_ia_order_option (cfg, ia_order, "run") != 0))
+                || run_ia_order_option (cfg, ia_order, "run") != 0
+                || slurm_cli_apply (&cfg, &so, opt.slurm, path, argc, argv) != 0))
         config_destroy (&cfg);
-    code = cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
+    return cfg ? run_config (&opt, &bo, &cfg, quiet ? RUN_QUIET : RUN_LOUD, trace)
                : CLI_EXIT_USAGE;
-    return code;
 }

@@ -254,8 +254,9 @@ session_spawn (session_t *self, peer_t *peer, int slot, char *err, size_t errlen
 }
 
 /*  Start every node: wrapper... NODE --name NAME --controller ENDPOINT
- *  [--bind ADDRESS], NODE as the node's host knows it. Returns 0, or -1
- *  after session_fail. */
+ *  [--bind ADDRESS], NODE as the node's host knows it; the slurm nodes
+ *  all by one srun step (deploy_launch). Returns 0, or -1 after
+ *  session_fail. */
 static int
 spawn_all (session_t *self)
 {
@@ -266,6 +267,13 @@ spawn_all (session_t *self)
                           self->peers[i].node->name, err);
             return -1;
         }
+    /*  The nodes deploy_start only armed (slurm) start now, together. */
+    if (deploy_launch (self->setup.deploy, err, sizeof err) != 0) {
+        session_fail (self, RESULTS_FAILED, "cannot start the Slurm step: %s", err);
+        return -1;
+    }
+    for (int i = 0; i < self->cfg->nnodes; i++)
+        results_set_pid (self->results, i, deploy_pid (self->setup.deploy, i));
     return 0;
 }
 

@@ -44,7 +44,7 @@
 typedef struct session session_t;
 
 /*  CURVE on the run's sockets (docs/security.md): by default on when a
- *  node runs on an ssh host, off otherwise; or as asked. */
+ *  node runs on an ssh or slurm host, off otherwise; or as asked. */
 typedef enum {
     SESSION_CURVE_AUTO = 0,
     SESSION_CURVE_ON,
@@ -59,6 +59,8 @@ typedef struct {
     double timeout;          /* fail after this many wall seconds; 0: never */
     const char *ssh_config;  /* --ssh-config: ssh -F FILE; NULL: ssh's own */
     int push_binary;         /* --push-binary: copy the node to ssh hosts */
+    int slurm;               /* --slurm: place nodes on the Slurm
+                                allocation's hosts (docs/deploy.md) */
     session_curve_t curve;   /* --curve, --no-curve */
 } session_opts_t;
 

@@ -94,6 +94,7 @@ typedef struct {
 
 /*  When things happened (tf_now). */
 typedef struct {
+    double created;          /* session_new, before the checks */
     double launch;           /* processes spawned */
     double handshake;        /* last HELLO or BOUND */
     double start;            /* START sent, 0 before */

@@ -83,6 +83,7 @@ start_all (session_t *self)
         for (int i = 0; i < self->cfg->nnodes; i++)
             session_send_peer (self, &self->peers[i], proto_empty (PROTO_PING), 1);
     self->t.start = tf_now ();
+    results_set_startup (self->results, self->t.start - self->t.created);
     for (int i = 0; i < self->cfg->nnodes; i++)
         self->peers[i].heard = self->t.start;
     self->phase = PHASE_RUNNING;
@@ -418,8 +419,9 @@ on_fail (session_t *self, peer_t *peer, const proto_msg_t *m)
 {
     session_handle_exits (self);
     int node = (int) (peer - self->peers);
-    if (peer->lost
-        || (in_run (self, peer) && !self->driver->measure && peer->node->parent >= 0)) {
+    /*  During the run a FAIL loses the node; the root's fails the run
+     *  as a lost root (an interrupted root: its Slurm step cancelled). */
+    if (peer->lost || (in_run (self, peer) && !self->driver->measure)) {
         lose_by_fail (self, node, m->text);
         return;
     }

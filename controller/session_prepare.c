@@ -161,15 +161,44 @@ session_slot_name (const session_t *self, int slot)
 }
 
 /*  Is CURVE on for this run: asked for, or by default when a node is on
- *  an ssh host (docs/security.md)? */
+ *  another machine, an ssh or slurm host (docs/security.md)? */
 static int
 curve_wanted (session_t *self)
 {
     if (self->opt.curve != SESSION_CURVE_AUTO)
         return self->opt.curve == SESSION_CURVE_ON;
     for (int i = 0; i < self->cfg->nnodes; i++)
-        if (deploy_kind (self->setup.deploy, i) == HOST_SSH)
+        if (deploy_kind (self->setup.deploy, i) == HOST_SSH
+            || deploy_kind (self->setup.deploy, i) == HOST_SLURM)
             return 1;
+    return 0;
+}
+
+/*  --slurm: the nodes the allocation places are those on host slurm, or
+ *  every node of the tree when none names a host. Without --slurm, or
+ *  for a node offered during the run, host slurm is refused by the
+ *  deployment's check. Returns 0, or -1 with a message in err. */
+static int
+claim_slurm_nodes (config_t *cfg, const char *path, char *err, size_t errlen)
+{
+    int named = 0, placed = 0;
+    for (int i = 0; i < cfg->nnodes; i++) {
+        named |= strcmp (cfg->nodes[i].host, CONFIG_DEFAULT_HOST) != 0;
+        placed += strcmp (cfg->nodes[i].host, HOST_SLURM_TEXT) == 0;
+    }
+    for (int i = 0; !named && i < cfg->nnodes; i++) {
+        free (cfg->nodes[i].host);
+        cfg->nodes[i].host = xstrdup (HOST_SLURM_TEXT);
+        placed++;
+    }
+    for (int k = 0; k < cfg->noffered; k++)
+        if (strcmp (cfg->offered[k].host, HOST_SLURM_TEXT) == 0)
+            return tf_error (err, errlen, "%s: offered node \"%s\": host slurm: a node "
+                             "cannot join the Slurm step once it runs (not yet)", path,
+                             cfg->offered[k].name);
+    if (placed == 0)
+        return tf_error (err, errlen, "%s: --slurm: no node has host \"slurm\" (and "
+                         "some name a host, so not every node is placed)", path);
     return 0;
 }
 
@@ -205,12 +234,17 @@ make_certs (session_t *self, char *err, size_t errlen)
     return rc;
 }
 
-/*  The experiment as the CONFIG object every node receives, or NULL
- *  after saying why. */
+/*  The experiment as the CONFIG object every node receives, with the
+ *  nodes --slurm places on host slurm, or NULL after saying why. */
 static json_t *
-config_object_of (const config_t *cfg, const char *path)
+config_object_of (config_t *cfg, const session_opts_t *opt)
 {
     char err[TF_ERRLEN];
+    const char *path = opt->config_path;
+    if (opt->slurm && claim_slurm_nodes (cfg, path, err, sizeof err) != 0) {
+        session_log (NULL, "%s", err);
+        return NULL;
+    }
     char *text = config_to_json (cfg);
     if (check_shippable (cfg, path, text, err, sizeof err) != 0) {
         session_log (NULL, "%s", err);
@@ -232,14 +266,16 @@ session_new (const session_opts_t *opt, config_t **cfg_p)
 {
     char err[TF_ERRLEN];
     session_t *self = xcalloc (1, sizeof *self);
+    self->t.created = tf_now ();
     self->opt = *opt;
     self->link.refusals = ratelog_init (RATELOG_BURST, RATELOG_WINDOW);
     self->cfg = *cfg_p;
     *cfg_p = NULL;
-    if (!(self->config_object = config_object_of (self->cfg, opt->config_path)))
+    if (!(self->config_object = config_object_of (self->cfg, opt)))
         goto out_fail;
     deploy_opts_t dopts = {.ssh_config = opt->ssh_config,
-                           .push_binary = opt->push_binary};
+                           .push_binary = opt->push_binary,
+                           .slurm = opt->slurm};
     self->setup.deploy = deploy_new (&dopts);
     if (check_deployable (self, err, sizeof err) != 0) {
         session_log (NULL, "%s", err);

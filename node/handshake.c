@@ -343,10 +343,14 @@ handshake_run (node_t *self, char *err, size_t errlen)
 {
     const node_opts_t *opts = self->opts;
     proto_msg_t m = {0};
-    if (opts->cert && !(self->link.cert = curve_load (opts->cert, opts->name,
-                                                      self->link.controller_key, err,
-                                                      errlen)))
-        return -1;
+    if (opts->cert) {
+        self->link.cert = curve_load (opts->cert, opts->name, self->link.controller_key,
+                                      err, errlen);
+        if (opts->cert_once)
+            unlink (opts->cert);
+        if (!self->link.cert)
+            return -1;
+    }
     if (handshake_config (self, err, errlen) != 0
         || bind_children (self, err, errlen) != 0)
         return -1;

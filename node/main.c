@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "node/node.h"
+#include "node/step.h"
 #include "overlay/util.h"
 
 static void
@@ -14,6 +15,7 @@ usage (FILE *out)
     fprintf (out,
              "usage: treefarm-node --name NAME --controller ENDPOINT [--bind ADDRESS]\n"
              "                     [--cert FILE] [--verbose]\n"
+             "       treefarm-node --slurm --controller ENDPOINT [--verbose]\n"
              "\n"
              "One node of a treefarm tree. The controller (`treefarm run`) starts one\n"
              "per tree node; you do not usually run it by hand. It connects to the\n"
@@ -32,22 +34,45 @@ usage (FILE *out)
              "                       the controller, mode 0600): every socket is then\n"
              "                       CURVE, authenticated and encrypted\n"
              "                       (docs/security.md)\n"
+             "  --slurm              a task of the controller's srun step: the name,\n"
+             "                       the address to bind and the certificate of\n"
+             "                       task $SLURM_PROCID come on stdin, which stays\n"
+             "                       open: its end stops the node (docs/deploy.md,\n"
+             "                       \"Slurm\")\n"
              "  --verbose            log the steps of the run (bind, connect, stop)\n"
              "  -h, --help           this help\n"
              "\n"
              "Exit status: 0 when stopped by the controller, 1 on failure, 2 on bad usage.\n");
 }
 
+/*  What the options say together. Returns -1 to go on, or 2. */
+static int
+check_args (int argc, const node_opts_t *opts, int slurm)
+{
+    const char *bad = optind < argc ? "unexpected argument"
+                    : slurm && (opts->name || opts->bind || opts->cert)
+                    ? "--slurm takes the name, address and certificate from stdin"
+                    : !opts->controller || (!slurm && !opts->name)
+                    ? "--name (or --slurm) and --controller are required" : NULL;
+    if (bad) {
+        fprintf (stderr, "treefarm-node: %s\n", bad);
+        usage (stderr);
+        return 2;
+    }
+    return -1;
+}
+
 /*  Read the command line into *opts. Returns -1 to go on, or the exit
  *  status to leave with at once (0 after --help, 2 on bad usage). */
 static int
-parse_args (int argc, char **argv, node_opts_t *opts)
+parse_args (int argc, char **argv, node_opts_t *opts, int *slurm)
 {
     static const struct option longopts[] = {
         {"name", required_argument, NULL, 'n'},
         {"controller", required_argument, NULL, 'c'},
         {"bind", required_argument, NULL, 'b'},
         {"cert", required_argument, NULL, 'k'},
+        {"slurm", no_argument, NULL, 's'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -67,6 +92,9 @@ parse_args (int argc, char **argv, node_opts_t *opts)
         case 'k':
             opts->cert = optarg;
             break;
+        case 's':
+            *slurm = 1;
+            break;
         case 'v':
             opts->verbose = 1;
             break;
@@ -78,13 +106,7 @@ parse_args (int argc, char **argv, node_opts_t *opts)
             return 2;
         }
     }
-    if (optind < argc || !opts->name || !opts->controller) {
-        fprintf (stderr, "treefarm-node: %s\n",
-                 optind < argc ? "unexpected argument" : "--name and --controller are required");
-        usage (stderr);
-        return 2;
-    }
-    return -1;
+    return check_args (argc, opts, *slurm);
 }
 
 int
@@ -101,6 +123,20 @@ main (int argc, char **argv)
     mallopt (M_ARENA_MAX, 1);
     tf_malloc_env_restore ();
     node_opts_t opts = {0};
-    int status = parse_args (argc, argv, &opts);
-    return status >= 0 ? status : node_run (&opts);
+    int slurm = 0;
+    int status = parse_args (argc, argv, &opts, &slurm);
+    if (status >= 0)
+        return status;
+    if (!slurm)
+        return node_run (&opts);
+    char err[TF_ERRLEN];
+    step_node_t step;
+    if (step_node_setup (&step, &opts, err, sizeof err) != 0) {
+        fprintf (stderr, "treefarm-node: %s\n", err);
+        step_node_clear (&step);
+        return 1;
+    }
+    status = node_run (&opts);
+    step_node_clear (&step);
+    return status;
 }

@@ -21,6 +21,7 @@ typedef struct {
                                 (host_bind_name, overlay/host.h) */
     const char *cert;        /* this node's CURVE certificate file
                                 (overlay/curve.h), or NULL: CURVE off */
+    int cert_once;           /* remove the file once read (node/step.h) */
     int verbose;             /* log the steps of the run on stderr */
 } node_opts_t;
 

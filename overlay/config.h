@@ -144,8 +144,8 @@ typedef struct {
     char *parent_name;       /* NULL for the root */
     char *host;              /* where and how the node runs (overlay/host.h):
                                 local, an address of this machine,
-                                ssh://[user@]host[:port] or netns:NAME;
-                                default CONFIG_DEFAULT_HOST */
+                                ssh://[user@]host[:port], netns:NAME or
+                                slurm; default CONFIG_DEFAULT_HOST */
     int index;               /* position in config_t.nodes (= tree[] order);
                                 an offered node: -1 while offered, else
                                 where it joined, or -2 when it was not

@@ -15,7 +15,8 @@
 #define HOST_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 #define SSH_PREFIX "ssh://"
 #define NETNS_PREFIX "netns:"
-#define FORMS "local, an address of this machine, ssh://[user@]host[:port] or netns:NAME"
+#define FORMS "local, an address of this machine, ssh://[user@]host[:port], netns:NAME " \
+              "or slurm"
 /*  Room for a quoted piece of the text in a message. */
 #define QUOTE_LEN 80
 /*  Longest IPv6 literal inet_pton reads (INET6_ADDRSTRLEN - 1). */
@@ -25,6 +26,7 @@
 
 static const char *const kind_names[HOST_KIND_COUNT] = {
     [HOST_LOCAL] = "local", [HOST_SSH] = "ssh", [HOST_NETNS] = "netns",
+    [HOST_SLURM] = "slurm",
 };
 
 const char *
@@ -36,7 +38,7 @@ host_kind_str (host_kind_t kind)
 const char *
 host_bind_name (const host_t *host)
 {
-    if (host->kind == HOST_NETNS)
+    if (host->kind == HOST_NETNS || host->kind == HOST_SLURM)
         return NULL;
     if (host->kind == HOST_LOCAL && !*host->name)
         return HOST_LOCAL_ADDRESS;
@@ -224,6 +226,10 @@ host_parse (const char *text, host_t *out, char *err, size_t errlen)
     if (strncmp (text, NETNS_PREFIX, strlen (NETNS_PREFIX)) == 0) {
         out->kind = HOST_NETNS;
         return parse_netns (text, out, err, errlen);
+    }
+    if (strcmp (text, HOST_SLURM_TEXT) == 0) {
+        out->kind = HOST_SLURM;
+        return 0;
     }
     out->kind = HOST_LOCAL;
     return parse_local (text, out, err, errlen);

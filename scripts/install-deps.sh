@@ -6,12 +6,14 @@ set -euo pipefail
 # openssh-client and openssh-server: ssh hosts (docs/deploy.md) and
 # tests/it_ssh.sh, which starts its own sshd; iproute2: netns hosts;
 # strace: tests/it_curve.sh reads a node's traffic off its system calls;
-# libsimgrid-dev: `treefarm simulate` (docs/simulate.md).
+# libsimgrid-dev: `treefarm simulate` (docs/simulate.md); slurm-wlm and
+# munge: slurm hosts (docs/deploy.md, "Slurm") and tests/it_slurm.sh,
+# which starts its own munged, slurmctld and slurmd.
 PACKAGES=(build-essential pkg-config libzmq3-dev libczmq-dev libjansson-dev
           libcmocka-dev libglpk-dev gnuplot-nox iproute2 procps valgrind python3
           iperf3 iputils-ping parallel
           clang libclang-rt-14-dev openssh-client openssh-server strace
-          libsimgrid-dev)
+          libsimgrid-dev slurm-wlm munge)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

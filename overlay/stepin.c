@@ -1,0 +1,143 @@
+/*  stepin — the srun step's stdin: the nodes' blocks, the signal lines.
+ *  See stepin.h.
+ */
+#include "overlay/stepin.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "overlay/curve.h"
+#include "overlay/util.h"
+
+char *
+stepin_block (int rank, const char *name, const char *bind, const char *cert)
+{
+    return xasprintf ("%s %d %s %s\n%s%s\n", STEPIN_RANK, rank, name,
+                      bind && *bind ? bind : STEPIN_NO_BIND, cert ? cert : "",
+                      STEPIN_CERT_END);
+}
+
+char *
+stepin_signal_line (int rank, int sig)
+{
+    return xasprintf ("%s %d %d\n", STEPIN_SIGNAL, rank, sig);
+}
+
+int
+stepin_signal_parse (const char *line, int *rank, int *sig)
+{
+    char tail[2];
+    int n = sscanf (line, STEPIN_SIGNAL " %d %d %1s", rank, sig, tail);
+    if (n != 2 || *rank < 0 || *rank >= STEPIN_RANKS_MAX)
+        return -1;
+    return *sig == SIGTERM || *sig == SIGKILL ? 0 : -1;
+}
+
+int
+stepin_rank_parse (const char *text, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long v = text && *text >= '0' && *text <= '9' ? strtol (text, &end, 10) : -1;
+    if (v < 0 || errno || *end || v >= STEPIN_RANKS_MAX)
+        return tf_error (err, errlen, "SLURM_PROCID=%s is not a task rank in 0..%d",
+                         text ? text : "(unset)", STEPIN_RANKS_MAX - 1);
+    return (int) v;
+}
+
+void
+stepin_node_clear (stepin_node_t *out)
+{
+    if (out->cert) {
+        explicit_bzero (out->cert, strlen (out->cert));
+        free (out->cert);
+    }
+    out->cert = NULL;
+}
+
+/*  The rank line "#treefarm-rank R NAME BIND" into its parts. */
+static int
+parse_rank_line (const char *line, int *rank, char *name, char *bind)
+{
+    char tail[2];
+    char fmt[64];
+    snprintf (fmt, sizeof fmt, STEPIN_RANK " %%d %%%ds %%%ds %%1s", STEPIN_NAME_MAX,
+              STEPIN_BIND_MAX);
+    if (sscanf (line, fmt, rank, name, bind, tail) != 3 || *rank < 0)
+        return -1;
+    if (strcmp (bind, STEPIN_NO_BIND) == 0)
+        bind[0] = '\0';
+    return 0;
+}
+
+/*  Append line to out's certificate, within CURVE_FILE_MAX. */
+static int
+add_cert_line (stepin_node_t *out, const char *line)
+{
+    size_t have = out->cert ? strlen (out->cert) : 0, len = strlen (line);
+    if (have + len > CURVE_FILE_MAX)
+        return -1;
+    char *more = xmalloc (have + len + 1);
+    memcpy (more, out->cert ? out->cert : "", have);
+    memcpy (more + have, line, len + 1);
+    stepin_node_clear (out);
+    out->cert = more;
+    return 0;
+}
+
+/*  Read one line into buf; 1, 0 at end of file, -1 if too long. */
+static int
+read_line (FILE *in, char *buf, size_t len)
+{
+    if (!fgets (buf, (int) len, in))
+        return 0;
+    size_t n = strlen (buf);
+    return n > 0 && buf[n - 1] == '\n' ? 1 : feof (in) ? 1 : -1;
+}
+
+int
+stepin_read (FILE *in, int rank, stepin_node_t *out, char *err, size_t errlen)
+{
+    char *line = xmalloc (STEPIN_LINE_MAX + 2);
+    char name[STEPIN_NAME_MAX + 1], bind[STEPIN_BIND_MAX + 1];
+    int rc, in_block = 0, mine = 0, found = 0, r;
+    memset (out, 0, sizeof *out);
+    while ((rc = read_line (in, line, STEPIN_LINE_MAX + 2)) == 1) {
+        if (strcmp (line, STEPIN_END "\n") == 0)
+            break;
+        if (!in_block && parse_rank_line (line, &r, name, bind) == 0) {
+            in_block = 1;
+            mine = r == rank && !found;
+            found |= mine;
+            if (mine) {
+                memcpy (out->name, name, sizeof name);
+                memcpy (out->bind, bind, sizeof bind);
+            }
+        }
+        else if (!in_block) {
+            rc = -2;
+            break;
+        }
+        else if (strcmp (line, STEPIN_CERT_END "\n") == 0)
+            in_block = 0;
+        else if (mine && add_cert_line (out, line) != 0) {
+            rc = -3;
+            break;
+        }
+        explicit_bzero (line, strlen (line));
+        if (!in_block)
+            mine = 0;
+    }
+    explicit_bzero (line, STEPIN_LINE_MAX + 2);
+    free (line);
+    if (rc == 1 && found)
+        return 0;
+    stepin_node_clear (out);
+    return tf_error (err, errlen, "%s", rc == 0 ? "end of stdin before the ranks' end"
+                     : rc == -1 ? "a line of stdin is too long"
+                     : rc == -2 ? "stdin has a line outside a rank's block"
+                     : rc == -3 ? "the certificate is too long"
+                     : "no block for this rank on stdin");
+}
