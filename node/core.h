@@ -190,6 +190,10 @@ typedef struct {
                                 side by side, a synthetic task has the one
                                 engine; the node asks for slots - 1 tasks
                                 beyond its buffer */
+    uint32_t depth;          /* places per slot among slots (0 means 1): a
+                                command's slot holds one running and
+                                depth - 1 waiting behind it (the runtime's
+                                worker, CMDRUN_DEPTH) */
     int relay;               /* computes nothing, whatever slots says: a
                                 relay ("slots": 0, config_node_is_relay)
                                 only forwards; the end-game never copies

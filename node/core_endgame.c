@@ -8,7 +8,9 @@
  *     most its planned share) or the tasks given to its subtree drained
  *     at its subtree bound, whichever is longer, then its compute; the
  *     parent's is the tasks it still has to hand out (the root: its
- *     held tasks and the bag's fresh ones) drained by the rest of its
+ *     held tasks and the bag's fresh ones), and the commands waiting in
+ *     its places behind those running (core_cfg_t's depth), drained by
+ *     the rest of its
  *     subtree (its own subtree bound less the child's, at least its own
  *     rate), then its compute. On the root this is its own test of
  *     "near the end": early in a run the bag is large and no child is
@@ -97,8 +99,14 @@ core_endgame_holds_back (const core_t *self, int c)
         return 0;
     uint32_t given;
     xfer_given_list (self->xfer, c, &given);
+    /*  Tasks waiting in this node's places behind its running ones are
+     *  ahead of a task it keeps, as the held ones are. */
+    const compute_t *e = &self->compute;
+    uint32_t depth = self->cfg.depth > 1 ? self->cfg.depth : 1;
+    uint32_t running = e->slots / depth;
     double ahead = (double) ledger_held (self->ledger)
-                 + (double) ledger_fresh_left (self->ledger);
+                 + (double) ledger_fresh_left (self->ledger)
+                 + (double) (e->n > running ? e->n - running : 0);
     double units = self->cfg.task_units;
     return child_finish (self, c, self->cfg.task_bytes, given, units)
          > own_finish (self, ahead > 0 ? ahead - 1 : 0, units, c);

@@ -248,11 +248,54 @@ test_cancel_and_drained_are_refused_where_they_make_no_sense (void **state)
     core_destroy (&root);
 }
 
+static core_task_info_t
+one_unit_command (void *arg, uint64_t task)
+{
+    (void) arg;
+    (void) task;
+    return (core_task_info_t){.bytes = 1000, .units = 1};
+}
+
+/*  Commands, the root's one slot holding a command running and one
+ *  waiting (depth 2), a child as fast as the root: of four tasks the root
+ *  takes 0 and 1, the child gets 2, and then 3 too (it finishes it at
+ *  2 s; the root, behind the one waiting, at 2 s as well): held back, the
+ *  root would end at 3 s with the child idle from 1 s. */
+static void
+test_a_waiting_command_counts_ahead_of_a_kept_task (void **state)
+{
+    (void) state;
+    static const core_child_info_t peer[1] = {
+        {.compute_rate = 1, .link_mbps = 1000, .link_idle_mbps = 1000, .link_bps = 1e9,
+         .node = 1},
+    };
+    core_cfg_t cfg = root_cfg (4, 1);
+    cfg.children = peer;
+    cfg.endgame.that = 2;
+    cfg.command_tasks = 4;
+    cfg.task_info = one_unit_command;
+    cfg.slots = 2;
+    cfg.depth = 2;
+    core_t *root = test_core_new (&cfg);
+    int n;
+    const core_action_t *a = test_core_feed (root, (core_event_t){.type = CORE_EV_START}, &n);
+    assert_int_equal (count (a, n, CORE_ACT_COMPUTE), 2);
+    a = test_core_feed (root, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 5}, &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_SEND_CHUNK)->task, 2);
+    a = test_core_feed (root, (core_event_t){.type = CORE_EV_ACK, .now = 0.01, .child = 0,
+                                             .task = 2}, &n);
+    const core_action_t *next = test_core_find (a, n, CORE_ACT_SEND_CHUNK);
+    assert_non_null (next);
+    assert_int_equal (next->task, 3);
+    core_destroy (&root);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_without_the_end_game_the_slow_child_gets_two),
+        cmocka_unit_test (test_a_waiting_command_counts_ahead_of_a_kept_task),
         cmocka_unit_test (test_the_copy_that_wins_is_recorded_and_the_other_dropped),
         cmocka_unit_test (test_the_childs_copy_that_wins_is_recorded_and_ours_dropped),
         cmocka_unit_test (test_a_child_gives_back_what_it_holds_and_lets_the_rest_finish),
