@@ -134,10 +134,9 @@ setup_core (const config_t *cfg, int node, const setup_opts_t *opts, char *err,
         .task_arg = opts->bag ? opts->bag->arg : NULL,
         .tree_parent = parents,
         .adapt = cfg->platform.adapt,
+        .endgame = {.on = cfg->platform.endgame, .time_scale = cfg->platform.time_scale},
     };
     plan (cfg, node, opts, &app, kids, &cc.parent.target, &cc.endgame.that);
-    cc.endgame.on = cfg->platform.endgame;
-    cc.endgame.time_scale = cfg->platform.time_scale;
     core_t *core = core_new (&cc, err, errlen);
     free (kids);
     free (parents);
