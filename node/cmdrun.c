@@ -391,32 +391,31 @@ send_outcome (zsock_t *pipe, json_t *outcome)
     json_decref (outcome);
 }
 
-/*  The next job from the pipe: 1 with *job (NULL if it was not JSON), 0
- *  on $TERM or a closed pipe, -1 when none waits and wait is 0 (else it
- *  blocks for one). */
-static int
-next_job (zsock_t *pipe, int wait, json_t **job)
+/*  The next job from the pipe (blocking for one if wait), or NULL: none
+ *  waits, $TERM or a closed pipe (then *more is 0), or a job that is not
+ *  JSON (answered with an error outcome). */
+static json_t *
+take_job (zsock_t *pipe, int wait, int *more)
 {
-    *job = NULL;
-    if (!wait && !(zsock_events (pipe) & ZMQ_POLLIN))
-        return -1;
+    if (!*more || (!wait && !(zsock_events (pipe) & ZMQ_POLLIN)))
+        return NULL;
     char *cmd = NULL, *text = NULL;
-    if (zstr_recvx (pipe, &cmd, &text, NULL) < 0)
-        return 0;
-    int stop = streq (cmd, "$TERM");
-    if (!stop && text)
-        *job = json_loads (text, 0, NULL);
+    json_t *job = NULL;
+    if (zstr_recvx (pipe, &cmd, &text, NULL) < 0 || streq (cmd, "$TERM"))
+        *more = 0;
+    else if (!(job = text ? json_loads (text, 0, NULL) : NULL))
+        send_outcome (pipe, json_pack ("{s:s}", "error", "a job that is not JSON"));
     zstr_free (&cmd);
     zstr_free (&text);
-    return stop ? 0 : 1;
+    return job;
 }
 
 /*  The actor, until $TERM: one command at a time, and a second job
  *  waiting behind it (CMDRUN_DEPTH). When a command ends, the next job,
- *  if one waits, is staged and started before the ended one's result is
- *  packed and reported: the CPU goes back to work without a round trip
- *  through the event loop. The two jobs alternate between two work
- *  directories. */
+ *  if one came meanwhile, is staged and started before the ended one's
+ *  result is packed and reported: the CPU goes back to work without a
+ *  round trip through the event loop. The two jobs alternate between two
+ *  work directories. */
 static void
 worker (zsock_t *pipe, void *arg)
 {
@@ -428,31 +427,16 @@ worker (zsock_t *pipe, void *arg)
     job_t *cur = NULL;
     zsock_signal (pipe, 0);
     for (;;) {
-        json_t *job;
-        int got = more ? next_job (pipe, cur == NULL, &job) : 0;
-        more &= got != 0;
-        if (got == 1 && !job) {
-            send_outcome (pipe, json_pack ("{s:s}", "error", "a job that is not JSON"));
-            continue;
+        while (!cur && more) {
+            json_t *job = take_job (pipe, 1, &more);
+            if (job)
+                cur = job_begin (job, work[which ^= 1], cancel_fd, buf);
         }
-        if (!cur && got != 1)
+        if (!cur)
             break;
-        if (!cur) {
-            cur = job_begin (job, work[which ^= 1], cancel_fd, buf);
-            continue;
-        }
-        /*  This one ended: the next job, if one came while it ran (it
-         *  usually comes then), starts before this one's result is packed. */
         job_wait (cur);
-        if (got != 1) {
-            got = more ? next_job (pipe, 0, &job) : 0;
-            more &= got != 0;
-            if (got == 1 && !job) {
-                send_outcome (pipe, json_pack ("{s:s}", "error", "a job that is not JSON"));
-                got = -1;
-            }
-        }
-        job_t *next = got == 1 ? job_begin (job, work[which ^= 1], cancel_fd, buf) : NULL;
+        json_t *job = take_job (pipe, 0, &more);
+        job_t *next = job ? job_begin (job, work[which ^= 1], cancel_fd, buf) : NULL;
         send_outcome (pipe, job_end (cur, buf));
         cur = next;
     }

@@ -90,6 +90,9 @@ check_commands (const core_cfg_t *cfg, char *err, size_t errlen)
     if (cfg->slots > CORE_MAX_SLOTS)
         return tf_error (err, errlen, "core: %u slots, more than %u", cfg->slots,
                          CORE_MAX_SLOTS);
+    if (cfg->depth > CORE_MAX_DEPTH)
+        return tf_error (err, errlen, "core: %u places a slot, more than %u", cfg->depth,
+                         CORE_MAX_DEPTH);
     if (cfg->max_attempts > CORE_MAX_ATTEMPTS)
         return tf_error (err, errlen, "core: %u attempts, more than %u",
                          cfg->max_attempts, CORE_MAX_ATTEMPTS);
@@ -165,7 +168,8 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
     new_parts (self, cfg);
     self->buffer_cfg = cfg->buffer;
     /*  A relay has no slot: no task is ever computed, or copied, here. */
-    self->compute.slots = cfg->relay ? 0 : cfg->slots ? cfg->slots : 1;
+    self->compute.slots = cfg->relay ? 0 : (cfg->slots ? cfg->slots : 1)
+                                           * (cfg->depth ? cfg->depth : 1);
     self->compute.running = xcalloc (self->compute.slots + 1, sizeof (task_t));
     if (cfg->tree_parent)
         copy_tree (self, cfg->tree_parent);

@@ -138,6 +138,7 @@ typedef struct {
 #define CORE_MAX_ATTEMPTS CONFIG_MAX_ATTEMPTS
 /*  The most tasks one node computes at once. */
 #define CORE_MAX_SLOTS CONFIG_MAX_SLOTS
+#define CORE_MAX_DEPTH 4
 
 typedef enum {
     CORE_KIND_SYNTHETIC = 0, /* the experiment's payload and units */
@@ -188,12 +189,12 @@ typedef struct {
     uint32_t slots;          /* tasks this node computes at once, 1 ..
                                 CORE_MAX_SLOTS (0 means 1): commands run
                                 side by side, a synthetic task has the one
-                                engine; the node asks for slots - 1 tasks
-                                beyond its buffer */
-    uint32_t depth;          /* places per slot among slots (0 means 1): a
-                                command's slot holds one running and
-                                depth - 1 waiting behind it (the runtime's
-                                worker, CMDRUN_DEPTH) */
+                                engine; the node asks for slots x depth - 1
+                                tasks beyond its buffer */
+    uint32_t depth;          /* places per slot, 1 .. CORE_MAX_DEPTH (0
+                                means 1): a command's slot holds one
+                                running and depth - 1 waiting behind it
+                                (the runtime's worker, CMDRUN_DEPTH) */
     int relay;               /* computes nothing, whatever slots says: a
                                 relay ("slots": 0, config_node_is_relay)
                                 only forwards; the end-game never copies

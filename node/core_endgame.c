@@ -102,8 +102,7 @@ core_endgame_holds_back (const core_t *self, int c)
     /*  Tasks waiting in this node's places behind its running ones are
      *  ahead of a task it keeps, as the held ones are. */
     const compute_t *e = &self->compute;
-    uint32_t depth = self->cfg.depth > 1 ? self->cfg.depth : 1;
-    uint32_t running = e->slots / depth;
+    uint32_t running = self->cfg.slots ? self->cfg.slots : 1;
     double ahead = (double) ledger_held (self->ledger)
                  + (double) ledger_fresh_left (self->ledger)
                  + (double) (e->n > running ? e->n - running : 0);

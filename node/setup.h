@@ -65,9 +65,10 @@ typedef struct {
      *  all of them; NULL: each core's setup computes it (the runtime's
      *  one core a process). */
     const bound_tree_t *plan_tree;
-    /*  Places per command slot in the core, >= 1: what the driver's slot
-     *  holds at once (the runtime's worker: a command running and the
-     *  next waiting, CMDRUN_DEPTH; a simulation's: 1). */
+    /*  Places per command slot in the core, 1 .. CORE_MAX_DEPTH (0:
+     *  1): what the driver's slot holds at once (the runtime's worker: a
+     *  command running and the next waiting, CMDRUN_DEPTH; a
+     *  simulation's: 1). */
     uint32_t depth;
 } setup_opts_t;
 

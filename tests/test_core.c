@@ -843,6 +843,17 @@ test_bad_configurations_are_refused (void **state)
     cfg.policy = NULL;
     assert_null (core_new (&cfg, err, sizeof err));
     assert_non_null (strstr (err, "policy"));
+    /*  Slots are checked as the config gives them, places a slot apart: the
+     *  most slots a config allows, each with a waiting place, is a core. */
+    cfg = make_cfg (1, 0, 10);
+    cfg.slots = CORE_MAX_SLOTS;
+    cfg.depth = 2;
+    core_t *core = core_new (&cfg, err, sizeof err);
+    assert_non_null (core);
+    core_destroy (&core);
+    cfg.depth = CORE_MAX_DEPTH + 1;
+    assert_null (core_new (&cfg, err, sizeof err));
+    assert_non_null (strstr (err, "places a slot"));
 }
 
 /*  --- an in-memory tree ------------------------------------------------- */

@@ -274,7 +274,7 @@ test_a_waiting_command_counts_ahead_of_a_kept_task (void **state)
     cfg.endgame.that = 2;
     cfg.command_tasks = 4;
     cfg.task_info = one_unit_command;
-    cfg.slots = 2;
+    cfg.slots = 1;
     cfg.depth = 2;
     core_t *root = test_core_new (&cfg);
     int n;
