@@ -195,6 +195,7 @@ core_destroy (core_t **self_p)
     free (self->eg.copies);
     free (self->eg.cancelled);
     free (self->eg.back);
+    free (self->eg.kid);
     free (self->acts.items);
     free (self);
     *self_p = NULL;

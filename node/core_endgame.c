@@ -321,6 +321,41 @@ core_endgame_before (core_t *self)
     self->stats.returned += n;
 }
 
+/*  Per child: it asked for tasks (so its connection is up), and it was
+ *  told EMPTY. */
+#define KID_HEARD 1
+#define KID_TOLD 2
+
+static unsigned char *
+kid_flags (core_t *self)
+{
+    if (!self->eg.kid)
+        self->eg.kid = xcalloc ((size_t) self->cfg.nchildren + 1, 1);
+    return self->eg.kid;
+}
+
+/*  EMPTY to child c, once, when it is due and c has asked for tasks: a
+ *  child that has not asked yet may not be connected, and a message to
+ *  it then would be taken for a lost connection. It is told when it
+ *  asks (core_endgame_heard). */
+static void
+tell_empty (core_t *self, int c)
+{
+    unsigned char *kid = kid_flags (self);
+    if (!self->eg.told || (kid[c] & (KID_HEARD | KID_TOLD)) != KID_HEARD
+        || xfer_check_child (self->xfer, c, NULL, 0) != 0)
+        return;
+    core_emit (self, CORE_ACT_EMPTY)->child = c;
+    kid[c] |= KID_TOLD;
+}
+
+void
+core_endgame_heard (core_t *self, int c)
+{
+    kid_flags (self)[c] |= KID_HEARD;
+    tell_empty (self, c);
+}
+
 void
 core_endgame_after (core_t *self)
 {
@@ -333,10 +368,9 @@ core_endgame_after (core_t *self)
     if (!g->drained)
         return;
     if (!g->told) {
-        for (int c = 0; c < self->cfg.nchildren; c++)
-            if (xfer_check_child (self->xfer, c, NULL, 0) == 0)
-                core_emit (self, CORE_ACT_EMPTY)->child = c;
         g->told = 1;
+        for (int c = 0; c < self->cfg.nchildren; c++)
+            tell_empty (self, c);
     }
     if (!self->orphaned)
         copy_one (self);

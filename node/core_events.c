@@ -8,9 +8,11 @@
 static int
 on_request (core_t *self, const core_event_t *ev, char *err, size_t errlen)
 {
-    if (xfer_check_child (self->xfer, ev->child, err, errlen))
+    if (xfer_check_child (self->xfer, ev->child, err, errlen)
+        || xfer_add_ask (self->xfer, ev->child, ev->n, err, errlen))
         return -1;
-    return xfer_add_ask (self->xfer, ev->child, ev->n, err, errlen);
+    core_endgame_heard (self, ev->child);
+    return 0;
 }
 
 static int

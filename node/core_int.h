@@ -59,7 +59,9 @@ typedef struct {
 typedef struct {
     int drained;             /* the bag has nothing left to hand out: the
                                 root saw it, others were told (EMPTY) */
-    int told;                /* EMPTY sent to the children */
+    int told;                /* EMPTY is due to the children */
+    unsigned char *kid;      /* per child: KID_HEARD, KID_TOLD (lazily
+                                made, cfg.nchildren of them) */
     copy_t *copies;          /* tasks copied here, n of them */
     uint32_t ncopies, copies_cap;
     uint64_t *cancelled;     /* tasks the parent cancelled, still here */
@@ -176,6 +178,10 @@ int core_endgame_orphan_copy (core_t *self, uint64_t task, int child);
  *  message in err and the state unchanged. */
 int core_on_cancel (core_t *self, const core_event_t *ev, char *err, size_t errlen);
 int core_on_empty (core_t *self, const core_event_t *ev, char *err, size_t errlen);
+
+/*  core_endgame.c: child c asked for tasks: it is connected, and told
+ *  EMPTY now if the bag emptied before it asked. */
+void core_endgame_heard (core_t *self, int c);
 
 /*  core_endgame.c: task leaves this node upward (reported or given
  *  back): it is no longer among the cancelled. */

@@ -5,7 +5,7 @@
  *  finishing while the CANCEL is on its way included; a child gives
  *  back a cancelled task it holds (whole, or once it has arrived), lets
  *  one it computes finish, ignores a CANCEL for a task it no longer has;
- *  the refusals.
+ *  the refusals; EMPTY waits until a child has asked.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -290,6 +290,30 @@ test_a_waiting_command_counts_ahead_of_a_kept_task (void **state)
     core_destroy (&root);
 }
 
+/*  A bag that empties before the child has asked (one task, the root
+ *  computes it): no EMPTY to the child yet, whose connection may not be
+ *  up (a message to it would be taken for a lost child); it is told when
+ *  it asks, and once. */
+static void
+test_a_child_is_told_empty_once_it_has_asked (void **state)
+{
+    (void) state;
+    core_cfg_t cfg = root_cfg (1, 1);
+    core_t *root = test_core_new (&cfg);
+    int n;
+    const core_action_t *a = test_core_feed (root, (core_event_t){.type = CORE_EV_START}, &n);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_COMPUTE)->task, 0);
+    assert_null (test_core_find (a, n, CORE_ACT_EMPTY));
+    a = test_core_feed (root, (core_event_t){.type = CORE_EV_REQUEST, .now = 0.1, .child = 0,
+                                             .n = 2}, &n);
+    assert_int_equal (count (a, n, CORE_ACT_EMPTY), 1);
+    assert_int_equal (test_core_find (a, n, CORE_ACT_EMPTY)->child, 0);
+    a = test_core_feed (root, (core_event_t){.type = CORE_EV_REQUEST, .now = 0.2, .child = 0,
+                                             .n = 1}, &n);
+    assert_int_equal (count (a, n, CORE_ACT_EMPTY), 0);
+    core_destroy (&root);
+}
+
 int
 main (void)
 {
@@ -300,6 +324,7 @@ main (void)
         cmocka_unit_test (test_the_childs_copy_that_wins_is_recorded_and_ours_dropped),
         cmocka_unit_test (test_a_child_gives_back_what_it_holds_and_lets_the_rest_finish),
         cmocka_unit_test (test_cancel_and_drained_are_refused_where_they_make_no_sense),
+        cmocka_unit_test (test_a_child_is_told_empty_once_it_has_asked),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
