@@ -23,7 +23,10 @@
 #include "controller/spawn.h"
 #include "overlay/util.h"
 
-/*  How often deploy_wait looks for exits. */
+/*  How often deploy_wait looks for exits: first after DEPLOY_WAIT_FIRST,
+ *  then twice as long each time up to DEPLOY_WAIT_STEP. Nodes that were
+ *  told to stop exit within a few milliseconds; a run's end waits on that. */
+#define DEPLOY_WAIT_FIRST 0.0005
 #define DEPLOY_WAIT_STEP 0.01
 
 /* ------------------------------------------------------------------------
@@ -444,14 +447,15 @@ sleep_seconds (double seconds)
 int
 deploy_wait (deploy_t *self, double timeout)
 {
-    double deadline = tf_now () + timeout;
+    double deadline = tf_now () + timeout, step = DEPLOY_WAIT_FIRST;
     while (1) {
         reap_all (self);
         int running = deploy_running (self);
         double left = deadline - tf_now ();
         if (running == 0 || left <= 0)
             return running;
-        sleep_seconds (left < DEPLOY_WAIT_STEP ? left : DEPLOY_WAIT_STEP);
+        sleep_seconds (left < step ? left : step);
+        step = step * 2 < DEPLOY_WAIT_STEP ? step * 2 : DEPLOY_WAIT_STEP;
     }
 }
 
