@@ -171,6 +171,7 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
     self->compute.slots = cfg->relay ? 0 : (cfg->slots ? cfg->slots : 1)
                                            * (cfg->depth ? cfg->depth : 1);
     self->compute.running = xcalloc (self->compute.slots + 1, sizeof (task_t));
+    self->compute.given = xcalloc (self->compute.slots + 1, sizeof (double));
     if (cfg->tree_parent)
         copy_tree (self, cfg->tree_parent);
     return self;
@@ -189,6 +190,7 @@ core_destroy (core_t **self_p)
     free (self->shape.parent);
     free (self->shape.size);
     free (self->compute.running);
+    free (self->compute.given);
     free (self->batch.items);
     free (self->back.items);
     free (self->stale.items);

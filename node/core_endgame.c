@@ -10,9 +10,9 @@
  *     parent's is the tasks it still has to hand out (the root: its
  *     held tasks and the bag's fresh ones), and the commands waiting in
  *     its places behind those running (core_cfg_t's depth), drained by
- *     the rest of its
- *     subtree (its own subtree bound less the child's, at least its own
- *     rate), then its compute. On the root this is its own test of
+ *     the rest of its subtree (its own subtree bound less the child's,
+ *     at least its own rate), or the wait for a slot of its own to be
+ *     free, whichever is longer, then its compute. On the root this is its own test of
  *     "near the end": early in a run the bag is large and no child is
  *     held back. Below the root, where a node holds only its buffer,
  *     the rule waits until the node is told the bag is empty (EMPTY).
@@ -77,9 +77,10 @@ child_finish (const core_t *self, int c, uint64_t left, double ahead, double uni
 /*  Seconds from now until this node would finish a task of `units` it
  *  kept behind `ahead` others, which its subtree drains without child
  *  `without` (its subtree bound less the child's, at least the node's
- *  own rate; -1: none left out). */
+ *  own rate; -1: none left out), and not before `slot_s`, when a slot of
+ *  its own is free for it. */
 static double
-own_finish (const core_t *self, double ahead, double units, int without)
+own_finish (const core_t *self, double ahead, double slot_s, double units, int without)
 {
     double rate = self->cfg.parent.compute_rate;
     double drain = drain_rate (self, self->cfg.endgame.that, rate);
@@ -89,11 +90,30 @@ own_finish (const core_t *self, double ahead, double units, int without)
         drain = fmax (own, drain - drain_rate (self, f.that, f.compute_rate));
     }
     double queue = ahead == 0 ? 0 : drain > 0 ? ahead / drain : INFINITY;
-    return queue + compute_s (self, units, rate);
+    return fmax (queue, slot_s) + compute_s (self, units, rate);
+}
+
+/*  Seconds from now until the first of this node's slots is free: 0 with
+ *  one free; else when the task handed over first among those running
+ *  ends, by its units at the node's rate (at least now). */
+static double
+slot_free_s (const core_t *self, double now)
+{
+    const compute_t *e = &self->compute;
+    uint32_t slots = self->cfg.slots ? self->cfg.slots : 1;
+    if (e->n < slots)
+        return 0;
+    double soonest = INFINITY;
+    for (uint32_t i = 0; i < e->n; i++) {
+        double end = e->given[i] + compute_s (self, e->running[i].units,
+                                              self->cfg.parent.compute_rate);
+        soonest = fmin (soonest, end);
+    }
+    return fmax (0, soonest - now);
 }
 
 int
-core_endgame_holds_back (const core_t *self, int c)
+core_endgame_holds_back (const core_t *self, int c, double now)
 {
     if (!self->cfg.endgame.on || (!self->cfg.is_root && !self->eg.drained))
         return 0;
@@ -108,7 +128,7 @@ core_endgame_holds_back (const core_t *self, int c)
                  + (double) (e->n > running ? e->n - running : 0);
     double units = self->cfg.task_units;
     return child_finish (self, c, self->cfg.task_bytes, given, units)
-         > own_finish (self, ahead > 0 ? ahead - 1 : 0, units, c);
+         > own_finish (self, ahead > 0 ? ahead - 1 : 0, slot_free_s (self, now), units, c);
 }
 
 /*  --- the copies -------------------------------------------------------- */
@@ -131,7 +151,7 @@ forget_copy (core_t *self, int i)
 /*  Start computing a copy of t, whose other copy is out in child c's
  *  subtree. */
 static void
-start_copy (core_t *self, const task_t *t, int c)
+start_copy (core_t *self, const task_t *t, int c, double now)
 {
     endgame_t *g = &self->eg;
     if (g->ncopies == g->copies_cap) {
@@ -140,7 +160,7 @@ start_copy (core_t *self, const task_t *t, int c)
     }
     g->copies[g->ncopies++] = (copy_t){.id = t->id, .child = c};
     compute_t *e = &self->compute;
-    e->running[e->n++] = *t;
+    compute_push (e, t, now);
     e->engine_busy = 1;
     core_action_t *a = core_emit (self, CORE_ACT_COMPUTE);
     a->task = t->id;
@@ -152,7 +172,7 @@ start_copy (core_t *self, const task_t *t, int c)
 /*  Rule b: an idle node with nothing to hand out copies the task that
  *  would finish last in a child's subtree, if later than here. */
 static void
-copy_one (core_t *self)
+copy_one (core_t *self, double now)
 {
     compute_t *e = &self->compute;
     if (e->engine_busy || e->n >= e->slots || ledger_held (self->ledger) > 0)
@@ -170,7 +190,7 @@ copy_one (core_t *self)
                 continue;
             double there = child_finish (self, c, xfer_bytes_left (self->xfer, c, t->id), k,
                                          t->units);
-            double here = own_finish (self, 0, t->units, -1);
+            double here = own_finish (self, 0, 0, t->units, -1);
             if (there > here && there > latest) {
                 latest = there;
                 best = t;
@@ -180,7 +200,7 @@ copy_one (core_t *self)
     }
     if (best) {
         task_t t = *best;
-        start_copy (self, &t, best_child);
+        start_copy (self, &t, best_child, now);
     }
 }
 
@@ -357,7 +377,7 @@ core_endgame_heard (core_t *self, int c)
 }
 
 void
-core_endgame_after (core_t *self)
+core_endgame_after (core_t *self, double now)
 {
     endgame_t *g = &self->eg;
     if (!self->cfg.endgame.on)
@@ -373,5 +393,5 @@ core_endgame_after (core_t *self)
             tell_empty (self, c);
     }
     if (!self->orphaned)
-        copy_one (self);
+        copy_one (self, now);
 }

@@ -103,6 +103,7 @@ on_computed (core_t *self, const core_event_t *ev, char *err, size_t errlen)
         && (ev->bytes == 0 || ev->bytes > CONFIG_MAX_STREAM_BYTES))
         return tf_error (err, errlen, "task %llu: a result of %llu bytes",
                          (unsigned long long) ev->task, (unsigned long long) ev->bytes);
+    e->given[k] = e->given[e->n - 1];
     e->running[k] = e->running[--e->n];
     e->engine_busy &= command;
     self->stats.computed++;

@@ -32,9 +32,19 @@ typedef struct {
 /*  The tasks computing here. */
 typedef struct {
     task_t *running;         /* n of them, at most slots */
+    double *given;           /* per running task: when it was handed to
+                                the engine (it may wait behind another) */
     uint32_t n, slots;
     int engine_busy;         /* a synthetic task has the engine */
 } compute_t;
+
+/*  Hand t to the engine at now: it runs, or waits in its slot's place. */
+static inline void
+compute_push (compute_t *e, const task_t *t, double now)
+{
+    e->given[e->n] = now;
+    e->running[e->n++] = *t;
+}
 
 /*  Copies of one task id still out here (computing, or given to a
  *  child's subtree) when the parent was lost: their completion, result or
@@ -157,11 +167,11 @@ int core_stale_has (core_t *self, uint64_t task);
  *  node computes or serves (cancelled tasks held go back) and after
  *  (EMPTY passed on; an idle node copies a task left out). */
 void core_endgame_before (core_t *self);
-void core_endgame_after (core_t *self);
+void core_endgame_after (core_t *self, double now);
 
 /*  core_endgame.c: near the end of the bag, would child c finish a task
  *  later than this node would (rule a)? */
-int core_endgame_holds_back (const core_t *self, int c);
+int core_endgame_holds_back (const core_t *self, int c, double now);
 
 /*  core_endgame.c: a completion of task came here, first (from our own
  *  engine: child < 0; else from child): if this node copied it, the

@@ -153,15 +153,31 @@ flush (core_t *self, double now)
 
 /*  --- the fixed point after every event ---------------------------------- */
 
+/*  May the next task take a place here, the n-th of e->slots? A slot
+ *  (the first cfg.slots places) always; a place waiting behind a running
+ *  command (core_cfg_t's depth) on the root with children only while the
+ *  bag holds more tasks than it has children: a task kept waiting here
+ *  when a child has none would run after the one before it instead of at
+ *  once there (two 5-s commands on a root and an idle child took 10 s). */
+static int
+place_open (const core_t *self, uint32_t n)
+{
+    uint32_t slots = self->cfg.slots ? self->cfg.slots : 1;
+    if (n < slots || !self->cfg.is_root || self->cfg.nchildren == 0)
+        return 1;
+    return ledger_fresh_left (self->ledger) + ledger_held (self->ledger)
+         > (uint64_t) self->cfg.nchildren;
+}
+
 /*  Start tasks on free slots while some may run here. */
 static void
-compute_tasks (core_t *self)
+compute_tasks (core_t *self, double now)
 {
     compute_t *e = &self->compute;
     int pos;
-    while (e->n < e->slots && (pos = find_task (self, -1)) >= 0) {
+    while (e->n < e->slots && place_open (self, e->n) && (pos = find_task (self, -1)) >= 0) {
         task_t t = ledger_take_task (self->ledger, (uint32_t) pos);
-        e->running[e->n++] = t;
+        compute_push (e, &t, now);
         e->engine_busy |= t.kind == CORE_KIND_SYNTHETIC;
         core_action_t *a = core_emit (self, CORE_ACT_COMPUTE);
         a->task = t.id;
@@ -209,12 +225,12 @@ serve_stranded (const core_t *self, const int *ready, int n, int *pos)
 /*  Does the end-game keep the task at pos (of find_task) from child c
  *  (rule a)? Only a task this node may compute itself is kept. */
 static int
-held_back (const core_t *self, int c, int pos)
+held_back (const core_t *self, int c, int pos, double now)
 {
     if (pos < (int) ledger_held (self->ledger)
         && task_avoids (ledger_peek_task (self->ledger, (uint32_t) pos), self->cfg.self))
         return 0;
-    return core_endgame_holds_back (self, c);
+    return core_endgame_holds_back (self, c, now);
 }
 
 /*  Serve children's asks while the policy allows (xfer_pick_child), each
@@ -230,7 +246,7 @@ serve_children (core_t *self, double now)
         int any = uniform ? find_task (self, ready[0]) : -1;
         for (int i = 0; i < n; i++) {
             int pos = uniform ? any : find_task (self, ready[i]);
-            if (pos >= 0 && !held_back (self, ready[i], pos))
+            if (pos >= 0 && !held_back (self, ready[i], pos, now))
                 ready[k++] = ready[i];
         }
         int c = k > 0 ? xfer_pick_child (self->xfer, now, ready, k) : -1;
@@ -253,7 +269,7 @@ core_dispatch (core_t *self, double now)
         return;
     }
     core_endgame_before (self);
-    compute_tasks (self);
+    compute_tasks (self, now);
     /*  Paced, a transfer whose last chunk goes out with no pacing delay
      *  (an empty one) frees the port at once: serve the next ask. Each
      *  pass starts a transfer or sends a chunk, and both are bounded. */
@@ -262,7 +278,7 @@ core_dispatch (core_t *self, double now)
         serve_children (self, now);
         xfer_pump_chunks (self->xfer, &self->acts, now);
     }
-    core_endgame_after (self);
+    core_endgame_after (self, now);
     streams_pump_up (self->streams, &self->acts);
     uint32_t slots = self->compute.slots, want = self->cfg.buffer + (slots ? slots - 1 : 0);
     uint32_t have = ledger_held (self->ledger) + recv_pending (self->recv);

@@ -5,7 +5,8 @@
  *  finishing while the CANCEL is on its way included; a child gives
  *  back a cancelled task it holds (whole, or once it has arrived), lets
  *  one it computes finish, ignores a CANCEL for a task it no longer has;
- *  the refusals; EMPTY waits until a child has asked.
+ *  the refusals; EMPTY waits until a child has asked; a root leaves a
+ *  waiting place empty when a child would otherwise go without.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -290,6 +291,41 @@ test_a_waiting_command_counts_ahead_of_a_kept_task (void **state)
     core_destroy (&root);
 }
 
+/*  Two commands, a root with one slot of two places (depth 2) and a
+ *  child as fast: the root runs one and leaves the other for the child
+ *  rather than holding it behind its own (the bag holds no more tasks
+ *  than the root has children), and rule a lets it go there (the root's
+ *  slot is busy for a second: the child ends it first). With three tasks
+ *  the root fills both places and the child gets the third. */
+static void
+test_a_waiting_place_is_left_when_a_child_would_go_without (void **state)
+{
+    (void) state;
+    static const core_child_info_t peer[1] = {
+        {.compute_rate = 1, .link_mbps = 1000, .link_idle_mbps = 1000, .link_bps = 1e9,
+         .node = 1},
+    };
+    for (uint64_t tasks = 2; tasks <= 3; tasks++) {
+        core_cfg_t cfg = root_cfg (tasks, 1);
+        cfg.children = peer;
+        cfg.command_tasks = tasks;
+        cfg.task_info = one_unit_command;
+        cfg.slots = 1;
+        cfg.depth = 2;
+        core_t *root = test_core_new (&cfg);
+        int n;
+        const core_action_t *a = test_core_feed (root, (core_event_t){.type = CORE_EV_START},
+                                                 &n);
+        assert_int_equal (count (a, n, CORE_ACT_COMPUTE), tasks == 2 ? 1 : 2);
+        a = test_core_feed (root, (core_event_t){.type = CORE_EV_REQUEST, .child = 0, .n = 3},
+                            &n);
+        const core_action_t *sent = test_core_find (a, n, CORE_ACT_SEND_CHUNK);
+        assert_non_null (sent);
+        assert_int_equal (sent->task, tasks - 1);
+        core_destroy (&root);
+    }
+}
+
 /*  A bag that empties before the child has asked (one task, the root
  *  computes it): no EMPTY to the child yet, whose connection may not be
  *  up (a message to it would be taken for a lost child); it is told when
@@ -325,6 +361,7 @@ main (void)
         cmocka_unit_test (test_a_child_gives_back_what_it_holds_and_lets_the_rest_finish),
         cmocka_unit_test (test_cancel_and_drained_are_refused_where_they_make_no_sense),
         cmocka_unit_test (test_a_child_is_told_empty_once_it_has_asked),
+        cmocka_unit_test (test_a_waiting_place_is_left_when_a_child_would_go_without),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
