@@ -1,7 +1,9 @@
 /*  util — see util.h. */
 #include "overlay/util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <ftw.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -227,9 +230,39 @@ remove_below (const char *path, const struct stat *st, int flag, struct FTW *ftw
     return 0;
 }
 
+/*  Is directory path empty (or unreadable: then nftw finds nothing to
+ *  remove either)? One read of its entries, without opendir's buffer. */
+static int
+dir_is_empty (const char *path)
+{
+    int fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 1;
+    union {
+        struct dirent64 d;
+        char bytes[1024];
+    } buf;
+    ssize_t n = getdents64 (fd, buf.bytes, sizeof buf.bytes);
+    close (fd);
+    for (ssize_t at = 0; at < n;) {
+        const struct dirent64 *d = (const struct dirent64 *) (buf.bytes + at);
+        if (strcmp (d->d_name, ".") != 0 && strcmp (d->d_name, "..") != 0)
+            return 0;
+        at += d->d_reclen;
+    }
+    return n >= 0;
+}
+
 void
 tf_remove_tree (const char *path, int below_only)
 {
+    /*  The common cases without nftw's setup: nothing there (a task that
+     *  left no outputs), an empty directory to empty. */
+    struct stat st;
+    if (lstat (path, &st) != 0)
+        return;
+    if (below_only && S_ISDIR (st.st_mode) && dir_is_empty (path))
+        return;
     nftw (path, below_only ? remove_below : remove_any, 16, FTW_DEPTH | FTW_PHYS);
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -240,6 +241,52 @@ test_malloc_env (void **state)
     unsetenv ("GLIBC_TUNABLES");
 }
 
+static int
+exists (const char *dir, const char *name)
+{
+    char *p = xasprintf ("%s/%s", dir, name);
+    int rc = access (p, F_OK) == 0;
+    free (p);
+    return rc;
+}
+
+static void
+touch (const char *dir, const char *name)
+{
+    char *p = xasprintf ("%s/%s", dir, name);
+    FILE *f = fopen (p, "w");
+    assert_non_null (f);
+    fclose (f);
+    free (p);
+}
+
+/*  tf_remove_tree: a path that is not there is no error; below_only
+ *  empties a directory (files and a subdirectory with its own) and keeps
+ *  it, an empty one included; otherwise the directory goes too. */
+static void
+test_remove_tree (void **state)
+{
+    (void) state;
+    char dir[] = "/tmp/test_util.XXXXXX";
+    assert_non_null (mkdtemp (dir));
+    char *sub = xasprintf ("%s/sub", dir);
+    tf_remove_tree (sub, 0);
+    tf_remove_tree (sub, 1);
+    tf_remove_tree (dir, 1);
+    assert_true (access (dir, F_OK) == 0);
+    assert_int_equal (mkdir (sub, 0700), 0);
+    touch (sub, "a");
+    touch (dir, "b");
+    tf_remove_tree (dir, 1);
+    assert_true (access (dir, F_OK) == 0);
+    assert_false (exists (dir, "b"));
+    assert_false (exists (dir, "sub"));
+    touch (dir, "c");
+    tf_remove_tree (dir, 0);
+    assert_false (access (dir, F_OK) == 0);
+    free (sub);
+}
+
 int
 main (void)
 {
@@ -249,6 +296,7 @@ main (void)
         cmocka_unit_test (test_resident_block),
         cmocka_unit_test (test_malloc_env),
         cmocka_unit_test (test_heap_reserve),
+        cmocka_unit_test (test_remove_tree),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
