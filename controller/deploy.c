@@ -247,20 +247,25 @@ deploy_command (const deploy_t *self, int slot, char *const argv[])
 }
 
 int
-deploy_set_cert (deploy_t *self, int slot, const char *path, char *err, size_t errlen)
+deploy_set_cert (deploy_t *self, int slot, curve_run_t *certs, int i, char *err,
+                 size_t errlen)
 {
     proc_t *proc = slot_proc (self, slot);
     if (!proc || proc->started)
         return tf_error (err, errlen, "slot %d: %s", slot, proc ? "started already"
                                                                : "no such slot");
-    char *text = NULL;
+    /*  An ssh or slurm node takes the text on its stdin: no file here. */
+    const char *path = NULL, *text = curve_run_text (certs, i);
     int on_stdin = proc->host.kind == HOST_SSH || proc->host.kind == HOST_SLURM;
-    if (on_stdin && !(text = deploy_ssh_cert_read (path, err, errlen)))
+    if (on_stdin ? !deploy_ssh_cert_ok (text, err, errlen)
+                 : !(path = curve_run_file (certs, i, err, errlen)))
         return -1;
     free (proc->cert);
+    if (proc->cert_text)
+        explicit_bzero (proc->cert_text, strlen (proc->cert_text));
     free (proc->cert_text);
-    proc->cert = xstrdup (path);
-    proc->cert_text = text;
+    proc->cert = path ? xstrdup (path) : NULL;
+    proc->cert_text = on_stdin ? xstrdup (text) : NULL;
     return 0;
 }
 

@@ -48,6 +48,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "overlay/curve.h"
 #include "overlay/host.h"
 
 /*  The control endpoint local nodes reach. */
@@ -164,14 +165,14 @@ const char *deploy_host (const deploy_t *self, int slot);
  *  (spawn_argv_free). */
 char **deploy_command (const deploy_t *self, int slot, char *const argv[]);
 
-/*  Give slot's node, before it starts, the certificate file at path
+/*  Give slot's node, before it starts, certificate i of certs
  *  (docs/security.md): a local or netns node is started with `--cert
- *  PATH`; for an ssh node the file's content (read now: at most
- *  CURVE_FILE_MAX bytes of text) is written on the ssh client's stdin
- *  when it starts, where the remote script stores it in a file of mode
- *  0600 for the node, removed when the node exits (ssh_node_command).
- *  Returns 0, or -1 with a message in err naming the file. */
-int deploy_set_cert (deploy_t *self, int slot, const char *path, char *err,
+ *  PATH`, its file written now (curve_run_file); an ssh or slurm node
+ *  takes its text on stdin (an ssh client's, where the remote script
+ *  stores it in a file of mode 0600 for the node, removed when the node
+ *  exits (ssh_node_command); the srun step's, kept in the node's memory).
+ *  Returns 0, or -1 with a message in err. */
+int deploy_set_cert (deploy_t *self, int slot, curve_run_t *certs, int i, char *err,
                      size_t errlen);
 
 /*  Start what deploy_start armed: the slurm nodes, all by one `srun`

@@ -131,10 +131,10 @@ int deploy_write_pipe (int fd, const char *text, size_t len);
 
 /*  The ssh node's certificate (deploy_ssh.c). */
 
-/*  The content of the certificate file at path, checked to be sent on an
- *  ssh client's stdin; the caller frees it. NULL with err filled if it
- *  cannot be read or is not a certificate. */
-char *deploy_ssh_cert_read (const char *path, char *err, size_t errlen);
+/*  May text, a certificate's, be sent on a node's stdin (an ssh client's,
+ *  the srun step's): at most CURVE_FILE_MAX bytes, lines ended by a
+ *  newline, no end line of its own in it? 1, or 0 with err filled. */
+int deploy_ssh_cert_ok (const char *text, char *err, size_t errlen);
 /*  Write proc's certificate, then the end line, to its stdin_fd. 0, or -1
  *  with err filled. */
 int deploy_ssh_cert_send (proc_t *proc, char *err, size_t errlen);

@@ -9,10 +9,13 @@
  *  address). deploy_start only arms a node; deploy_launch, once every
  *  slurm node is armed, runs
  *
- *      srun --ntasks=N --distribution=arbitrary --nodelist=H0,H1,...
+ *      srun --ntasks=T --distribution=arbitrary --nodelist=H0,H1,...
  *           --kill-on-bad-exit=0 --input=all NODE... --slurm --controller EP
  *
- *  (H_r the host of rank r) and writes each rank's name, bind address and
+ *  with one task for each host the nodes were placed on (H_t the host of
+ *  task t, in the order of their first node), which starts that host's
+ *  nodes (node/step.h: one process loads the program, and forks the
+ *  others), and writes each node's rank, task, name, bind address and
  *  certificate on the step's stdin (overlay/stepin.h). A signal to one
  *  node is a line there; end of file stops them all. The step's exit is
  *  every node's: srun gives one status for the step.
@@ -45,6 +48,9 @@ typedef struct slurm_step {
     char **addrs;            /* per host: numeric, NULL until placed on */
     int *host_of;            /* per rank: its host */
     int nranks;
+    int *task_of;            /* per host: its task in the step, or -1 */
+    int *task_host;          /* per task: its host */
+    int ntasks;
     int armed;
     char **argv;             /* the nodes' common words (deploy_start's argv
                                 without --name and --bind) */
@@ -109,7 +115,7 @@ slurm_locate (slurm_step_t *step, proc_t *proc, int h, char *err, size_t errlen)
     proc->reach = xstrdup (addr);
     proc->bind = xstrdup (addr);
     proc->control = deploy_control_from (src);
-    proc->target = xasprintf ("job %s, host %s (%s), task %d", slurm_alloc_job (step->alloc),
+    proc->target = xasprintf ("job %s, host %s (%s), rank %d", slurm_alloc_job (step->alloc),
                               slurm_alloc_host (step->alloc, h), addr, proc->rank);
     return 0;
 }
@@ -198,6 +204,28 @@ slurm_start (deploy_t *self, proc_t *proc, char *const argv[], char *err, size_t
     return 0;
 }
 
+/*  One task for each host the nodes are on, in the order of its first
+ *  node. */
+static void
+assign_tasks (slurm_step_t *step)
+{
+    int hosts = slurm_alloc_hosts (step->alloc);
+    free (step->task_of);
+    free (step->task_host);
+    step->task_of = xmalloc ((size_t) hosts * sizeof *step->task_of);
+    step->task_host = xcalloc ((size_t) hosts, sizeof *step->task_host);
+    for (int h = 0; h < hosts; h++)
+        step->task_of[h] = -1;
+    step->ntasks = 0;
+    for (int r = 0; r < step->nranks; r++) {
+        int h = step->host_of[r];
+        if (step->task_of[h] < 0) {
+            step->task_host[step->ntasks] = h;
+            step->task_of[h] = step->ntasks++;
+        }
+    }
+}
+
 /*  The srun command line of the step. A new NULL-terminated array. */
 static char **
 srun_argv (const slurm_step_t *step)
@@ -207,14 +235,15 @@ srun_argv (const slurm_step_t *step)
         n++;
     char **out = xcalloc ((size_t) n + 9, sizeof *out);
     size_t len = 1;
-    for (int r = 0; r < step->nranks; r++)
-        len += strlen (slurm_alloc_host (step->alloc, step->host_of[r])) + 1;
+    for (int t = 0; t < step->ntasks; t++)
+        len += strlen (slurm_alloc_host (step->alloc, step->task_host[t])) + 1;
     char *list = xcalloc (1, len);
-    for (int r = 0; r < step->nranks; r++)
-        strcat (strcat (list, r ? "," : ""), slurm_alloc_host (step->alloc, step->host_of[r]));
+    for (int t = 0; t < step->ntasks; t++)
+        strcat (strcat (list, t ? "," : ""),
+                slurm_alloc_host (step->alloc, step->task_host[t]));
     int k = 0;
     out[k++] = xstrdup ("srun");
-    out[k++] = xasprintf ("--ntasks=%d", step->nranks);
+    out[k++] = xasprintf ("--ntasks=%d", step->ntasks);
     out[k++] = xstrdup ("--distribution=arbitrary");
     out[k++] = xasprintf ("--nodelist=%s", list);
     out[k++] = xstrdup ("--kill-on-bad-exit=0");
@@ -234,7 +263,9 @@ send_blocks (deploy_t *self, char *err, size_t errlen)
         const proc_t *proc = &self->procs[i];
         if (proc->host.kind != HOST_SLURM)
             continue;
-        char *block = stepin_block (proc->rank, proc->name, proc->bind, proc->cert_text);
+        char *block = stepin_block (proc->rank,
+                                    self->step->task_of[self->step->host_of[proc->rank]],
+                                    proc->name, proc->bind, proc->cert_text);
         int rc = deploy_write_pipe (self->step->stdin_fd, block, strlen (block));
         explicit_bzero (block, strlen (block));
         free (block);
@@ -262,6 +293,7 @@ deploy_slurm_launch (deploy_t *self, char *err, size_t errlen)
     if (pipe2 (pipefd, O_CLOEXEC) != 0)
         return tf_error (err, errlen, "pipe: %s", strerror (errno));
     const int fds[3] = {pipefd[0], -1, -1};
+    assign_tasks (step);
     char **argv = srun_argv (step);
     int rc = spawn_start (argv, fds, &step->pid, err, errlen);
     spawn_argv_free (argv);
@@ -361,6 +393,8 @@ deploy_slurm_destroy (deploy_t *self)
         free (step->addrs[h]);
     free (step->addrs);
     free (step->host_of);
+    free (step->task_of);
+    free (step->task_host);
     spawn_argv_free (step->argv);
     slurm_alloc_destroy (&step->alloc);
     free (step);

@@ -20,6 +20,7 @@
 
 #include "controller/ssh_resolve.h"
 #include "overlay/curve.h"
+#include "overlay/stepin.h"
 #include "overlay/util.h"
 
 /* ------------------------------------------------------------------------
@@ -144,25 +145,16 @@ const backend_t deploy_backend_ssh = {
  *  The node's certificate, on the client's stdin.
  */
 
-char *
-deploy_ssh_cert_read (const char *path, char *err, size_t errlen)
+int
+deploy_ssh_cert_ok (const char *text, char *err, size_t errlen)
 {
-    char why[TF_ERRLEN];
-    char *text = xmalloc (CURVE_FILE_MAX + 1);
-    FILE *fp = fopen (path, "re");
-    size_t n = fp ? fread (text, 1, CURVE_FILE_MAX, fp) : 0;
-    text[n] = '\0';   /* before strstr reads it */
-    snprintf (why, sizeof why, "%s", fp ? "not a certificate" : strerror (errno));
-    int bad = !fp || ferror (fp) || !feof (fp) || n == 0 || text[n - 1] != '\n'
-              || memchr (text, '\0', n) || strstr (text, SSH_CERT_END);
-    if (fp)
-        fclose (fp);
-    if (bad) {
-        free (text);
-        tf_error (err, errlen, "%s: %s", path, why);
-        return NULL;
+    size_t n = text ? strlen (text) : 0;
+    if (n == 0 || n > CURVE_FILE_MAX || text[n - 1] != '\n' || strstr (text, SSH_CERT_END)
+        || strstr (text, STEPIN_CERT_END)) {
+        tf_error (err, errlen, "not a certificate to send on a node's stdin");
+        return 0;
     }
-    return text;
+    return 1;
 }
 
 int

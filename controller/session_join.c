@@ -176,8 +176,8 @@ issue_keys (session_t *self, const config_node_t *node, int slot, char *err, siz
 {
     int i = curve_run_add (self->setup.certs, node->name, err, errlen);
     if (i < 0
-        || deploy_set_cert (self->setup.deploy, slot, curve_run_file (self->setup.certs, i),
-                            err, errlen) != 0
+        || deploy_set_cert (self->setup.deploy, slot, self->setup.certs, i, err,
+                            errlen) != 0
         || curve_auth_admit (self->link.zap_dir, node->name,
                              curve_run_public (self->setup.certs, i), err, errlen) != 0)
         return -1;

@@ -226,7 +226,7 @@ make_certs (session_t *self, char *err, size_t errlen)
     if (rc == 0)
         self->setup.keys = curve_run_keys (self->setup.certs);
     for (int i = 0; rc == 0 && i < n; i++)
-        if (deploy_set_cert (self->setup.deploy, i, curve_run_file (self->setup.certs, i), why,
+        if (deploy_set_cert (self->setup.deploy, i, self->setup.certs, i, why,
                              sizeof why) != 0)
             rc = tf_error (err, errlen, "%s: node \"%s\": %s", self->opt.config_path,
                            names[i], why);

@@ -343,7 +343,15 @@ handshake_run (node_t *self, char *err, size_t errlen)
 {
     const node_opts_t *opts = self->opts;
     proto_msg_t m = {0};
-    if (opts->cert) {
+    if (opts->cert_text) {
+        self->link.cert = curve_load_text ("the certificate on stdin", opts->cert_text,
+                                           opts->name, self->link.controller_key, err,
+                                           errlen);
+        explicit_bzero (opts->cert_text, strlen (opts->cert_text));
+        if (!self->link.cert)
+            return -1;
+    }
+    else if (opts->cert) {
         self->link.cert = curve_load (opts->cert, opts->name, self->link.controller_key,
                                       err, errlen);
         if (opts->cert_once)

@@ -34,10 +34,11 @@ usage (FILE *out)
              "                       the controller, mode 0600): every socket is then\n"
              "                       CURVE, authenticated and encrypted\n"
              "                       (docs/security.md)\n"
-             "  --slurm              a task of the controller's srun step: the name,\n"
-             "                       the address to bind and the certificate of\n"
-             "                       task $SLURM_PROCID come on stdin, which stays\n"
-             "                       open: its end stops the node (docs/deploy.md,\n"
+             "  --slurm              a task of the controller's srun step: the names,\n"
+             "                       addresses to bind and certificates of the\n"
+             "                       nodes of task $SLURM_PROCID come on stdin, which\n"
+             "                       stays open: its end stops them; with several,\n"
+             "                       one process is forked for each (docs/deploy.md,\n"
              "                       \"Slurm\")\n"
              "  --verbose            log the steps of the run (bind, connect, stop)\n"
              "  -h, --help           this help\n"
@@ -131,10 +132,12 @@ main (int argc, char **argv)
         return node_run (&opts);
     char err[TF_ERRLEN];
     step_node_t step;
-    if (step_node_setup (&step, &opts, err, sizeof err) != 0) {
-        fprintf (stderr, "treefarm-node: %s\n", err);
+    int setup = step_node_setup (&step, &opts, &status, err, sizeof err);
+    if (setup != 0) {
+        if (setup < 0)
+            fprintf (stderr, "treefarm-node: %s\n", err);
         step_node_clear (&step);
-        return 1;
+        return setup < 0 ? 1 : status;
     }
     status = node_run (&opts);
     step_node_clear (&step);

@@ -20,8 +20,11 @@ typedef struct {
                                 what the config's host says
                                 (host_bind_name, overlay/host.h) */
     const char *cert;        /* this node's CURVE certificate file
-                                (overlay/curve.h), or NULL: CURVE off */
-    int cert_once;           /* remove the file once read (node/step.h) */
+                                (overlay/curve.h), or NULL: CURVE off
+                                (unless cert_text) */
+    int cert_once;           /* remove the file once read */
+    char *cert_text;         /* or the certificate's text (node/step.h),
+                                wiped once read */
     int verbose;             /* log the steps of the run on stderr */
 } node_opts_t;
 

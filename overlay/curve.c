@@ -38,6 +38,7 @@ struct curve_run {
     int n;
     char **names;
     char **files;            /* absolute paths, NULL until written */
+    char **texts;            /* the certificates' text (secret) */
     char (*pub)[CURVE_KEY_LEN + 1];
 };
 
@@ -85,19 +86,24 @@ make_dir (const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-/*  Write node name's certificate (cert's keys, the controller's public
- *  key) to path, created FILE_MODE; a stale file is replaced. */
-static int
-write_cert (const char *path, const char *name, zcert_t *cert, const char *controller,
-            char *err, size_t errlen)
+/*  Node name's certificate text (cert's keys, the controller's public
+ *  key), in the file format below. A new string, secret. */
+static char *
+cert_text (const char *name, zcert_t *cert, const char *controller)
 {
-    char *text = xasprintf ("#   treefarm: the CURVE certificate of node \"%s\" for one "
-                            "run. SECRET:\n#   mode 0600, removed when the run ends "
-                            "(docs/security.md).\nmetadata\n    node = \"%s\"\n"
-                            "    controller = \"%s\"\ncurve\n    public-key = \"%s\"\n"
-                            "    secret-key = \"%s\"\n",
-                            name, name, controller, zcert_public_txt (cert),
-                            zcert_secret_txt (cert));
+    return xasprintf ("#   treefarm: the CURVE certificate of node \"%s\" for one "
+                      "run. SECRET:\n#   mode 0600, removed when the run ends "
+                      "(docs/security.md).\nmetadata\n    node = \"%s\"\n"
+                      "    controller = \"%s\"\ncurve\n    public-key = \"%s\"\n"
+                      "    secret-key = \"%s\"\n",
+                      name, name, controller, zcert_public_txt (cert),
+                      zcert_secret_txt (cert));
+}
+
+/*  Write text to path, created FILE_MODE; a stale file is replaced. */
+static int
+write_text (const char *path, const char *text, char *err, size_t errlen)
+{
     int rc = 0;
     if (unlink (path) != 0 && errno != ENOENT)
         rc = tf_error (err, errlen, "cannot replace %s: %s", path, strerror (errno));
@@ -108,31 +114,21 @@ write_cert (const char *path, const char *name, zcert_t *cert, const char *contr
         rc = tf_error (err, errlen, "cannot write %s: %s", path, strerror (errno));
     if (fd >= 0 && close (fd) != 0 && !rc)
         rc = tf_error (err, errlen, "cannot write %s: %s", path, strerror (errno));
-    explicit_bzero (text, strlen (text));
-    free (text);
     return rc;
 }
 
-/*  Node i's key pair, written to its file; only the public key is kept. */
+/*  Node i's key pair, as its certificate's text in memory (a file only
+ *  when a node reads it from one: curve_run_file). */
 static int
 make_node (curve_run_t *self, int i, char *err, size_t errlen)
 {
     zcert_t *cert = zcert_new ();
     if (!cert)
         return tf_error (err, errlen, "cannot make a key pair: %s", zmq_strerror (errno));
-    char *path = xasprintf ("%s/%s.cert", self->dir, self->names[i]);
-    int rc = write_cert (path, self->names[i], cert, zcert_public_txt (self->cert), err,
-                         errlen);
-    if (rc == 0) {
-        self->files[i] = path;
-        snprintf (self->pub[i], sizeof self->pub[i], "%s", zcert_public_txt (cert));
-    }
-    else {
-        unlink (path);
-        free (path);
-    }
+    self->texts[i] = cert_text (self->names[i], cert, zcert_public_txt (self->cert));
+    snprintf (self->pub[i], sizeof self->pub[i], "%s", zcert_public_txt (cert));
     zcert_destroy (&cert);
-    return rc;
+    return 0;
 }
 
 curve_run_t *
@@ -155,6 +151,7 @@ curve_run_new (const char *dir, const char *const names[], int n, char *err,
     self->n = n;
     self->names = xcalloc ((size_t) n, sizeof *self->names);
     self->files = xcalloc ((size_t) n, sizeof *self->files);
+    self->texts = xcalloc ((size_t) n, sizeof *self->texts);
     self->pub = xcalloc ((size_t) n, sizeof *self->pub);
     for (int i = 0; i < n; i++)
         self->names[i] = xstrdup (names[i]);
@@ -179,11 +176,15 @@ curve_run_destroy (curve_run_t **self_p)
             unlink (self->files[i]);
         free (self->files[i]);
         free (self->names[i]);
+        if (self->texts[i])
+            explicit_bzero (self->texts[i], strlen (self->texts[i]));
+        free (self->texts[i]);
     }
     if (self->dir)
         rmdir (self->dir);
     zcert_destroy (&self->cert);
     free (self->files);
+    free (self->texts);
     free (self->names);
     free (self->pub);
     free (self->dir);
@@ -200,9 +201,11 @@ curve_run_add (curve_run_t *self, const char *name, char *err, size_t errlen)
     int i = self->n;
     self->names = xrealloc (self->names, (size_t) (i + 1) * sizeof *self->names);
     self->files = xrealloc (self->files, (size_t) (i + 1) * sizeof *self->files);
+    self->texts = xrealloc (self->texts, (size_t) (i + 1) * sizeof *self->texts);
     self->pub = xrealloc (self->pub, (size_t) (i + 1) * sizeof *self->pub);
     self->names[i] = xstrdup (name);
     self->files[i] = NULL;
+    self->texts[i] = NULL;
     self->n++;
     if (make_node (self, i, err, errlen) == 0)
         return i;
@@ -212,9 +215,28 @@ curve_run_add (curve_run_t *self, const char *name, char *err, size_t errlen)
 }
 
 const char *
-curve_run_file (const curve_run_t *self, int i)
+curve_run_file (curve_run_t *self, int i, char *err, size_t errlen)
 {
-    return i >= 0 && i < self->n ? self->files[i] : NULL;
+    if (i < 0 || i >= self->n) {
+        tf_error (err, errlen, "no certificate %d", i);
+        return NULL;
+    }
+    if (self->files[i])
+        return self->files[i];
+    char *path = xasprintf ("%s/%s.cert", self->dir, self->names[i]);
+    if (write_text (path, self->texts[i], err, errlen) != 0) {
+        unlink (path);
+        free (path);
+        return NULL;
+    }
+    self->files[i] = path;
+    return path;
+}
+
+const char *
+curve_run_text (const curve_run_t *self, int i)
+{
+    return i >= 0 && i < self->n ? self->texts[i] : NULL;
 }
 
 const char *
@@ -376,16 +398,15 @@ check_values (const char *path, const char *name, char values[F_COUNT][VALUE_MAX
     return 0;
 }
 
-zcert_t *
-curve_load (const char *path, const char *name, char *controller, char *err,
-            size_t errlen)
+/*  The certificate in text (parsed in place), named what in messages. */
+static zcert_t *
+load_text (const char *what, char *text, const char *name, char *controller, char *err,
+           size_t errlen)
 {
-    char *text = xmalloc (CURVE_FILE_MAX + 2);
     char values[F_COUNT][VALUE_MAX] = {{0}};
     zcert_t *cert = NULL;
-    if (read_file (path, text, CURVE_FILE_MAX + 1, err, errlen) == 0
-        && parse_cert (path, text, values, err, errlen) == 0
-        && check_values (path, name, values, err, errlen) == 0) {
+    if (parse_cert (what, text, values, err, errlen) == 0
+        && check_values (what, name, values, err, errlen) == 0) {
         byte pub[KEY_BYTES], sec[KEY_BYTES];
         zmq_z85_decode (pub, values[F_PUBLIC]);
         zmq_z85_decode (sec, values[F_SECRET]);
@@ -393,11 +414,40 @@ curve_load (const char *path, const char *name, char *controller, char *err,
         explicit_bzero (sec, sizeof sec);
         memcpy (controller, values[F_CONTROLLER], CURVE_KEY_LEN + 1);   /* checked */
         if (!cert)
-            tf_error (err, errlen, "%s: cannot make a certificate", path);
+            tf_error (err, errlen, "%s: cannot make a certificate", what);
     }
     explicit_bzero (values, sizeof values);
+    return cert;
+}
+
+zcert_t *
+curve_load (const char *path, const char *name, char *controller, char *err,
+            size_t errlen)
+{
+    char *text = xmalloc (CURVE_FILE_MAX + 2);
+    zcert_t *cert = NULL;
+    if (read_file (path, text, CURVE_FILE_MAX + 1, err, errlen) == 0)
+        cert = load_text (path, text, name, controller, err, errlen);
     explicit_bzero (text, CURVE_FILE_MAX + 2);
     free (text);
+    return cert;
+}
+
+zcert_t *
+curve_load_text (const char *what, const char *text, const char *name, char *controller,
+                 char *err, size_t errlen)
+{
+    size_t len = strlen (text);
+    if (len > CURVE_FILE_MAX) {
+        tf_error (err, errlen, "%s: larger than %d bytes: not a certificate", what,
+                  CURVE_FILE_MAX);
+        return NULL;
+    }
+    char *copy = xmalloc (len + 1);
+    memcpy (copy, text, len + 1);
+    zcert_t *cert = load_text (what, copy, name, controller, err, errlen);
+    explicit_bzero (copy, len + 1);
+    free (copy);
     return cert;
 }
 

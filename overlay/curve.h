@@ -45,18 +45,20 @@ typedef struct curve_run curve_run_t;
 
 /*  Make the keys of a run of n nodes named names[0..n) (config names,
  *  [A-Za-z0-9_.-], at most 63 characters): one pair for the controller,
- *  kept in memory only, and one per node, written with the controller's
- *  public key to DIR/NAME.cert, mode 0600, in the directory dir, created
- *  (or taken over if it exists and is ours, not a symlink) with mode
- *  0700. Both are created with those modes, never wider at any moment,
- *  whatever the umask; a stale file of the same name is replaced. The
- *  paths are made absolute. Returns a new run, or NULL with a message
- *  naming the file in err (nothing is left behind). */
+ *  kept in memory only, and one per node, kept in memory as its
+ *  certificate's text with the controller's public key (curve_run_text)
+ *  and written to DIR/NAME.cert, mode 0600, only when a node is to read
+ *  it from there (curve_run_file); the directory dir is created (or taken
+ *  over if it exists and is ours, not a symlink) with mode 0700. Both are
+ *  created with those modes, never wider at any moment, whatever the
+ *  umask; a stale file of the same name is replaced. The paths are made
+ *  absolute. Returns a new run, or NULL with a message in err (nothing is
+ *  left behind). */
 curve_run_t *curve_run_new (const char *dir, const char *const names[], int n,
                             char *err, size_t errlen);
 
 /*  Make one more node's key pair, for name (a node that joins the run,
- *  docs/adapt.md "Grow"), written as curve_run_new writes them. Returns
+ *  docs/adapt.md "Grow"), kept as curve_run_new keeps them. Returns
  *  its index (curve_run_file, curve_run_public), or -1 with a message in
  *  err (a name that has keys already, a file that cannot be written). */
 int curve_run_add (curve_run_t *self, const char *name, char *err, size_t errlen);
@@ -65,9 +67,13 @@ int curve_run_add (curve_run_t *self, const char *name, char *err, size_t errlen
  *  destroy it; null the pointer. Safe on NULL. */
 void curve_run_destroy (curve_run_t **self_p);
 
-/*  The absolute path of node i's certificate file; node i's public key
- *  (Z85). Borrowed. */
-const char *curve_run_file (const curve_run_t *self, int i);
+/*  The absolute path of node i's certificate file, written on the first
+ *  call; NULL with a message in err if it cannot be. Borrowed. */
+const char *curve_run_file (curve_run_t *self, int i, char *err, size_t errlen);
+
+/*  Node i's certificate's text (secret: for a node that takes it on its
+ *  stdin); node i's public key (Z85). Borrowed. */
+const char *curve_run_text (const curve_run_t *self, int i);
 const char *curve_run_public (const curve_run_t *self, int i);
 
 /*  The controller's certificate (both keys). Borrowed. */
@@ -86,6 +92,11 @@ json_t *curve_run_keys (const curve_run_t *self);
  *  ..."). */
 zcert_t *curve_load (const char *path, const char *name, char *controller, char *err,
                      size_t errlen);
+
+/*  The same from a certificate's text (at most CURVE_FILE_MAX bytes),
+ *  called what in messages. */
+zcert_t *curve_load_text (const char *what, const char *text, const char *name,
+                          char *controller, char *err, size_t errlen);
 
 /*  Is text a key: exactly CURVE_KEY_LEN characters of the Z85 alphabet,
  *  and decodable? */

@@ -12,9 +12,9 @@
 #include "overlay/util.h"
 
 char *
-stepin_block (int rank, const char *name, const char *bind, const char *cert)
+stepin_block (int rank, int task, const char *name, const char *bind, const char *cert)
 {
-    return xasprintf ("%s %d %s %s\n%s%s\n", STEPIN_RANK, rank, name,
+    return xasprintf ("%s %d %d %s %s\n%s%s\n", STEPIN_RANK, rank, task, name,
                       bind && *bind ? bind : STEPIN_NO_BIND, cert ? cert : "",
                       STEPIN_CERT_END);
 }
@@ -57,15 +57,16 @@ stepin_node_clear (stepin_node_t *out)
     out->cert = NULL;
 }
 
-/*  The rank line "#treefarm-rank R NAME BIND" into its parts. */
+/*  The rank line "#treefarm-rank R T NAME BIND" into its parts. */
 static int
-parse_rank_line (const char *line, int *rank, char *name, char *bind)
+parse_rank_line (const char *line, int *rank, int *task, char *name, char *bind)
 {
     char tail[2];
     char fmt[64];
-    snprintf (fmt, sizeof fmt, STEPIN_RANK " %%d %%%ds %%%ds %%1s", STEPIN_NAME_MAX,
+    snprintf (fmt, sizeof fmt, STEPIN_RANK " %%d %%d %%%ds %%%ds %%1s", STEPIN_NAME_MAX,
               STEPIN_BIND_MAX);
-    if (sscanf (line, fmt, rank, name, bind, tail) != 3 || *rank < 0)
+    if (sscanf (line, fmt, rank, task, name, bind, tail) != 4 || *rank < 0
+        || *rank >= STEPIN_RANKS_MAX || *task < 0 || *task >= STEPIN_RANKS_MAX)
         return -1;
     if (strcmp (bind, STEPIN_NO_BIND) == 0)
         bind[0] = '\0';
@@ -97,24 +98,64 @@ read_line (FILE *in, char *buf, size_t len)
     return n > 0 && buf[n - 1] == '\n' ? 1 : feof (in) ? 1 : -1;
 }
 
+/*  A new entry at the end of the list, zeroed. */
+static stepin_node_t *
+add_node (stepin_node_t **nodes, int *n)
+{
+    *nodes = xrealloc (*nodes, (size_t) (*n + 1) * sizeof **nodes);
+    memset (&(*nodes)[*n], 0, sizeof **nodes);
+    return &(*nodes)[(*n)++];
+}
+
+/*  Has the list a node of rank already? */
+static int
+has_rank (const stepin_node_t *nodes, int n, int rank)
+{
+    for (int i = 0; i < n; i++)
+        if (nodes[i].rank == rank)
+            return 1;
+    return 0;
+}
+
+/*  A block's rank line for task: its node at the end of the list (*mine),
+ *  or NULL for another task's. Returns 1, or -4 (a rank twice), -5 (too
+ *  many nodes). */
+static int
+begin_block (const char *line, int task, stepin_node_t **nodes, int *n,
+             stepin_node_t **mine)
+{
+    char name[STEPIN_NAME_MAX + 1], bind[STEPIN_BIND_MAX + 1];
+    int r, t;
+    *mine = NULL;
+    parse_rank_line (line, &r, &t, name, bind);
+    if (t != task)
+        return 1;
+    if (has_rank (*nodes, *n, r))
+        return -4;
+    if (*n >= STEPIN_TASK_NODES_MAX)
+        return -5;
+    *mine = add_node (nodes, n);
+    (*mine)->rank = r;
+    memcpy ((*mine)->name, name, sizeof name);
+    memcpy ((*mine)->bind, bind, sizeof bind);
+    return 1;
+}
+
 int
-stepin_read (FILE *in, int rank, stepin_node_t *out, char *err, size_t errlen)
+stepin_read (FILE *in, int task, stepin_node_t **out, int *nout, char *err, size_t errlen)
 {
     char *line = xmalloc (STEPIN_LINE_MAX + 2);
     char name[STEPIN_NAME_MAX + 1], bind[STEPIN_BIND_MAX + 1];
-    int rc, in_block = 0, mine = 0, found = 0, r;
-    memset (out, 0, sizeof *out);
+    int rc, in_block = 0, r, t;
+    stepin_node_t *nodes = NULL, *mine = NULL;
+    int n = 0;
     while ((rc = read_line (in, line, STEPIN_LINE_MAX + 2)) == 1) {
         if (strcmp (line, STEPIN_END "\n") == 0)
             break;
-        if (!in_block && parse_rank_line (line, &r, name, bind) == 0) {
+        if (!in_block && parse_rank_line (line, &r, &t, name, bind) == 0) {
             in_block = 1;
-            mine = r == rank && !found;
-            found |= mine;
-            if (mine) {
-                memcpy (out->name, name, sizeof name);
-                memcpy (out->bind, bind, sizeof bind);
-            }
+            if ((rc = begin_block (line, task, &nodes, &n, &mine)) != 1)
+                break;
         }
         else if (!in_block) {
             rc = -2;
@@ -122,22 +163,38 @@ stepin_read (FILE *in, int rank, stepin_node_t *out, char *err, size_t errlen)
         }
         else if (strcmp (line, STEPIN_CERT_END "\n") == 0)
             in_block = 0;
-        else if (mine && add_cert_line (out, line) != 0) {
+        else if (mine && add_cert_line (mine, line) != 0) {
             rc = -3;
             break;
         }
         explicit_bzero (line, strlen (line));
         if (!in_block)
-            mine = 0;
+            mine = NULL;
     }
     explicit_bzero (line, STEPIN_LINE_MAX + 2);
     free (line);
-    if (rc == 1 && found)
+    if (rc == 1 && n > 0) {
+        *out = nodes;
+        *nout = n;
         return 0;
-    stepin_node_clear (out);
+    }
+    stepin_nodes_free (&nodes, n);
     return tf_error (err, errlen, "%s", rc == 0 ? "end of stdin before the ranks' end"
                      : rc == -1 ? "a line of stdin is too long"
                      : rc == -2 ? "stdin has a line outside a rank's block"
                      : rc == -3 ? "the certificate is too long"
-                     : "no block for this rank on stdin");
+                     : rc == -4 ? "a rank has two blocks on stdin"
+                     : rc == -5 ? "more nodes for this task than it may start"
+                     : "no block for this task on stdin");
+}
+
+void
+stepin_nodes_free (stepin_node_t **nodes, int n)
+{
+    for (int i = 0; nodes && *nodes && i < n; i++)
+        stepin_node_clear (&(*nodes)[i]);
+    if (nodes) {
+        free (*nodes);
+        *nodes = NULL;
+    }
 }

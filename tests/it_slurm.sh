@@ -10,7 +10,8 @@
 #     more tree nodes than the allocation holds, an allocation whose host
 #     does not resolve, host "slurm" without --slurm;
 #   - salloc -n 5, farm5 through one srun step: 200 gzip -9 commands,
-#     every output checked, CURVE on, no certificate file left;
+#     every output checked, CURVE on, no certificate file left; the step
+#     has one task (one host), which forks the five nodes;
 #   - one task of the step killed: its node is lost, its tasks go out
 #     again, the run completes;
 #   - scancel of the job mid-run: the root is lost, exit 1, the journal
@@ -144,10 +145,10 @@ expect "salloc -n 5, farm5 --slurm, 200 gzip: exit 0 (got $rc)" test "$rc" = 0
 [ "$rc" = 0 ] || tail -5 "$out.err"
 expect "gzip: every task recorded exactly once" tasks_exactly_once "$out" 200 commands
 expect "gzip: every output equals gzip run directly (sha256)" outputs_right "$out" 200
-expect "gzip: every node placed on the allocation's host, one task each" python3 - "$out.err" "$HOST" <<'PY'
+expect "gzip: every node placed on the allocation's host, ranks 0 to 4" python3 - "$out.err" "$HOST" <<'PY'
 import re, sys
 lines = [l for l in open(sys.argv[1]) if " -> job " in l]
-ranks = sorted(int(re.search(r"task (\d+)", l).group(1)) for l in lines)
+ranks = sorted(int(re.search(r"rank (\d+)", l).group(1)) for l in lines)
 ok = ranks == list(range(5)) and all("host %s (127.0.0.1)" % sys.argv[2] in l for l in lines)
 if not ok: print("  placements:", lines)
 sys.exit(0 if ok else 1)
@@ -166,17 +167,34 @@ expect "gzip: no certificate file left in the nodes' TMPDIR" \
     test -z "$(ls -A "$WORK/tmp")"
 expect "gzip: no node process outlives the run" no_node_alive "$out"
 
-# task_pid RANK [TRIES]: the pid of the node that is task RANK of a step
-# of this Slurm (its environment says so), looking TRIES times 50 ms
-# apart (default 100: up to 5 s).
+# task_pid RANK [TRIES]: the pid of task RANK of a step of this Slurm
+# (its environment says so; not a node it forked, whose parent is a
+# treefarm-node), looking TRIES times 50 ms apart (default 100: up to 5 s).
 task_pid () {
     local p
     for _ in $(seq "${2:-100}"); do
         for p in $(pgrep -x treefarm-node); do
+            [ "$(cat "/proc/$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)/comm" \
+                 2>/dev/null)" = treefarm-node ] && continue
             [ "$( { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null |
                    grep -cx -e "SLURM_PROCID=$1" -e "SLURM_CONF=$S/slurm.conf")" = 2 ] &&
                 { echo "$p"; return; }
         done
+        sleep 0.05
+    done
+}
+# node_pid RANK: the process of the step's node of that rank, in
+# $victim, and task 0's nodes in KIDS. All five nodes are on this one
+# host, so task 0 starts them: its process forks one child a node, in
+# rank order.
+node_pid () {
+    local task
+    victim= KIDS=()
+    task=$(task_pid 0)
+    [ -n "$task" ] || return 0
+    for _ in $(seq 100); do
+        mapfile -t KIDS < <(pgrep -P "$task" -x treefarm-node | sort -n)
+        [ "${#KIDS[@]}" -gt "$1" ] && { victim=${KIDS[$1]}; return; }
         sleep 0.05
     done
 }
@@ -187,9 +205,11 @@ out=$WORK/lost
 salloc -Q -n 5 "$TREEFARM" run configs/farm5.json --slurm --quiet --out "$out" "${SLOW[@]}" \
     >"$out.out" 2>"$out.err" & ctl=$!
 await_records "$out" 30
-victim=$(task_pid 4)
-expect "task 4 of the step (w1b) found" test -n "$victim"
+node_pid 4
 [ -n "$victim" ] && kill -9 "$victim"
+expect "the node of rank 4 (w1b), forked by task 0 of the step, found" test -n "$victim"
+expect "task 0 of the step forked the five nodes (got ${#KIDS[@]})" test "${#KIDS[@]}" = 5
+expect "  ... and there is no task 1 (one task on the one host)" test -z "$(task_pid 1 1)"
 wait "$ctl"
 rc=$?
 expect "w1b killed: the run completes, exit 0 (got $rc)" test "$rc" = 0
@@ -243,7 +263,7 @@ expect "controller killed: its nodes were running (the probe below sees them)" \
 wait "$alloc"
 left=1
 for _ in $(seq 100); do
-    [ -z "$(for r in 0 1 2 3 4; do task_pid $r 1; done)" ] && { left=0; break; }
+    [ -z "$(task_pid 0 1)" ] && { left=0; break; }
     sleep 0.1
 done
 expect "controller killed with SIGKILL: no node of the step left within 10 s" test "$left" = 0

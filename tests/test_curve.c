@@ -84,11 +84,15 @@ test_files_and_modes (void **state)
     fixture_t *f = *state;
     mode_t old = umask (0);
     make_run (f);
-    umask (old);
     assert_int_equal (mode_of (f->certs), 0700);
+    /*  No file until a node is to read one. */
+    char *first = xasprintf ("%s/%s.cert", f->certs, names[0]);
+    assert_int_equal (access (first, F_OK), -1);
+    free (first);
     for (int i = 0; i < NNODES; i++) {
-        const char *path = curve_run_file (f->run, i);
+        const char *path = curve_run_file (f->run, i, f->err, sizeof f->err);
         assert_non_null (path);
+        assert_ptr_equal (curve_run_file (f->run, i, f->err, sizeof f->err), path);
         assert_int_equal (path[0], '/');
         char *tail = xasprintf ("/%s/%s.cert", CURVE_DIR_NAME, names[i]);
         assert_non_null (strstr (path, tail));
@@ -99,6 +103,7 @@ test_files_and_modes (void **state)
             assert_string_not_equal (curve_run_public (f->run, i),
                                      curve_run_public (f->run, j));
     }
+    umask (old);
     json_t *keys = curve_run_keys (f->run);
     assert_int_equal (json_object_size (keys), NNODES);
     assert_string_equal (json_string_value (json_object_get (keys, "S1")),
@@ -118,6 +123,7 @@ test_existing_dir (void **state)
     chmod (stale, 0644);
     make_run (f);
     assert_int_equal (mode_of (f->certs), 0700);
+    assert_non_null (curve_run_file (f->run, 1, f->err, sizeof f->err));
     assert_int_equal (mode_of (stale), 0600);
     char *text = test_read_file (stale);
     assert_null (strstr (text, "stale"));
@@ -140,16 +146,27 @@ test_load (void **state)
     fixture_t *f = *state;
     make_run (f);
     char controller[CURVE_KEY_LEN + 1] = "";
-    zcert_t *cert = curve_load (curve_run_file (f->run, 1), "S1", controller, f->err,
-                                sizeof f->err);
+    const char *path = curve_run_file (f->run, 1, f->err, sizeof f->err);
+    zcert_t *cert = curve_load (path, "S1", controller, f->err, sizeof f->err);
     if (!cert)
         fail_msg ("curve_load: %s", f->err);
     assert_string_equal (zcert_public_txt (cert), curve_run_public (f->run, 1));
     assert_string_equal (controller, zcert_public_txt (curve_run_cert (f->run)));
-    char *text = test_read_file (curve_run_file (f->run, 1));
+    char *text = test_read_file (path);
     assert_non_null (strstr (text, zcert_secret_txt (cert)));
     assert_null (strstr (text, zcert_secret_txt (curve_run_cert (f->run))));
+    /*  The text a node takes on its stdin is the file's, and loads alike;
+     *  under another name it is refused. */
+    assert_string_equal (curve_run_text (f->run, 1), text);
     free (text);
+    zcert_t *same = curve_load_text ("stdin", curve_run_text (f->run, 1), "S1", controller,
+                                     f->err, sizeof f->err);
+    assert_non_null (same);
+    assert_string_equal (zcert_secret_txt (same), zcert_secret_txt (cert));
+    zcert_destroy (&same);
+    assert_null (curve_load_text ("stdin", curve_run_text (f->run, 1), "S2", controller,
+                                  f->err, sizeof f->err));
+    assert_non_null (strstr (f->err, "stdin"));
     zcert_destroy (&cert);
 }
 
@@ -183,7 +200,7 @@ test_load_refusals (void **state)
 {
     fixture_t *f = *state;
     make_run (f);
-    const char *path = curve_run_file (f->run, 2);
+    const char *path = curve_run_file (f->run, 2, f->err, sizeof f->err);
     char *good = test_read_file (path);
     refused (f, path, "S1", "the certificate of node \"S1a\", not of \"S1\"");
 
@@ -227,7 +244,7 @@ test_destroy_removes (void **state)
 {
     fixture_t *f = *state;
     make_run (f);
-    char *path = xstrdup (curve_run_file (f->run, 0));
+    char *path = xstrdup (curve_run_file (f->run, 0, f->err, sizeof f->err));
     curve_run_destroy (&f->run);
     assert_null (f->run);
     assert_int_equal (access (path, F_OK), -1);
@@ -270,7 +287,8 @@ test_auth (void **state)
     char *endpoint = xasprintf ("tcp://127.0.0.1:%d", port);
     const char *server_key = zcert_public_txt (curve_run_cert (f->run));
 
-    zcert_t *mine = curve_load (curve_run_file (f->run, 1), "S1", controller, f->err,
+    zcert_t *mine = curve_load (curve_run_file (f->run, 1, f->err, sizeof f->err), "S1",
+                                controller, f->err,
                                 sizeof f->err);
     zsock_t *good = zsock_new (ZMQ_DEALER);
     curve_client (good, mine, controller);

@@ -88,14 +88,14 @@ test_place (void **state)
     assert_null (slurm_alloc_new ("42", hosts, cpus, 0, err, sizeof err));
 }
 
-/*  A stream of three blocks (rank 1 with a certificate), the end line and
- *  what follows, as a FILE. */
+/*  A stream of three blocks (rank 1 with a certificate; ranks 0 and 2 on
+ *  task 0, rank 1 on task 1), the end line and what follows, as a FILE. */
 static FILE *
 stream (const char *after)
 {
-    char *b0 = stepin_block (0, "head", "10.0.0.1", NULL);
-    char *b1 = stepin_block (1, "w1", NULL, "secret line 1\nsecret line 2\n");
-    char *b2 = stepin_block (2, "w2", "10.0.0.2", "other secret\n");
+    char *b0 = stepin_block (0, 0, "head", "10.0.0.1", NULL);
+    char *b1 = stepin_block (1, 1, "w1", NULL, "secret line 1\nsecret line 2\n");
+    char *b2 = stepin_block (2, 0, "w2", "10.0.0.2", "other secret\n");
     char *text = xasprintf ("%s%s%s%s\n%s", b0, b1, b2, STEPIN_END, after);
     FILE *fp = tmpfile ();
     assert_non_null (fp);
@@ -113,14 +113,17 @@ test_stepin_read (void **state)
 {
     (void) state;
     char err[TF_ERRLEN], line[128];
-    stepin_node_t me;
+    stepin_node_t *me = NULL;
+    int n = 0;
     FILE *fp = stream (STEPIN_SIGNAL " 1 9\n");
-    assert_int_equal (stepin_read (fp, 1, &me, err, sizeof err), 0);
-    assert_string_equal (me.name, "w1");
-    assert_string_equal (me.bind, "");
-    assert_string_equal (me.cert, "secret line 1\nsecret line 2\n");
-    stepin_node_clear (&me);
-    assert_null (me.cert);
+    assert_int_equal (stepin_read (fp, 1, &me, &n, err, sizeof err), 0);
+    assert_int_equal (n, 1);
+    assert_int_equal (me[0].rank, 1);
+    assert_string_equal (me[0].name, "w1");
+    assert_string_equal (me[0].bind, "");
+    assert_string_equal (me[0].cert, "secret line 1\nsecret line 2\n");
+    stepin_nodes_free (&me, n);
+    assert_null (me);
     /*  The stream goes on after the end line: the signals. */
     assert_non_null (fgets (line, sizeof line, fp));
     int rank, sig;
@@ -128,17 +131,19 @@ test_stepin_read (void **state)
     assert_int_equal (rank, 1);
     assert_int_equal (sig, SIGKILL);
     fclose (fp);
+    /*  Task 0 starts two nodes: both blocks, in order. */
     fp = stream ("");
-    assert_int_equal (stepin_read (fp, 2, &me, err, sizeof err), 0);
-    assert_string_equal (me.name, "w2");
-    assert_string_equal (me.bind, "10.0.0.2");
-    assert_string_equal (me.cert, "other secret\n");
-    stepin_node_clear (&me);
-    fclose (fp);
-    fp = stream ("");
-    assert_int_equal (stepin_read (fp, 0, &me, err, sizeof err), 0);
-    assert_string_equal (me.name, "head");
-    assert_null (me.cert);
+    assert_int_equal (stepin_read (fp, 0, &me, &n, err, sizeof err), 0);
+    assert_int_equal (n, 2);
+    assert_int_equal (me[0].rank, 0);
+    assert_string_equal (me[0].name, "head");
+    assert_string_equal (me[0].bind, "10.0.0.1");
+    assert_null (me[0].cert);
+    assert_int_equal (me[1].rank, 2);
+    assert_string_equal (me[1].name, "w2");
+    assert_string_equal (me[1].bind, "10.0.0.2");
+    assert_string_equal (me[1].cert, "other secret\n");
+    stepin_nodes_free (&me, n);
     fclose (fp);
 }
 
@@ -147,33 +152,42 @@ test_stepin_refusals (void **state)
 {
     (void) state;
     char err[TF_ERRLEN];
-    stepin_node_t me;
+    stepin_node_t *me = NULL;
+    int n = 0;
     FILE *fp = stream ("");
-    assert_int_equal (stepin_read (fp, 3, &me, err, sizeof err), -1);
-    assert_string_equal (err, "no block for this rank on stdin");
+    assert_int_equal (stepin_read (fp, 2, &me, &n, err, sizeof err), -1);
+    assert_string_equal (err, "no block for this task on stdin");
+    assert_null (me);
     fclose (fp);
-    const char *cut = STEPIN_RANK " 0 a -\n";
+    const char *cut = STEPIN_RANK " 0 0 a -\n";
     fp = fmemopen ((char *) cut, strlen (cut), "r");
-    assert_int_equal (stepin_read (fp, 0, &me, err, sizeof err), -1);
+    assert_int_equal (stepin_read (fp, 0, &me, &n, err, sizeof err), -1);
     assert_string_equal (err, "end of stdin before the ranks' end");
     fclose (fp);
     const char *stray = "hello\n" STEPIN_END "\n";
     fp = fmemopen ((char *) stray, strlen (stray), "r");
-    assert_int_equal (stepin_read (fp, 0, &me, err, sizeof err), -1);
+    assert_int_equal (stepin_read (fp, 0, &me, &n, err, sizeof err), -1);
     assert_string_equal (err, "stdin has a line outside a rank's block");
     fclose (fp);
     char *big = xmalloc (5000);
     memset (big, 'k', 4998);
     big[4998] = '\n';
     big[4999] = '\0';
-    char *text = xasprintf (STEPIN_RANK " 0 a -\n%s" STEPIN_CERT_END "\n" STEPIN_END "\n",
+    char *text = xasprintf (STEPIN_RANK " 0 0 a -\n%s" STEPIN_CERT_END "\n" STEPIN_END "\n",
                             big);
     fp = fmemopen (text, strlen (text), "r");
-    assert_int_equal (stepin_read (fp, 0, &me, err, sizeof err), -1);
+    assert_int_equal (stepin_read (fp, 0, &me, &n, err, sizeof err), -1);
     assert_string_equal (err, "a line of stdin is too long");
     fclose (fp);
     free (text);
     free (big);
+    const char *twice = STEPIN_RANK " 3 0 a -\n" STEPIN_CERT_END "\n" STEPIN_RANK " 3 0 b -\n"
+                        STEPIN_CERT_END "\n" STEPIN_END "\n";
+    fp = fmemopen ((char *) twice, strlen (twice), "r");
+    assert_int_equal (stepin_read (fp, 0, &me, &n, err, sizeof err), -1);
+    assert_string_equal (err, "a rank has two blocks on stdin");
+    assert_null (me);
+    fclose (fp);
     int rank, sig;
     assert_int_equal (stepin_signal_parse (STEPIN_SIGNAL " 1 2\n", &rank, &sig), -1);
     assert_int_equal (stepin_signal_parse (STEPIN_SIGNAL " -1 9\n", &rank, &sig), -1);
