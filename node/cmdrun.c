@@ -12,6 +12,7 @@
 
 #include "node/bundle.h"
 #include "node/runner.h"
+#include "node/waitset.h"
 #include "overlay/util.h"
 
 /*  Bytes moved per read when staging and packing: large enough that a
@@ -465,7 +466,7 @@ cmdrun_destroy (cmdrun_t **self_p)
         return;
     if (write (self->cancel[1], "x", 1) < 0)
         perror ("treefarm-node: cancel");
-    zactor_destroy (&self->actor);
+    waitset_actor_destroy (&self->actor);
     close (self->cancel[0]);
     close (self->cancel[1]);
     free (self->work);

@@ -13,6 +13,7 @@
 #include <assert.h>
 #include <math.h>
 
+#include "node/waitset.h"
 #include "overlay/util.h"
 
 /*  An emulated engine in the caller's loop: the running task as numbers. */
@@ -119,7 +120,7 @@ engine_destroy (engine_t **self_p)
     engine_t *self = *self_p;
     if (!self)
         return;
-    zactor_destroy (&self->actor);
+    waitset_actor_destroy (&self->actor);
     free (self);
     *self_p = NULL;
 }

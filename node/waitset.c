@@ -68,6 +68,19 @@ waitset_catch_interrupts (char *err, size_t errlen)
     return 0;
 }
 
+void
+waitset_actor_destroy (zactor_t **actor_p)
+{
+    sigset_t block, old;
+    sigemptyset (&block);
+    sigaddset (&block, SIGINT);
+    sigaddset (&block, SIGTERM);
+    sigaddset (&block, SIGHUP);
+    pthread_sigmask (SIG_BLOCK, &block, &old);
+    zactor_destroy (actor_p);
+    pthread_sigmask (SIG_SETMASK, &old, NULL);
+}
+
 waitset_t *
 waitset_new (char *err, size_t errlen)
 {

@@ -46,6 +46,12 @@ int waitset_wait (waitset_t *self, double until, zsock_t **ready, int max);
  *  zsys_init, which installs czmq's. Returns 0, or -1 with a message. */
 int waitset_catch_interrupts (char *err, size_t errlen);
 
+/*  zactor_destroy with SIGINT, SIGTERM and SIGHUP blocked in this thread:
+ *  it waits for the actor's thread to end, and a signal caught meanwhile
+ *  would cut that wait short (EINTR), leaving the thread to run on with
+ *  what the caller frees next. A signal that comes is taken afterwards. */
+void waitset_actor_destroy (zactor_t **actor_p);
+
 /*  1 if sock has a message waiting now, without blocking. */
 int waitset_readable (zsock_t *sock);
 

@@ -6,7 +6,8 @@
  *  and started before the first one's result is reported, so no round
  *  trip through the event loop separates two commands. Outcomes come in the order the jobs were handed over, each
  *  with its task, its result and when its command started. Destroying a
- *  worker that holds two long commands stops both at once.
+ *  worker that holds two long commands stops both at once, and a signal
+ *  caught meanwhile does not cut that short.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -160,6 +165,81 @@ test_destroy_stops_both (void **state)
     assert_true (tf_now () - t0 < 10);
 }
 
+/*  Signals at the thread that destroys the worker (as SIGTERM comes to a
+ *  node stopping): every 0.1 ms until told to stop. */
+static volatile int pelting = 1;
+static pthread_t destroyer;
+
+static void
+on_signal (int sig)
+{
+    (void) sig;
+}
+
+/*  The threads of this process now. */
+static int
+threads (void)
+{
+    int n = 0;
+    DIR *d = opendir ("/proc/self/task");
+    struct dirent *e;
+    while (d && (e = readdir (d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir (d);
+    return n;
+}
+
+static void *
+pelt (void *arg)
+{
+    (void) arg;
+    while (pelting) {
+        pthread_kill (destroyer, SIGTERM);
+        usleep (100);
+    }
+    return NULL;
+}
+
+/*  A SIGTERM caught while the worker is destroyed (a handler without
+ *  SA_RESTART, as czmq's) does not cut the wait for its thread short:
+ *  when cmdrun_destroy returns, the worker has killed and reaped its
+ *  command (its process is gone), and nothing of it runs on. */
+static void
+test_destroy_waits_through_signals (void **state)
+{
+    fixture_t *f = *state;
+    char *pidfile = xasprintf ("%s/pid", f->dir);
+    char *sh = xasprintf ("echo $$ > %s.tmp && mv %s.tmp %s && exec sleep 30", pidfile,
+                          pidfile, pidfile);
+    hand (f, 1, sh);
+    struct stat st;
+    for (int i = 0; i < 500 && stat (pidfile, &st) != 0; i++)
+        usleep (10 * 1000);
+    char *text = test_read_file (pidfile);
+    pid_t pid = (pid_t) atoi (text);
+    assert_true (pid > 0);
+    struct sigaction sa = {.sa_handler = on_signal}, old;
+    sigaction (SIGTERM, &sa, &old);
+    destroyer = pthread_self ();
+    pelting = 1;
+    pthread_t thread;
+    assert_int_equal (pthread_create (&thread, NULL, pelt, NULL), 0);
+    usleep (5000);
+    int before = threads ();   /* the worker's, and the pelter's among them */
+    cmdrun_destroy (&f->worker);
+    int after = threads ();
+    int gone = kill (pid, 0) != 0 && errno == ESRCH;
+    pelting = 0;
+    pthread_join (thread, NULL);
+    sigaction (SIGTERM, &old, NULL);
+    assert_int_equal (after, before - 1);   /* the worker's thread has ended */
+    assert_true (gone);
+    free (text);
+    free (sh);
+    free (pidfile);
+}
+
 int
 main (void)
 {
@@ -168,6 +248,8 @@ main (void)
         cmocka_unit_test_setup_teardown (test_next_starts_before_first_is_reported, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_destroy_stops_both, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_destroy_waits_through_signals, setup,
+                                         teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
