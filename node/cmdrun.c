@@ -417,9 +417,13 @@ take_job (zsock_t *pipe, int wait, int *more)
  *  result is packed and reported: the CPU goes back to work without a
  *  round trip through the event loop. The two jobs alternate between two
  *  work directories. */
+/*  Workers in their loop (cmdrun_live). */
+static int live;
+
 static void
 worker (zsock_t *pipe, void *arg)
 {
+    __atomic_add_fetch (&live, 1, __ATOMIC_SEQ_CST);
     cmdrun_t *self = arg;
     int cancel_fd = self->cancel[0];
     char *buf = xmalloc (CMDRUN_BLOCK);
@@ -443,6 +447,13 @@ worker (zsock_t *pipe, void *arg)
     }
     free (work[1]);
     free (buf);
+    __atomic_sub_fetch (&live, 1, __ATOMIC_SEQ_CST);
+}
+
+int
+cmdrun_live (void)
+{
+    return __atomic_load_n (&live, __ATOMIC_SEQ_CST);
 }
 
 cmdrun_t *

@@ -71,4 +71,8 @@ int cmdrun_recv (cmdrun_t *self, uint64_t *task, uint64_t *bytes, int *failed,
 /*  The jobs handed over whose outcome is not yet received. */
 int cmdrun_jobs (const cmdrun_t *self);
 
+/*  Workers of this process whose thread is still in its loop: 0 once
+ *  every cmdrun_destroy has returned (it waits for the worker). */
+int cmdrun_live (void);
+
 #endif
