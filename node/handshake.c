@@ -354,8 +354,6 @@ handshake_run (node_t *self, char *err, size_t errlen)
     else if (opts->cert) {
         self->link.cert = curve_load (opts->cert, opts->name, self->link.controller_key,
                                       err, errlen);
-        if (opts->cert_once)
-            unlink (opts->cert);
         if (!self->link.cert)
             return -1;
     }

@@ -22,7 +22,6 @@ typedef struct {
     const char *cert;        /* this node's CURVE certificate file
                                 (overlay/curve.h), or NULL: CURVE off
                                 (unless cert_text) */
-    int cert_once;           /* remove the file once read */
     char *cert_text;         /* or the certificate's text (node/step.h),
                                 wiped once read */
     int verbose;             /* log the steps of the run on stderr */
