@@ -87,13 +87,40 @@ child_detach (pid_t parent)
     close (null);
 }
 
+/*  The task's termination signals (blocked in every thread of it), passed
+ *  on to its nodes. */
+static sigset_t stops;
+
+static void *
+relay_stops (void *arg)
+{
+    (void) arg;
+    for (;;) {
+        int sig;
+        if (sigwait (&stops, &sig) == 0)
+            signal_rank (-1, sig);
+    }
+    return NULL;
+}
+
 /*  The task's own process once its nodes are forked: pass them their
- *  signals, reap them. Returns 0 when every one exited 0, else 1. */
+ *  signals (the stdin lines, and SIGTERM, SIGINT or SIGHUP sent to the
+ *  task: Slurm's when the step is cancelled), reap them. The task stays
+ *  until the last of them is gone, so that the step ends after its nodes
+ *  have said why they stop. Returns 0 when every one exited 0, else 1. */
 static int
 supervise (void)
 {
     char err[TF_ERRLEN];
     int worst = 0, status;
+    sigemptyset (&stops);
+    sigaddset (&stops, SIGTERM);
+    sigaddset (&stops, SIGINT);
+    sigaddset (&stops, SIGHUP);
+    pthread_sigmask (SIG_BLOCK, &stops, NULL);
+    pthread_t relay;
+    if (pthread_create (&relay, NULL, relay_stops, NULL) == 0)
+        pthread_detach (relay);
     if (start_watcher (err, sizeof err) != 0) {
         fprintf (stderr, "treefarm-node: %s: stopping this task's nodes\n", err);
         signal_rank (-1, SIGTERM);
