@@ -12,8 +12,10 @@
  *  hosts): the process, having loaded the program once, forks one child
  *  per node before it starts anything else (no thread, no socket yet),
  *  each child dying with it (PR_SET_PDEATHSIG) and its stdin /dev/null;
- *  the process itself stays to reap them, and exits 0 when every one
- *  exited 0, else 1. Either way a thread watches the rest of stdin: a
+ *  the process itself stays to reap them, passing on SIGTERM, SIGINT and
+ *  SIGHUP (Slurm's, when the step is cancelled) and exiting only after
+ *  the last, 0 when every one exited 0, else 1. Either way a thread
+ *  watches the rest of stdin: a
  *  signal line for a rank is sent to that node, and end of file (the
  *  controller is done, or gone) sends every node SIGTERM, as an ssh
  *  node's watcher does.
