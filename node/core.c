@@ -168,7 +168,7 @@ core_new (const core_cfg_t *cfg, char *err, size_t errlen)
     new_parts (self, cfg);
     self->buffer_cfg = cfg->buffer;
     /*  A relay has no slot: no task is ever computed, or copied, here. */
-    self->compute.slots = cfg->relay ? 0 : (cfg->slots ? cfg->slots : 1)
+    self->compute.slots = cfg->relay ? 0 : core_cfg_slots (cfg)
                                            * (cfg->depth ? cfg->depth : 1);
     self->compute.running = xcalloc (self->compute.slots + 1, sizeof (task_t));
     self->compute.given = xcalloc (self->compute.slots + 1, sizeof (double));

@@ -100,8 +100,7 @@ static double
 slot_free_s (const core_t *self, double now)
 {
     const compute_t *e = &self->compute;
-    uint32_t slots = self->cfg.slots ? self->cfg.slots : 1;
-    if (e->n < slots)
+    if (e->n < core_cfg_slots (&self->cfg))
         return 0;
     double soonest = INFINITY;
     for (uint32_t i = 0; i < e->n; i++) {
@@ -122,7 +121,7 @@ core_endgame_holds_back (const core_t *self, int c, double now)
     /*  Tasks waiting in this node's places behind its running ones are
      *  ahead of a task it keeps, as the held ones are. */
     const compute_t *e = &self->compute;
-    uint32_t running = self->cfg.slots ? self->cfg.slots : 1;
+    uint32_t running = core_cfg_slots (&self->cfg);
     double ahead = (double) ledger_held (self->ledger)
                  + (double) ledger_fresh_left (self->ledger)
                  + (double) (e->n > running ? e->n - running : 0);

@@ -38,6 +38,14 @@ typedef struct {
     int engine_busy;         /* a synthetic task has the engine */
 } compute_t;
 
+/*  The tasks a node runs at once: its configured slots (0 means 1); the
+ *  places beyond them (compute_t.slots) wait behind a running command. */
+static inline uint32_t
+core_cfg_slots (const core_cfg_t *cfg)
+{
+    return cfg->slots ? cfg->slots : 1;
+}
+
 /*  Hand t to the engine at now: it runs, or waits in its slot's place. */
 static inline void
 compute_push (compute_t *e, const task_t *t, double now)

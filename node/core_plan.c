@@ -162,8 +162,7 @@ flush (core_t *self, double now)
 static int
 place_open (const core_t *self, uint32_t n)
 {
-    uint32_t slots = self->cfg.slots ? self->cfg.slots : 1;
-    if (n < slots || !self->cfg.is_root || self->cfg.nchildren == 0)
+    if (n < core_cfg_slots (&self->cfg) || !self->cfg.is_root || self->cfg.nchildren == 0)
         return 1;
     return ledger_fresh_left (self->ledger) + ledger_held (self->ledger)
          > (uint64_t) self->cfg.nchildren;
