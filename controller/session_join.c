@@ -280,8 +280,7 @@ session_join_attached (session_t *self, peer_t *parent, const proto_msg_t *m)
         session_lose (self, g, "cannot send START");
         return;
     }
-    for (int k = 0; k < PROTO_WARM_MESSAGES; k++)
-        session_send_peer (self, peer, proto_empty (PROTO_PING), 1);
+    session_send_peer (self, peer, proto_warm (PROTO_PING), 1);
     peer->state = PEER_STARTED;
     peer->heard = tf_now ();
     self->join.startup_s = peer->heard - self->join.spawned[g];   /* measured */

@@ -12,9 +12,8 @@
  *  blocking (send timeouts of 0), and a beat that cannot go is not an
  *  error: silence is what counts. */
 static void
-send_beat_to (node_t *self, int child)
+send_beat_msg_to (node_t *self, int child, zmsg_t *msg)
 {
-    zmsg_t *msg = proto_empty (PROTO_BEAT);
     zmsg_pushstrf (msg, "%s%s", self->cfg->nodes[self->me->children[child]].name,
                    NODE_BEAT_SUFFIX);
     if (zmsg_send (&msg, self->link.router) != 0)
@@ -22,9 +21,16 @@ send_beat_to (node_t *self, int child)
 }
 
 static void
-send_beat_to_parent (node_t *self)
+send_beat_to (node_t *self, int child)
 {
-    zmsg_t *msg = proto_empty (PROTO_BEAT);
+    send_beat_msg_to (self, child, proto_empty (PROTO_BEAT));
+}
+
+/*  A BEAT, or the warm-up BEAT if warm, to the parent. */
+static void
+send_beat_to_parent (node_t *self, int warm)
+{
+    zmsg_t *msg = warm ? proto_warm (PROTO_BEAT) : proto_empty (PROTO_BEAT);
     if (zmsg_send (&msg, self->link.beat) != 0)
         zmsg_destroy (&msg);
 }
@@ -35,26 +41,24 @@ static void
 send_beats (node_t *self)
 {
     if (self->link.beat)
-        send_beat_to_parent (self);
+        send_beat_to_parent (self, 0);
     for (int i = 0; i < self->me->nchildren; i++)
         if (!liveness_lost (self->beat.live, i))
             send_beat_to (self, i);
 }
 
-/*  The start of the run: PROTO_WARM_MESSAGES PINGs to the controller and
- *  BEATs to the parent, so the queues of these quiet connections take
- *  all their memory now (overlay/proto.h). The parent answers in kind
- *  when the first of them comes (on_child), the controller on START. */
+/*  The start of the run: the warm-up PING to the controller and BEAT to
+ *  the parent, so the queues of these quiet connections take all their
+ *  memory now (overlay/proto.h). The parent answers in kind when the
+ *  first beat comes (on_child), the controller on START. */
 static void
 warm_pipes (node_t *self)
 {
-    for (int k = 0; k < PROTO_WARM_MESSAGES; k++) {
-        zmsg_t *msg = proto_empty (PROTO_PING);
-        if (zmsg_send (&msg, self->link.ctl) != 0)
-            zmsg_destroy (&msg);
-        if (self->link.beat)
-            send_beat_to_parent (self);
-    }
+    zmsg_t *msg = proto_warm (PROTO_PING);
+    if (zmsg_send (&msg, self->link.ctl) != 0)
+        zmsg_destroy (&msg);
+    if (self->link.beat)
+        send_beat_to_parent (self, 1);
 }
 
 /*  Child slot is lost (why): tell the controller, and the core, which
@@ -166,8 +170,7 @@ void
 beat_revive_parent (node_t *self, double now)
 {
     liveness_revive (self->beat.live, self->me->nchildren, now);
-    for (int k = 0; k < PROTO_WARM_MESSAGES; k++)
-        send_beat_to_parent (self);
+    send_beat_to_parent (self, 1);
 }
 
 void
@@ -207,8 +210,7 @@ beat_warm_child (node_t *self, int slot)
         return;
     /*  Its heartbeat connection is up: the warm-up back. */
     self->beat.warmed[slot] = 1;
-    for (int k = 0; k < PROTO_WARM_MESSAGES; k++)
-        send_beat_to (self, slot);
+    send_beat_msg_to (self, slot, proto_warm (PROTO_BEAT));
 }
 
 void

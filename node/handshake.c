@@ -87,9 +87,7 @@ take_run (node_t *self, proto_run_t *run)
 static int
 take_config (node_t *self, json_t *object, proto_run_t *run, char *err, size_t errlen)
 {
-    char *text = json_dumps (object, JSON_COMPACT);
-    self->cfg = config_load_string (text ? text : "", "<controller>", err, errlen);
-    free (text);
+    self->cfg = config_load_json (object, "<controller>", err, errlen);
     if (!self->cfg)
         return -1;
     take_run (self, run);

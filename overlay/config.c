@@ -358,6 +358,13 @@ config_load_string (const char *text, const char *origin, char *err, size_t errl
     return load_json (json, &jerr, origin, err, errlen);
 }
 
+config_t *
+config_load_json (json_t *json, const char *origin, char *err, size_t errlen)
+{
+    json_error_t jerr = {.text = "no JSON document"};
+    return load_json (json_incref (json), &jerr, origin ? origin : "<config>", err, errlen);
+}
+
 void
 config_destroy (config_t **self_p)
 {

@@ -268,6 +268,10 @@ config_t *config_load_file (const char *path, char *err, size_t errlen);
 config_t *config_load_string (const char *text, const char *origin,
                               char *err, size_t errlen);
 
+/*  The same from a parsed document (not taken: the caller keeps its
+ *  reference), such as CONFIG's body once the wire has parsed it. */
+config_t *config_load_json (json_t *json, const char *origin, char *err, size_t errlen);
+
 /*  Put background load on nodes from the file at path (`--load FILE`): a
  *  JSON object, node name -> load description (overlay/load.h), each
  *  replacing that node's load; a trace's relative path starts at the

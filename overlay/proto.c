@@ -348,7 +348,11 @@ check_frames (zframe_t *head, zframe_t *body, size_t frames, char *err, size_t e
     const char *cmd = proto_command_str (command);
     /*  CHUNK and RESULT carry a payload; a REPORT may (its texts). */
     size_t want = command == PROTO_CHUNK || command == PROTO_RESULT ? 3 : 2;
-    if (frames != want && !(command == PROTO_REPORT && frames == 3))
+    int warm = (command == PROTO_PING || command == PROTO_BEAT) && frames == PROTO_WARM_FRAMES;
+    if (frames != want && (command == PROTO_PING || command == PROTO_BEAT) && !warm)
+        return tf_error (err, errlen, "%s: %zu frames, expected 2 or %d (the warm-up)", cmd,
+                         frames, PROTO_WARM_FRAMES), 0;
+    if (frames != want && !(command == PROTO_REPORT && frames == 3) && !warm)
         return tf_error (err, errlen, "%s: %zu frames, expected %s", cmd, frames,
                          command == PROTO_REPORT ? "2 or 3" : want == 3 ? "3" : "2"), 0;
     /*  The child <-> parent commands: REQUEST to SUBTREE, RESULT,
@@ -362,6 +366,18 @@ check_frames (zframe_t *head, zframe_t *body, size_t frames, char *err, size_t e
         return tf_error (err, errlen, "%s: body of %zu bytes exceeds %zu", cmd,
                          zframe_size (body), most), 0;
     return command;
+}
+
+/*  Are the frames after a PING's or BEAT's body (the warm-up's) empty? */
+static int
+warm_frames_empty (proto_command_t command, zmsg_t *msg)
+{
+    if (command != PROTO_PING && command != PROTO_BEAT)
+        return 1;
+    for (zframe_t *f = zmsg_first (msg); f; f = zmsg_next (msg))
+        if (zframe_size (f) != 0)
+            return 0;
+    return 1;
 }
 
 int
@@ -383,8 +399,11 @@ proto_decode (zmsg_t **msg_p, proto_msg_t *out, char *err, size_t errlen)
         tf_error (err, errlen, "%s: body is not a JSON object%s%s",
                   proto_command_str (out->command), out->body ? "" : ": ",
                   out->body ? "" : jerr.text);
+    else if (out->command && !warm_frames_empty (out->command, msg))
+        tf_error (err, errlen, "%s: a warm-up frame is not empty", proto_command_str (out->command));
     else if (out->command) {
-        out->payload = zmsg_pop (msg);
+        out->payload = out->command == PROTO_PING || out->command == PROTO_BEAT ? NULL
+                     : zmsg_pop (msg);
         rc = decode_fields (out, err, errlen) == 0 ? 0 : -1;
     }
     zframe_destroy (&head);

@@ -5,6 +5,7 @@
  *    frame 1: a JSON object, the command's fields (at most PROTO_MAX_BODY,
  *             PROTO_MAX_PEER_BODY between a child and its parent)
  *    frame 2: the payload: CHUNK and RESULT; a REPORT's texts
+ *    (a warm-up PING or BEAT: PROTO_WARM_FRAMES - 2 empty frames)
  *  A ROUTER socket adds the peer's identity in front; the runtime pops it
  *  before decoding. Decoding checks the version, the command, the frame
  *  count and sizes, and the body's fields strictly (a missing, extra or
@@ -32,7 +33,7 @@
 #include "overlay/config.h"
 #include "overlay/proto_run.h"
 
-#define PROTO_VERSION 2
+#define PROTO_VERSION 3
 #define PROTO_MAX_BODY (64u << 20)   /* a body larger than this is refused */
 #define PROTO_MAX_DONE 4096          /* completions in one DONE or RECORDED */
 #define PROTO_MAX_BOUNDS 8           /* models in one SUBTREE */
@@ -68,17 +69,20 @@
 #define PROTO_PING_EVERY 1.0
 #define PROTO_CONTROL_SILENCE 10.0
 
-/*  At the start of a run every process sends this many PINGs (control
- *  connections, both ways) or BEATs (heartbeat connections, both ways)
- *  at once: libzmq's pipe queues grow in chunks of 256 frames (16 KiB)
- *  and keep a second chunk from their 256th frame on, which these
+/*  At the start of a run every process sends one warm-up PING on each
+ *  control connection and one warm-up BEAT on each heartbeat connection,
+ *  both ways: the command's two frames and PROTO_WARM_FRAMES - 2 empty
+ *  ones. libzmq's pipe queues grow in chunks of 256 frames (16 KiB) and
+ *  keep a second chunk from their 256th frame on, which these
  *  connections, a few messages a second, otherwise reach minutes into a
- *  run. A PING or BEAT is two frames, so 128 of them take each queue
- *  past its 256th frame once, no further (256 held a third chunk at
- *  once: the 255-node tree's controller peaked at 61 MiB). Their memory
- *  is then all taken at the start, not as the run goes
- *  (docs/performance.md, "Scale and memory"). */
-#define PROTO_WARM_MESSAGES 128
+ *  run. The warm-up takes each queue past its 256th frame once, no
+ *  further (512 held a third chunk at once: the 255-node tree's
+ *  controller peaked at 61 MiB), so its memory is all taken at the start,
+ *  not as the run goes (docs/performance.md, "Scale and memory"). One
+ *  message of 256 frames is one wake-up and one decoding at each end,
+ *  where 128 PINGs of two frames were 128. A PING or BEAT has 2 frames
+ *  or exactly these. */
+#define PROTO_WARM_FRAMES 256
 
 typedef enum {
     PROTO_HELLO = 1,    /* node -> ctl  {name, pid, version}              */
@@ -115,12 +119,12 @@ typedef enum {
     PROTO_RESULT_ACK,   /* parent -> child {task, index}                  */
     PROTO_PING,         /* ctl -> node  {}   every PROTO_PING_EVERY s: the
                                         controller is alive; and ctl
-                                        <-> node PROTO_WARM_MESSAGES
-                                        times at the start            */
+                                        <-> node once at the start as
+                                        the warm-up (PROTO_WARM_FRAMES) */
     PROTO_BEAT,         /* parent <-> child {}  on the heartbeat
                                         connection: the peer is alive
-                                        (PROTO_WARM_MESSAGES at once at
-                                        the start)                    */
+                                        (once at the start as the
+                                        warm-up, PROTO_WARM_FRAMES)   */
     PROTO_LOST,         /* node -> ctl  {peer, why}  lost contact with its
                                         parent or a child (peer's name) */
     PROTO_BATCH,        /* child -> parent {n} + n messages, each its
@@ -314,6 +318,9 @@ zmsg_t *proto_measured (uint32_t phase, double seconds, double units_per_s,
                         double recv_mbps, json_t **send_mbps_p);
 zmsg_t *proto_empty (proto_command_t command);   /* FINISHED, STOP, BYE, PING,
                                                     BEAT */
+/*  The warm-up PING or BEAT: an empty one and PROTO_WARM_FRAMES - 2
+ *  empty frames; decoded as the command. */
+zmsg_t *proto_warm (proto_command_t command);
 
 /*  BATCH: the n messages msgs[0 .. n-1] (2 <= n <= PROTO_MAX_BATCH, each
  *  a REQUEST, ACK or DONE as its encoder made it) as one message; takes

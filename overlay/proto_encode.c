@@ -288,6 +288,15 @@ proto_empty (proto_command_t command)
 }
 
 zmsg_t *
+proto_warm (proto_command_t command)
+{
+    zmsg_t *msg = proto_empty (command);
+    for (int k = 2; k < PROTO_WARM_FRAMES; k++)
+        zmsg_addmem (msg, NULL, 0);
+    return msg;
+}
+
+zmsg_t *
 proto_raw (int version, int command, const char *body, const void *payload, size_t len)
 {
     zmsg_t *msg = zmsg_new ();

@@ -82,6 +82,17 @@ test_every_encoder_round_trips (void **state)
     decode_ok (proto_empty (PROTO_BEAT), &m);
     assert_int_equal (m.command, PROTO_BEAT);
     proto_msg_clear (&m);
+    /*  The warm-up: one message of PROTO_WARM_FRAMES frames, decoded as
+     *  the command itself. */
+    zmsg_t *warm = proto_warm (PROTO_PING);
+    assert_int_equal (zmsg_size (warm), PROTO_WARM_FRAMES);
+    decode_ok (warm, &m);
+    assert_int_equal (m.command, PROTO_PING);
+    assert_null (m.payload);
+    proto_msg_clear (&m);
+    decode_ok (proto_warm (PROTO_BEAT), &m);
+    assert_int_equal (m.command, PROTO_BEAT);
+    proto_msg_clear (&m);
 
     decode_ok (proto_empty (PROTO_STOP), &m);
     assert_int_equal (m.command, PROTO_STOP);
@@ -189,7 +200,9 @@ test_malformed_framing_is_refused (void **state)
 {
     (void) state;
     refused (zmsg_new (), "header");
-    refused (raw (PROTO_VERSION + 1, PROTO_REQUEST, "{\"n\":1}", NULL), "version 3");
+    char newer[32];
+    snprintf (newer, sizeof newer, "version %d", PROTO_VERSION + 1);
+    refused (raw (PROTO_VERSION + 1, PROTO_REQUEST, "{\"n\":1}", NULL), newer);
     refused (raw (PROTO_VERSION, 0, "{}", NULL), "unknown command 0");
     refused (raw (PROTO_VERSION, 200, "{}", NULL), "unknown command 200");
     refused (raw (PROTO_VERSION, PROTO_REQUEST, NULL, NULL), "1 frames, expected 2");
@@ -201,6 +214,24 @@ test_malformed_framing_is_refused (void **state)
     zmsg_t *one = zmsg_new ();
     zmsg_addmem (one, "x", 1);
     refused (one, "not 2 bytes");
+    /*  A warm-up of another command, of a frame too few, or with a frame
+     *  that is not empty. */
+    zmsg_t *bad = proto_warm (PROTO_BEAT);
+    zframe_t *head = zmsg_first (bad);
+    ((byte *) zframe_data (head))[1] = PROTO_STOP;
+    refused (bad, "STOP: 256 frames, expected 2");
+    bad = proto_warm (PROTO_PING);
+    zframe_t *last = zmsg_last (bad);
+    zmsg_remove (bad, last);
+    zframe_destroy (&last);
+    refused (bad, "PING: 255 frames, expected 2 or 256 (the warm-up)");
+    bad = proto_warm (PROTO_BEAT);
+    last = zmsg_last (bad);
+    zmsg_remove (bad, last);
+    zframe_destroy (&last);
+    zmsg_addstr (bad, "x");
+    refused (bad, "BEAT: a warm-up frame is not empty");
+    refused (raw (PROTO_VERSION, PROTO_PING, "{}", "x"), "PING: 3 frames, expected 2 or 256");
 }
 
 /*  STATS and REPORT: every field of proto_stats_t survives the trip; the
