@@ -14,6 +14,7 @@
 #   root's send limit is taken out of this config: under it, fork7's
 #   concurrent transfers wait on the total's pacer, and such transfers say
 #   nothing of a link (node/live.h).
+# Runs alone (tests/run.sh): changes declared from measured rates, within a time window.
 source "$(dirname "$0")/lib.sh"
 
 CFG=$(dirname "$0")/../configs/fork7.json

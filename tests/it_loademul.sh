@@ -9,6 +9,7 @@
 # few percent, and a busy machine makes both runs late). Every task is
 # computed exactly once in both. Then a child's link shared with its
 # communicating contender.
+# Runs alone (tests/run.sh): compute rates measured under emulated background load.
 source "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/solo.json" <<'EOF'

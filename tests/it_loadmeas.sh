@@ -8,6 +8,7 @@
 # computing); the background is {utilization 0, kind "none"}; nodes.csv,
 # the samples and the trace carry the same, and the summary prints no
 # rate line (only nodes with load get one).
+# Runs alone (tests/run.sh): measures a node's compute rate against its configured one.
 source "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/pair.json" <<'JSON'

@@ -14,6 +14,7 @@
 #    names both kinds and their realized share.
 # Processes are told apart from later ones with the same PID by their
 # start time (/proc/PID/stat field 22).
+# Runs alone (tests/run.sh): real background load on the CPUs, and rates measured under it.
 source "$(dirname "$0")/lib.sh"
 
 PROBE=$BUILD/tests/burner_probe

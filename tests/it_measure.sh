@@ -25,6 +25,7 @@
 #   with exit 2, naming it;
 # - the plot draws no label inside the plot area (they covered each other)
 #   and keeps its key outside, to the right.
+# Runs alone (tests/run.sh): measures compute rates and interference against the config's.
 source "$(dirname "$0")/lib.sh"
 
 # The tolerances are wide enough for a machine busy with other work (on a

@@ -8,6 +8,7 @@
 # over ipc in a private 0700 directory, removed afterwards; a namespace
 # that does not exist fails with exit 2 naming the node. The namespace is
 # removed on every exit.
+# Runs alone (tests/run.sh): network namespaces, veths and tc on the host.
 source "$(dirname "$0")/lib.sh"
 
 NS=tf-it-netns-$$

@@ -4,6 +4,7 @@
 # task exactly once; results.json records, per child, tasks, bytes, time
 # spent sending and the mean rate achieved, which pacing keeps at or under
 # the configured link rate; emulated interference follows the traffic.
+# Runs alone (tests/run.sh): link rates measured against the configured.
 source "$(dirname "$0")/lib.sh"
 
 # 200 tasks at time scale 40 keeps each run to a few seconds.

@@ -14,6 +14,7 @@
 #   below cost); --reclaim always takes it. Every task once, both ways.
 # - a load that alternates every 10 s on Lab4: at most one action per
 #   declared change of Lab4's rate, never two in a row of one kind.
+# Runs alone (tests/run.sh): decisions from rates measured live, which another script's CPU would move.
 source "$(dirname "$0")/lib.sh"
 
 CFG=$(dirname "$0")/../configs/fork7.json

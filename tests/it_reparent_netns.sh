@@ -10,6 +10,7 @@
 # w1 alone is lost and its children move under head and go on computing;
 # without it, w1's subtree is lost with it. Every task completes once
 # either way. The namespaces and the bridge are removed on every exit.
+# Runs alone (tests/run.sh): network namespaces, veths and tc on the host.
 source "$(dirname "$0")/lib.sh"
 
 need_package iproute2 ip

@@ -11,6 +11,7 @@
 # run says it, per node and for the run, consistently with the lag the
 # nodes measured; a node frozen for 1.5 s with SIGSTOP makes the run
 # unreliable, named on the terminal and in results.json.
+# Runs alone (tests/run.sh): 63-node trees whose fidelity another script's CPU would lower.
 source "$(dirname "$0")/lib.sh"
 
 python3 scripts/tree-config.py --depth 5 --count 3000 --input-mb 0.5 --units 1 \

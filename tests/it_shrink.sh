@@ -18,6 +18,7 @@
 #   is weighed, declined and said, and X stays.
 # - on the dedicated platform R declares nothing: the configured plan
 #   never uses X, nothing is shrunk.
+# Runs alone (tests/run.sh): decisions from rates measured live, which another script's CPU would move.
 source "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/shr.json" <<'JSON'

@@ -4,6 +4,8 @@
 # makes that process exit 99, which fails the run. Not in sanitizer builds:
 # valgrind cannot run AddressSanitizer binaries (that pass is the
 # sanitizers' own check).
+# Runs alone (tests/run.sh): CPU-bound under memcheck; its nodes must say
+# HELLO within the controller's handshake timeout.
 source "$(dirname "$0")/lib.sh"
 
 case "$BUILD" in

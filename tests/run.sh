@@ -8,6 +8,16 @@
 # scripts/install-deps.sh installs is missing fails instead of skipping
 # (tests/lib.sh's need_package).
 #
+# The unit binaries run one after another. The integration scripts run
+# TF_JOBS at a time (default 2, at most 8): most of their time is
+# emulated nodes waiting on their clocks, so two side by side take about
+# half the wall time. A script whose header has a line
+# "# Runs alone (tests/run.sh): REASON" (it measures rates, is CPU-bound
+# under valgrind, or changes the host's network) runs with no other
+# beside it, before the rest. Each script's output is printed whole when
+# it ends, then its wall and CPU seconds (its own and those of the
+# processes it waited for).
+#
 # The lines before the last name every failure (its first failed check)
 # and every skip (its reason), every script that passed with a part left
 # out (tests/lib.sh's skip_part), then the elapsed time; the last line is
@@ -21,6 +31,9 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export BUILD TF_SRCDIR=$PWD
 SKIP=77
+JOBS=${TF_JOBS:-2}
+case "$JOBS" in ''|*[!0-9]*|0) echo "run.sh: TF_JOBS must be a whole number from 1 (got \"$JOBS\")" >&2; exit 2 ;; esac
+[ "$JOBS" -le 8 ] || { echo "run.sh: TF_JOBS is at most 8 (got $JOBS)" >&2; exit 2; }
 
 unit_only=0
 if [ "${1:-}" = --unit-only ]; then unit_only=1; shift; fi
@@ -56,6 +69,30 @@ count () {
     fi
 }
 
+# cpu_ticks PID: the CPU of shell PID and of the children it waited for.
+cpu_ticks () { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat"; }
+
+# run_script SCRIPT: run one integration script (in a subshell of its
+# own when run beside others), its output to $NOTES/NAME.log, its exit
+# status to NAME.rc and its timing to NAME.time.
+run_script () {
+    local s=$1 me=$BASHPID name start c0 rc
+    name=$(basename "$s" .sh)
+    start=$SECONDS c0=$(cpu_ticks "$me")
+    TF_NOTES=$NOTES/$name bash "$s" >"$NOTES/$name.log" 2>&1
+    rc=$?
+    echo "  ($name: $((SECONDS - start)) s, CPU $((($(cpu_ticks "$me") - c0) / $(getconf CLK_TCK))) s)" \
+        >"$NOTES/$name.time"
+    echo "$rc" >"$NOTES/$name.rc"
+}
+
+# report NAME: print a finished script's output and file its outcome.
+report () {
+    echo "=== $1"
+    cat "$NOTES/$1.log" "$NOTES/$1.time"
+    count "$1" "$(cat "$NOTES/$1.rc")" "$NOTES/$1"
+}
+
 for t in "$@"; do
     name=$(basename "$t")
     echo "=== $name"
@@ -70,14 +107,28 @@ if [ "$unit_only" = 0 ]; then
     else
         scripts=(tests/it_*.sh)
     fi
+    alone=() together=()
     for s in "${scripts[@]}"; do
-        name=$(basename "$s" .sh)
-        echo "=== $name"
-        start=$SECONDS
-        TF_NOTES=$NOTES/$name bash "$s"
-        rc=$?
-        count "$name" "$rc" "$NOTES/$name"
-        echo "  ($name: $((SECONDS - start)) s)"
+        if [ -f "$s" ] && grep -q "^# Runs alone (tests/run.sh): " "$s"; then alone+=("$s"); else together+=("$s"); fi
+    done
+    for s in "${alone[@]}"; do
+        run_script "$s"
+        report "$(basename "$s" .sh)"
+    done
+    # The rest JOBS at a time, each reported as it ends.
+    running=() done_names=()
+    for s in "${together[@]}" ""; do
+        while [ "${#running[@]}" -ge "$JOBS" ] || { [ -z "$s" ] && [ "${#running[@]}" -gt 0 ]; }; do
+            wait -n
+            still=()
+            for r in "${running[@]}"; do
+                if [ -f "$NOTES/$r.rc" ]; then report "$r"; else still+=("$r"); fi
+            done
+            running=("${still[@]}")
+        done
+        [ -n "$s" ] || break
+        run_script "$s" &
+        running+=("$(basename "$s" .sh)")
     done
 fi
 for f in "${failures[@]}"; do echo "failed: $f"; done
