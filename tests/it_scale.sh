@@ -60,8 +60,8 @@ if missing or len(r["nodes"]) != 63: print("  not reported:", missing)
 sys.exit(1 if missing or len(r["nodes"]) != 63 else 0)
 PY
     expect "63 nodes, run $i: no node process left" no_node_alive "$out"
-    # Nothing refused anywhere: the start's warm-up (128 PINGs and BEATs
-    # each way on every quiet connection, docs/protocol.md) included.
+    # Nothing refused anywhere: the start's warm-up (a PING or BEAT of 256
+    # frames each way on every quiet connection, docs/protocol.md) included.
     expect "63 nodes, run $i: no message refused or dropped" python3 - "$out" <<'PY'
 import json, os, sys
 d = sys.argv[1]
