@@ -8,11 +8,12 @@
 #include "node/runtime.h"
 #include "overlay/util.h"
 
-/*  One BEAT to a child's heartbeat identity, or to the parent. Never
- *  blocking (send timeouts of 0), and a beat that cannot go is not an
- *  error: silence is what counts. */
+/*  A BEAT (proto_empty) or the warm-up BEAT (proto_warm), taken, to a
+ *  child's heartbeat identity, or to the parent. Never blocking (send
+ *  timeouts of 0), and a beat that cannot go is not an error: silence is
+ *  what counts. */
 static void
-send_beat_msg_to (node_t *self, int child, zmsg_t *msg)
+send_beat_to (node_t *self, int child, zmsg_t *msg)
 {
     zmsg_pushstrf (msg, "%s%s", self->cfg->nodes[self->me->children[child]].name,
                    NODE_BEAT_SUFFIX);
@@ -21,16 +22,8 @@ send_beat_msg_to (node_t *self, int child, zmsg_t *msg)
 }
 
 static void
-send_beat_to (node_t *self, int child)
+send_beat_to_parent (node_t *self, zmsg_t *msg)
 {
-    send_beat_msg_to (self, child, proto_empty (PROTO_BEAT));
-}
-
-/*  A BEAT, or the warm-up BEAT if warm, to the parent. */
-static void
-send_beat_to_parent (node_t *self, int warm)
-{
-    zmsg_t *msg = warm ? proto_warm (PROTO_BEAT) : proto_empty (PROTO_BEAT);
     if (zmsg_send (&msg, self->link.beat) != 0)
         zmsg_destroy (&msg);
 }
@@ -41,10 +34,10 @@ static void
 send_beats (node_t *self)
 {
     if (self->link.beat)
-        send_beat_to_parent (self, 0);
+        send_beat_to_parent (self, proto_empty (PROTO_BEAT));
     for (int i = 0; i < self->me->nchildren; i++)
         if (!liveness_lost (self->beat.live, i))
-            send_beat_to (self, i);
+            send_beat_to (self, i, proto_empty (PROTO_BEAT));
 }
 
 /*  The start of the run: the warm-up PING to the controller and BEAT to
@@ -58,7 +51,7 @@ warm_pipes (node_t *self)
     if (zmsg_send (&msg, self->link.ctl) != 0)
         zmsg_destroy (&msg);
     if (self->link.beat)
-        send_beat_to_parent (self, 1);
+        send_beat_to_parent (self, proto_warm (PROTO_BEAT));
 }
 
 /*  Child slot is lost (why): tell the controller, and the core, which
@@ -170,7 +163,7 @@ void
 beat_revive_parent (node_t *self, double now)
 {
     liveness_revive (self->beat.live, self->me->nchildren, now);
-    send_beat_to_parent (self, 1);
+    send_beat_to_parent (self, proto_warm (PROTO_BEAT));
 }
 
 void
@@ -210,7 +203,7 @@ beat_warm_child (node_t *self, int slot)
         return;
     /*  Its heartbeat connection is up: the warm-up back. */
     self->beat.warmed[slot] = 1;
-    send_beat_msg_to (self, slot, proto_warm (PROTO_BEAT));
+    send_beat_to (self, slot, proto_warm (PROTO_BEAT));
 }
 
 void

@@ -330,6 +330,13 @@ decode_fields (proto_msg_t *m, char *err, size_t errlen)
     return codecs[m->command].decode (m, cmd, err, errlen);
 }
 
+/*  May the command come as the warm-up (overlay/proto.h)? */
+static int
+warmable (int command)
+{
+    return command == PROTO_PING || command == PROTO_BEAT;
+}
+
 /*  The command of a message's header frame, and its frame count and body
  *  size checked against the command. Returns the command, or 0 with a
  *  message in err. */
@@ -348,11 +355,12 @@ check_frames (zframe_t *head, zframe_t *body, size_t frames, char *err, size_t e
     const char *cmd = proto_command_str (command);
     /*  CHUNK and RESULT carry a payload; a REPORT may (its texts). */
     size_t want = command == PROTO_CHUNK || command == PROTO_RESULT ? 3 : 2;
-    int warm = (command == PROTO_PING || command == PROTO_BEAT) && frames == PROTO_WARM_FRAMES;
-    if (frames != want && (command == PROTO_PING || command == PROTO_BEAT) && !warm)
-        return tf_error (err, errlen, "%s: %zu frames, expected 2 or %d (the warm-up)", cmd,
-                         frames, PROTO_WARM_FRAMES), 0;
-    if (frames != want && !(command == PROTO_REPORT && frames == 3) && !warm)
+    if (warmable (command)) {
+        if (frames != 2 && frames != PROTO_WARM_FRAMES)
+            return tf_error (err, errlen, "%s: %zu frames, expected 2 or %d (the warm-up)",
+                             cmd, frames, PROTO_WARM_FRAMES), 0;
+    }
+    else if (frames != want && !(command == PROTO_REPORT && frames == 3))
         return tf_error (err, errlen, "%s: %zu frames, expected %s", cmd, frames,
                          command == PROTO_REPORT ? "2 or 3" : want == 3 ? "3" : "2"), 0;
     /*  The child <-> parent commands: REQUEST to SUBTREE, RESULT,
@@ -372,7 +380,7 @@ check_frames (zframe_t *head, zframe_t *body, size_t frames, char *err, size_t e
 static int
 warm_frames_empty (proto_command_t command, zmsg_t *msg)
 {
-    if (command != PROTO_PING && command != PROTO_BEAT)
+    if (!warmable (command))
         return 1;
     for (zframe_t *f = zmsg_first (msg); f; f = zmsg_next (msg))
         if (zframe_size (f) != 0)
@@ -402,8 +410,7 @@ proto_decode (zmsg_t **msg_p, proto_msg_t *out, char *err, size_t errlen)
     else if (out->command && !warm_frames_empty (out->command, msg))
         tf_error (err, errlen, "%s: a warm-up frame is not empty", proto_command_str (out->command));
     else if (out->command) {
-        out->payload = out->command == PROTO_PING || out->command == PROTO_BEAT ? NULL
-                     : zmsg_pop (msg);
+        out->payload = warmable (out->command) ? NULL : zmsg_pop (msg);
         rc = decode_fields (out, err, errlen) == 0 ? 0 : -1;
     }
     zframe_destroy (&head);

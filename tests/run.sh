@@ -93,6 +93,17 @@ report () {
     count "$1" "$(cat "$NOTES/$1.rc")" "$NOTES/$1"
 }
 
+# reap_one: wait until a script of running[] ends; report every one
+# that has, and keep the others in running[].
+reap_one () {
+    local r still=()
+    wait -n
+    for r in "${running[@]}"; do
+        if [ -f "$NOTES/$r.rc" ]; then report "$r"; else still+=("$r"); fi
+    done
+    running=("${still[@]}")
+}
+
 for t in "$@"; do
     name=$(basename "$t")
     echo "=== $name"
@@ -109,27 +120,24 @@ if [ "$unit_only" = 0 ]; then
     fi
     alone=() together=()
     for s in "${scripts[@]}"; do
-        if [ -f "$s" ] && grep -q "^# Runs alone (tests/run.sh): " "$s"; then alone+=("$s"); else together+=("$s"); fi
+        if [ -f "$s" ] && grep -q "^# Runs alone (tests/run.sh): " "$s"; then
+            alone+=("$s")
+        else
+            together+=("$s")
+        fi
     done
     for s in "${alone[@]}"; do
         run_script "$s"
         report "$(basename "$s" .sh)"
     done
     # The rest JOBS at a time, each reported as it ends.
-    running=() done_names=()
-    for s in "${together[@]}" ""; do
-        while [ "${#running[@]}" -ge "$JOBS" ] || { [ -z "$s" ] && [ "${#running[@]}" -gt 0 ]; }; do
-            wait -n
-            still=()
-            for r in "${running[@]}"; do
-                if [ -f "$NOTES/$r.rc" ]; then report "$r"; else still+=("$r"); fi
-            done
-            running=("${still[@]}")
-        done
-        [ -n "$s" ] || break
+    running=()
+    for s in "${together[@]}"; do
+        while [ "${#running[@]}" -ge "$JOBS" ]; do reap_one; done
         run_script "$s" &
         running+=("$(basename "$s" .sh)")
     done
+    while [ "${#running[@]}" -gt 0 ]; do reap_one; done
 fi
 for f in "${failures[@]}"; do echo "failed: $f"; done
 for s in "${skips[@]}"; do echo "skipped: $s"; done
