@@ -440,10 +440,10 @@ usage (FILE *out)
 /*  --trace FILE: it can be written, and the bag records what the trace
  *  needs. Returns -1 to go on, or the exit code. */
 static int
-trace_option (const char *trace, bag_opts_t *bo)
+trace_option (const char *trace, const char *out_dir, bag_opts_t *bo)
 {
     char err[TF_ERRLEN];
-    if (trace && timeline_check_path (trace, err, sizeof err) != 0)
+    if (trace && timeline_check_path (trace, out_dir, err, sizeof err) != 0)
         return cli_usage_error ("run", CLI_EXIT_USAGE, "%s", err);
     bo->trace = trace != NULL;
     return -1;
@@ -487,7 +487,7 @@ run_main (int argc, char **argv)
     int code = cli_parse ("run", argc, argv, options, sizeof options / sizeof *options,
                           usage, &path);
     if (code < 0 && (code = session_curve_flags ("run", curve_on, curve_off, &opt.curve)) < 0)
-        code = trace_option (trace, &bo);
+        code = trace_option (trace, opt.out_dir, &bo);
     if (code >= 0)
         return code;
     opt.config_path = path;

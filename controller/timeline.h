@@ -111,9 +111,10 @@ void timeline_add_action (timeline_t *self, int index, const proto_action_t *a);
 int timeline_close (timeline_t **self_p, json_t *other, char *err, size_t errlen);
 
 /*  Before a run: can path be written at its end? It must not be a
- *  directory, and its directory must exist and be writable. Returns 0, or
- *  -1 with a message. */
-int timeline_check_path (const char *path, char *err, size_t errlen);
+ *  directory, and its directory must exist and be writable, unless that
+ *  directory is out_dir (the run's --out, or NULL), which the run makes
+ *  before anything starts. Returns 0, or -1 with a message. */
+int timeline_check_path (const char *path, const char *out_dir, char *err, size_t errlen);
 
 /*  The whole run's timeline from what its nodes reported (every node of
  *  cfg has a process, traced or not), written to path; status is the

@@ -217,7 +217,7 @@ main (int argc, char **argv)
     if (code >= 0)
         return code;
     char err[TF_ERRLEN];
-    if (c.trace && timeline_check_path (c.trace, err, sizeof err) != 0)
+    if (c.trace && timeline_check_path (c.trace, c.out, err, sizeof err) != 0)
         return cli_usage_error ("simulate", CLI_EXIT_USAGE, "%s", err);
     bag_t *bag = NULL;
     sim_commands_t *cmds = NULL;

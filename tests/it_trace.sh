@@ -100,13 +100,15 @@ mkdir -p "$WORK/in"
 for i in $(seq 40); do echo "$i" >"$WORK/in/f$i.txt"; done
 sed -e 's/"name": "w2",/"name": "w2", "slots": 2,/; s/"name": "w1a",/"name": "w1a", "slots": 2,/' \
     configs/farm5.json >"$WORK/farm5.json"
-"$TREEFARM" run "$WORK/farm5.json" --out "$WORK/cmd" --quiet --trace "$WORK/cmd.json" \
+# The trace inside the results directory, which does not exist yet: the
+# run makes it before anything starts.
+"$TREEFARM" run "$WORK/farm5.json" --out "$WORK/cmd" --quiet --trace "$WORK/cmd/trace.json" \
     --command 'sleep 0.05; cat {}' --inputs "$WORK/in/*.txt" >"$WORK/cmd.out" 2>"$WORK/cmd.err"
 rc=$?
-expect "farm5 commands --trace: exit 0 (got $rc)" test "$rc" = 0
+expect "farm5 commands --trace in the new --out directory: exit 0 (got $rc)" test "$rc" = 0
 [ "$rc" = 0 ] || tail -5 "$WORK/cmd.err"
 expect "farm5: a compute track per slot, spans agree with results.json" \
-    python3 "$WORK/check.py" "$WORK/cmd.json" "$WORK/cmd/results.json" --commands
+    python3 "$WORK/check.py" "$WORK/cmd/trace.json" "$WORK/cmd/results.json" --commands
 
 # --- a failed run still writes what arrived -------------------------------
 sed -e 's/"count": *[0-9]*/"count": 5000/; s/"time_scale": *[0-9.]*/"time_scale": 40/' \

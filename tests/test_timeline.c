@@ -303,14 +303,26 @@ test_paths_are_checked_before_a_run (void **state)
 {
     fixture_t *f = *state;
     char err[TF_ERRLEN], path[160];
-    assert_int_equal (timeline_check_path (f->path, err, sizeof err), 0);
-    assert_int_equal (timeline_check_path ("t.json", err, sizeof err), 0);
-    assert_int_equal (timeline_check_path (f->dir, err, sizeof err), -1);
+    assert_int_equal (timeline_check_path (f->path, NULL, err, sizeof err), 0);
+    assert_int_equal (timeline_check_path ("t.json", NULL, err, sizeof err), 0);
+    assert_int_equal (timeline_check_path (f->dir, NULL, err, sizeof err), -1);
     assert_non_null (strstr (err, "is a directory"));
     snprintf (path, sizeof path, "%s/no/t.json", f->dir);
-    assert_int_equal (timeline_check_path (path, err, sizeof err), -1);
+    assert_int_equal (timeline_check_path (path, NULL, err, sizeof err), -1);
     assert_non_null (strstr (err, "No such file"));
-    assert_int_equal (timeline_check_path ("", err, sizeof err), -1);
+    assert_int_equal (timeline_check_path ("", NULL, err, sizeof err), -1);
+    /*  In the run's --out, which the run makes: however it is written. */
+    char out[160];
+    snprintf (out, sizeof out, "%s/no", f->dir);
+    assert_int_equal (timeline_check_path (path, out, err, sizeof err), 0);
+    snprintf (out, sizeof out, "%s/no//", f->dir);
+    assert_int_equal (timeline_check_path (path, out, err, sizeof err), 0);
+    assert_int_equal (timeline_check_path ("./fresh/t.json", "fresh", err, sizeof err), 0);
+    /*  Not in it: still refused. */
+    snprintf (out, sizeof out, "%s/other", f->dir);
+    assert_int_equal (timeline_check_path (path, out, err, sizeof err), -1);
+    assert_non_null (strstr (err, "No such file"));
+    assert_int_equal (timeline_check_path (path, "", err, sizeof err), -1);
 }
 
 /*  A declared change is one instant event, process-wide, on the process
