@@ -26,6 +26,11 @@ print_bound (const results_t *self, double span, FILE *out)
     const results_stats_t *root = &self->nodes[cfg->root].stats;
     bound_model_t model = results_policy_model (cfg);
     double bound = self->offline[model], grown;
+    if (!isfinite (bound)) {   /* a command run that ended before any command did */
+        fprintf (out, "\n  bound: none%s", self->cmds.measured_bound
+                 ? " (it rests on the commands' measured times, and none finished)" : "");
+        return;
+    }
     fprintf (out, "\n  bound %.3f tasks/s (%s)", bound, bound_model_title (model));
     double judged = results_judged_bound (self, &grown);
     if (judged != bound) {   /* nodes joined: judged as the platform grew */

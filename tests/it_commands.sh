@@ -263,4 +263,16 @@ expect "bad tasks file: names line 2 and field argv" grep -q "bad.jsonl:2: field
 "$TREEFARM" run "$CFG" --quiet --out "$WORK/none" >"$WORK/none.out" 2>"$WORK/none.err"
 expect "no tasks at all: exit 2 naming what to give" grep -q "give --tasks FILE or --command" "$WORK/none.err"
 
+# --- a run that fails before any command ran: its summary has no bound -----
+printf '{"id": "a", "sh": "true"}\n' >"$WORK/one.jsonl"
+"$TREEFARM" run "$CFG" --out "$WORK/early" --tasks "$WORK/one.jsonl" --node-bin /bin/false \
+    >"$WORK/early.out" 2>"$WORK/early.err"
+rc=$?
+expect "nodes that cannot start: exit 1 (got $rc)" test "$rc" = 1
+expect "nodes that cannot start: the summary says there is no bound, and why" \
+    grep -q "bound: none (it rests on the commands' measured times, and none finished)" \
+    "$WORK/early.out"
+expect "nodes that cannot start: no 'nan' anywhere in the summary" \
+    sh -c "! grep -qi nan '$WORK/early.out'"
+
 finish
