@@ -19,6 +19,11 @@
 # judged against the build before it in one run (its figures are printed
 # and recorded as commands-*-base).
 #
+# Beside each workload's figure, commands-WORKLOAD-cpu: the nodes' own CPU
+# per task (results.json's cpu_us, every thread of both nodes, the
+# commands not included), the per-task cost without the machine's noise
+# in wall time.
+#
 # Figures go to $BENCH_DIR/commands.json (scripts/benchlib.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,6 +93,18 @@ run () {
     */*) "$tf" run "$WORK/pair.json" --tasks "$WORK/$2.jsonl" --out "$out" --quiet >/dev/null ;;
     esac
     python3 -c "import sys; print('%.4f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$(now)"
+    [ "$1" = parallel ] || node_cpu "$out/results.json" >>"$WORK/cpu-$1-$2"
+}
+
+# node_cpu RESULTS -> the nodes' own CPU (every thread, commands not
+# included: results.json's cpu_us) per task, in ms. Less noisy than wall
+# time: a change to the per-task work shows here first.
+node_cpu () {
+    python3 - "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("%.3f" % (sum(n["cpu_us"] for n in r["nodes"]) / 1000.0 / max(r["tasks"], 1)))
+PY
 }
 
 # figure WORKLOAD SECONDS... -> the figure's values (efficiency or tasks/s)
@@ -134,6 +151,11 @@ for w in $WORKLOADS; do
             --what "the same with $TF_BASE/treefarm" --values $(values "$w" ${wall[base]}) \
             --ref-what "this build" --ref-values $(values "$w" ${wall[treefarm]})
     fi
+    # shellcheck disable=SC2046
+    $LIB figure --out "$OUT" --id "commands-$w-cpu" --unit "ms/task" \
+        --what "treefarm: the nodes' own CPU per task, $w (every thread, not the commands)" \
+        --values $(cat "$WORK/cpu-treefarm-$w") \
+        ${TF_BASE:+--ref-what "$TF_BASE/treefarm" --ref-values $(cat "$WORK/cpu-base-$w")}
     unset wall
 done
 echo "commands: part took $(( $(date +%s) - T_START )) s (figures in $OUT)"
