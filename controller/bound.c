@@ -308,6 +308,14 @@ bound_execute (const bound_options_t *opt)
     config_t *cfg = bound_load_config (opt);
     if (!cfg)
         return BOUND_EXIT_USAGE;
+    if (cfg->tasks.count == 0 && isnan (opt->compute_units)) {
+        /*  A config for command tasks: their sizes are measured in a run. */
+        fprintf (stderr, "treefarm bound: %s has no \"tasks\" section, so no task size to "
+                 "bound with: give --compute UNITS (and --send MB, else 0)\n",
+                 opt->config_path);
+        config_destroy (&cfg);
+        return BOUND_EXIT_USAGE;
+    }
     bound_app_t app = {
         .input_mb = isnan (opt->send_mb) ? cfg->tasks.input_mb : opt->send_mb,
         .units = isnan (opt->compute_units) ? cfg->tasks.units : opt->compute_units,

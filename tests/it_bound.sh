@@ -73,6 +73,18 @@ rc=$?
 expect "broken config: exit 2 (got $rc)" test "$rc" = 2
 expect "broken config: the loader's message, prefixed" \
     grep -q "^treefarm: .*missing_parent.json" "$WORK/e"
+# A config for command tasks has no task size: --compute gives one.
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); del c["tasks"]; json.dump(c, open(sys.argv[2], "w"))' \
+    configs/fork7.json "$WORK/notasks.json"
+"$TREEFARM" bound "$WORK/notasks.json" >"$WORK/o" 2>"$WORK/e"
+rc=$?
+expect "no tasks section: exit 2 (got $rc)" test "$rc" = 2
+expect "no tasks section: says so and names --compute" \
+    grep -q 'notasks.json has no "tasks" section, so no task size to bound with: give --compute UNITS' "$WORK/e"
+expect "no tasks section, --compute 5 --send 2: the bound as fork7's own" \
+    sh -c "'$TREEFARM' bound '$WORK/notasks.json' --compute 5 --send 2 | grep '^bound:' >'$WORK/b1' &&
+           '$TREEFARM' bound configs/fork7.json --compute 5 --send 2 | grep '^bound:' >'$WORK/b2' &&
+           test -s '$WORK/b1' && cmp -s '$WORK/b1' '$WORK/b2'"
 "$TREEFARM" bound "$WORK/does-not-exist.json" >"$WORK/o" 2>"$WORK/e"
 expect "missing config file: exit 2" test "$?" = 2
 expect "treefarm bound --help" quiet "$TREEFARM" bound --help
