@@ -298,6 +298,22 @@ bound_load_config (const bound_options_t *opt)
     return cfg;
 }
 
+/*  The config, with a task size to bound with (its tasks section, or
+ *  --compute); NULL after saying why not. */
+static config_t *
+bound_sized_config (const bound_options_t *opt)
+{
+    config_t *cfg = bound_load_config (opt);
+    if (cfg && cfg->tasks.count == 0 && isnan (opt->compute_units)) {
+        /*  A config for command tasks: their sizes are measured in a run. */
+        fprintf (stderr, "treefarm bound: %s has no \"tasks\" section, so no task size to "
+                 "bound with: give --compute UNITS (and --send MB, else 0)\n",
+                 opt->config_path);
+        config_destroy (&cfg);
+    }
+    return cfg;
+}
+
 /*  Compute and print. Returns the exit code. */
 static int
 bound_execute (const bound_options_t *opt)
@@ -305,17 +321,9 @@ bound_execute (const bound_options_t *opt)
     char err[TF_ERRLEN];
     int code = BOUND_EXIT_OK;
     bound_tree_t *tree = NULL;
-    config_t *cfg = bound_load_config (opt);
+    config_t *cfg = bound_sized_config (opt);
     if (!cfg)
         return BOUND_EXIT_USAGE;
-    if (cfg->tasks.count == 0 && isnan (opt->compute_units)) {
-        /*  A config for command tasks: their sizes are measured in a run. */
-        fprintf (stderr, "treefarm bound: %s has no \"tasks\" section, so no task size to "
-                 "bound with: give --compute UNITS (and --send MB, else 0)\n",
-                 opt->config_path);
-        config_destroy (&cfg);
-        return BOUND_EXIT_USAGE;
-    }
     bound_app_t app = {
         .input_mb = isnan (opt->send_mb) ? cfg->tasks.input_mb : opt->send_mb,
         .units = isnan (opt->compute_units) ? cfg->tasks.units : opt->compute_units,
