@@ -296,7 +296,10 @@ make_src (cargo_t *self, uint64_t i, char *err, size_t errlen)
     return src;
 }
 
-/*  Root: load the commands and size their input bundles. */
+/*  Root: load the commands. Their input bundles are sized when each is
+ *  first handed out (cargo_task_info), not here: sizing builds the
+ *  bundle's header, and doing it for a whole bag up front held a bag of
+ *  100,000 commands a second at the start. */
 static int64_t
 load_tasks (cargo_t *self, const char *tasks_path, char *err, size_t errlen)
 {
@@ -304,14 +307,7 @@ load_tasks (cargo_t *self, const char *tasks_path, char *err, size_t errlen)
     if (!self->tasks)
         return -1;
     size_t n = tasks_count (self->tasks);
-    self->sizes = xcalloc (n + 1, sizeof *self->sizes);
-    for (size_t i = 0; i < n; i++) {
-        bundle_src_t *src = make_src (self, i, err, errlen);
-        if (!src)
-            return -1;
-        self->sizes[i] = bundle_src_size (src);
-        bundle_src_destroy (&src);
-    }
+    self->sizes = xcalloc (n + 1, sizeof *self->sizes);   /* 0: not sized yet */
     return (int64_t) n;
 }
 
@@ -348,6 +344,16 @@ core_task_info_t
 cargo_task_info (void *arg, uint64_t task)
 {
     cargo_t *self = arg;
+    if (self->sizes[task] == 0) {   /* a bundle is never empty: its prefix */
+        char err[TF_ERRLEN];
+        bundle_src_t *src = make_src (self, task, err, sizeof err);
+        if (src)
+            self->sizes[task] = bundle_src_size (src);
+        else   /* an input gone since the controller checked it: the
+                  transfer, or the root's own staging, fails and says so */
+            fprintf (stderr, "treefarm-node: task %" PRIu64 ": %s\n", task, err);
+        bundle_src_destroy (&src);
+    }
     return (core_task_info_t){.bytes = self->sizes[task], .units = 1};
 }
 
