@@ -395,10 +395,12 @@ timeline_check_path (const char *path, const char *out_dir, char *err, size_t er
     char *copy = xstrdup (path);
     const char *dir = dirname (copy);
     int rc = 0;
-    if (out_dir && *out_dir && same_dir_text (dir, out_dir) && stat (dir, &st) != 0)
-        rc = 0;                          /* the run makes it, or says why not */
-    else if (stat (dir, &st) != 0)
-        rc = tf_error (err, errlen, "--trace %s: %s: %s", path, dir, strerror (errno));
+    if (stat (dir, &st) != 0) {
+        /*  The run's own --out is made before anything starts, or the
+         *  run says why not. */
+        if (!(out_dir && *out_dir && same_dir_text (dir, out_dir)))
+            rc = tf_error (err, errlen, "--trace %s: %s: %s", path, dir, strerror (errno));
+    }
     else if (!S_ISDIR (st.st_mode))
         rc = tf_error (err, errlen, "--trace %s: %s: not a directory", path, dir);
     else if (access (dir, W_OK | X_OK) != 0)
