@@ -64,7 +64,8 @@ struct cargo {
     uint64_t *sizes;         /* root: each command's input bundle bytes */
     char *out_tasks;         /* root: OUT/tasks */
     journal_t *journal;      /* root */
-    zhashx_t *srcs;          /* root: task -> bundle_src_t, inputs in flight */
+    zhashx_t *srcs;          /* root: task -> bundle_src_t, from its first
+                                hand-out until sent (or run here) */
     zhashx_t *ins;           /* task -> spool_t, input bundles */
     zhashx_t *results;       /* task -> spool_t, result streams */
     zhashx_t *deliveries;    /* root: task -> delivery_t */
@@ -345,14 +346,18 @@ cargo_task_info (void *arg, uint64_t task)
 {
     cargo_t *self = arg;
     if (self->sizes[task] == 0) {   /* a bundle is never empty: its prefix */
+        /*  Kept for the task's first chunk (cargo_input_chunk), or
+         *  dropped when the root runs it itself (cargo_job). */
         char err[TF_ERRLEN];
-        bundle_src_t *src = make_src (self, task, err, sizeof err);
+        taskkey_t k = key (task);
+        bundle_src_t *src = zhashx_lookup (self->srcs, k.text);
+        if (!src && (src = make_src (self, task, err, sizeof err)))
+            zhashx_insert (self->srcs, k.text, src);
         if (src)
             self->sizes[task] = bundle_src_size (src);
         else   /* an input gone since the controller checked it: the
                   transfer, or the root's own staging, fails and says so */
             fprintf (stderr, "treefarm-node: task %" PRIu64 ": %s\n", task, err);
-        bundle_src_destroy (&src);
     }
     return (core_task_info_t){.bytes = self->sizes[task], .units = 1};
 }
@@ -467,6 +472,7 @@ cargo_job (cargo_t *self, uint64_t task, uint32_t node, char *err, size_t errlen
                              (json_int_t) node, "result", result);
     zhashx_update (self->jobs, k.text, result);
     if (self->is_root) {
+        zhashx_delete (self->srcs, k.text);   /* its files are staged from where they are */
         root_job (self, task, job);
         return job;
     }
