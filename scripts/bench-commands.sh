@@ -19,7 +19,10 @@
 # judged against the build before it in one run (its figures are printed
 # and recorded as commands-*-base).
 #
-# Beside each workload's figure, commands-WORKLOAD-cpu: the nodes' own CPU
+# Beside each workload's figure, commands-WORKLOAD-floor: the same
+# commands started by `xargs -P2`, no scheduler at all, what this machine
+# allows that hour (interleaved like the others); and
+# commands-WORKLOAD-cpu: the nodes' own CPU
 # per task (results.json's cpu_us, every thread of both nodes, the
 # commands not included), the per-task cost without the machine's noise
 # in wall time.
@@ -88,12 +91,15 @@ run () {
     parallel/spin) seq "$N_SPIN" | parallel --will-cite -N0 -j2 "$SPIN" "$SPIN_S" ;;
     parallel/noop) seq "$N_NOOP" | parallel --will-cite -N0 -j2 true ;;
     parallel/md5) ls "$WORK"/mib/*.bin | parallel --will-cite -j2 md5sum >/dev/null ;;
+    xargs/spin) seq "$N_SPIN" | xargs -P2 -I{} "$SPIN" "$SPIN_S" ;;
+    xargs/noop) seq "$N_NOOP" | xargs -P2 -I{} true ;;
+    xargs/md5) ls "$WORK"/mib/*.bin | xargs -P2 -n1 md5sum >/dev/null ;;
     */md5) "$tf" run "$WORK/pair.json" --command 'md5sum {}' --inputs "$WORK/mib/*.bin" \
                --out "$out" --quiet >/dev/null ;;
     */*) "$tf" run "$WORK/pair.json" --tasks "$WORK/$2.jsonl" --out "$out" --quiet >/dev/null ;;
     esac
     python3 -c "import sys; print('%.4f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$(now)"
-    [ "$1" = parallel ] || node_cpu "$out/results.json" >>"$WORK/cpu-$1-$2"
+    case $1 in parallel | xargs) ;; *) node_cpu "$out/results.json" >>"$WORK/cpu-$1-$2" ;; esac
 }
 
 # node_cpu RESULTS -> the nodes' own CPU (every thread, commands not
@@ -123,7 +129,7 @@ else:
 PY
 }
 
-tools="treefarm parallel${TF_BASE:+ base}"
+tools="treefarm parallel xargs${TF_BASE:+ base}"
 echo "commands: a root and one worker, slots 1 each, against GNU parallel -j2" \
      "(${tools// /, }); $RUNS runs, median [min, max]"
 for w in $WORKLOADS; do
@@ -151,6 +157,11 @@ for w in $WORKLOADS; do
             --what "the same with $TF_BASE/treefarm" --values $(values "$w" ${wall[base]}) \
             --ref-what "this build" --ref-values $(values "$w" ${wall[treefarm]})
     fi
+    # shellcheck disable=SC2046
+    $LIB figure --out "$OUT" --id "commands-$w-floor" --unit "$unit" \
+        --what "xargs -P2: the same commands, no scheduler (the machine's floor)" \
+        --values $(values "$w" ${wall[xargs]}) --ref-what "treefarm" \
+        --ref-values $(values "$w" ${wall[treefarm]})
     # shellcheck disable=SC2046
     $LIB figure --out "$OUT" --id "commands-$w-cpu" --unit "ms/task" \
         --what "treefarm: the nodes' own CPU per task, $w (every thread, not the commands)" \
