@@ -18,7 +18,10 @@ reused), then compares every cell with the emulated study's runs.csv:
 
 A cell the emulated study ran again at a lower time scale because a run
 of it fell behind its clock (`rerun-Z-W-runs.csv` beside runs.csv, as
-`make study` writes them) is compared with its rerun's runs.
+`make study` writes them) is compared with its rerun's runs, simulated at
+the rerun's time scale too (`rerun_time_scale` in the study's wall.json),
+into DIR/rerun-Z-W: the simulation models the real-time costs that make
+an emulated run depend on its time scale, so like is compared with like.
 
 It prints the verdicts and rewrites the region between
 `<!-- simulate-validate: begin -->` and `<!-- simulate-validate: end -->`
@@ -27,6 +30,7 @@ in docs/simulate.md (unless --no-write). Exit 0 when every target holds,
 """
 import argparse
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -63,6 +67,27 @@ def with_reruns(emu, path):
                 emu.update({k: r for k, r in again.items() if k[:2] == (z, w)})
                 replaced.append((z, w))
     return sorted(replaced)
+
+
+def rerun_scale(path):
+    """The time scale of the emulated study's reruns (its wall.json)."""
+    wall = os.path.join(os.path.dirname(os.path.abspath(path)), "wall.json")
+    try:
+        return float(json.load(open(wall))["rerun_time_scale"])
+    except (OSError, ValueError, KeyError) as e:
+        print("simulate-validate: %s: no rerun_time_scale (%s)" % (wall, e), file=sys.stderr)
+        sys.exit(2)
+
+
+def simulate(treefarm, out, args):
+    """`treefarm bench fork7 ARGS --simulate --out OUT`; its runs."""
+    cmd = [treefarm, "bench", os.path.join(ROOT, "configs/fork7.json")] + args + [
+        "--simulate", "--out", out]
+    rc = subprocess.run(cmd).returncode
+    if rc not in (0, 1):
+        print("simulate-validate: %s exited %d" % (" ".join(cmd), rc), file=sys.stderr)
+        sys.exit(2)
+    return runs(os.path.join(out, "runs.csv"))
 
 
 def compare(sim, emu):
@@ -107,7 +132,8 @@ def report(rows, wrong_order, steady, nsim, replaced):
     if replaced:
         lines[-1] += (" The emulated study ran %d cells again at a lower time scale "
                       "because a run of them fell behind its clock (%s): their reruns' "
-                      "runs are the ones compared." % (
+                      "runs are the ones compared, with runs simulated at the rerun's "
+                      "time scale." % (
                           len(replaced), ", ".join("%g MB / %g units" % c for c in replaced)))
     lines.append("")
     lines.append("- **Makespan** within %d%% of the emulated in %d of %d judged cells; "
@@ -159,15 +185,16 @@ def main():
     p.add_argument("--emulated", default=os.path.join(ROOT, "docs/study/runs.csv"))
     p.add_argument("--no-write", action="store_true", help="leave docs/simulate.md alone")
     a = p.parse_args()
-    cmd = [a.treefarm, "bench", os.path.join(ROOT, "configs/fork7.json")] + GRID + [
-        "--simulate", "--out", a.out]
-    rc = subprocess.run(cmd).returncode
-    if rc not in (0, 1):
-        print("simulate-validate: %s exited %d" % (" ".join(cmd), rc), file=sys.stderr)
-        sys.exit(2)
-    sim = runs(os.path.join(a.out, "runs.csv"))
+    sim = simulate(a.treefarm, a.out, GRID)
     emu = runs(a.emulated)
     replaced = with_reruns(emu, a.emulated)
+    if replaced:
+        scale = rerun_scale(a.emulated)
+        for z, w in replaced:
+            again = simulate(a.treefarm, os.path.join(a.out, "rerun-%g-%g" % (z, w)), [
+                "--send", "%g" % z, "--compute", "%g" % w, "--tasks", "1000",
+                "--time-scale", "%g" % scale])
+            sim.update({k: r for k, r in again.items() if k[:2] == (z, w)})
     rows, wrong_order, steady = compare(sim, emu)
     text, good = report(rows, wrong_order, steady, len(sim), replaced)
     print(text)
