@@ -7,7 +7,8 @@
  *  memory:
  *
  *  - the root reads each input bundle straight from the user's files (the
- *    tasks of the run, overlay/tasks.h), by offset, as chunks are sent;
+ *    tasks of the run, overlay/tasks.h), by offset, as chunks are sent
+ *    (the root's side, with its journal, is node/rootbag.h);
  *  - every other node spools a task's bundle to SCRATCH/in/TASK as its
  *    chunks arrive, and serves them again by offset when it forwards it;
  *  - a node that computes a task hands a job (cargo_job) to the command
@@ -57,8 +58,8 @@ void cargo_destroy (cargo_t **self_p);
 /*  Root: the run's command tasks, from the normalized tasks file the
  *  controller wrote (one task a line, inputs by absolute path; NULL for
  *  a run without commands), outputs under out_dir/tasks, the journal at
- *  journal_path. Each input bundle's size is taken now. Returns the
- *  number of commands, or -1 with a message. */
+ *  journal_path (node/rootbag.h). Returns the number of commands, or -1
+ *  with a message. */
 int64_t cargo_root (cargo_t *self, const char *tasks_path, const char *out_dir,
                     const char *journal_path, char *err, size_t errlen);
 
@@ -69,7 +70,7 @@ const char *cargo_scratch (const cargo_t *self);
 /*  Root: the index of the command with this id, or -1. */
 int64_t cargo_find (const cargo_t *self, const char *id);
 
-/*  Root: core_cfg_t.task_info (arg is the cargo). */
+/*  Root: core_cfg_t.task_info (arg is the cargo): rootbag_task_info. */
 core_task_info_t cargo_task_info (void *arg, uint64_t task);
 
 /*  The len bytes at offset of task's input bundle, as a new frame (the

@@ -145,10 +145,16 @@ typedef enum {
     CORE_KIND_COMMAND,       /* a command with an input bundle */
 } core_kind_t;
 
-/*  Root: one task's payload bytes and compute units. */
+/*  Root: one task's payload bytes and compute units, taken each time the
+ *  core takes the task to hand it out (to a child or to this node's own
+ *  engine). unreadable: its input cannot be read now (a file deleted
+ *  since the run began): that attempt fails at the root at once, as a
+ *  command that failed there, and the task goes on to its next attempt
+ *  or is recorded failed; nothing is sent and no ask is used up. */
 typedef struct {
     uint64_t bytes;
     double units;
+    int unreadable;
 } core_task_info_t;
 
 /*  The end-game (docs/policies.md, "The end-game"): near the end of the

@@ -168,6 +168,20 @@ place_open (const core_t *self, uint32_t n)
          > (uint64_t) self->cfg.nchildren;
 }
 
+/*  Root: a command whose input could not be read as it was taken
+ *  (core_task_info_t.unreadable) goes nowhere: the attempt fails here,
+ *  as one that failed on this node, and the task is queued again or
+ *  recorded failed. Returns 1 for such a task. */
+static int
+fails_unread (core_t *self, const task_t *t, double now)
+{
+    if (!t->unreadable)
+        return 0;
+    core_complete (self, (core_done_t){.task = t->id, .node = self->cfg.self, .failed = 1},
+                   t, now);
+    return 1;
+}
+
 /*  Start tasks on free slots while some may run here. */
 static void
 compute_tasks (core_t *self, double now)
@@ -176,6 +190,8 @@ compute_tasks (core_t *self, double now)
     int pos;
     while (e->n < e->slots && place_open (self, e->n) && (pos = find_task (self, -1)) >= 0) {
         task_t t = ledger_take_task (self->ledger, (uint32_t) pos);
+        if (fails_unread (self, &t, now))
+            continue;
         compute_push (e, &t, now);
         e->engine_busy |= t.kind == CORE_KIND_SYNTHETIC;
         core_action_t *a = core_emit (self, CORE_ACT_COMPUTE);
@@ -255,7 +271,8 @@ serve_children (core_t *self, double now)
         if (c < 0)
             return;
         task_t t = ledger_take_task (self->ledger, (uint32_t) pos);
-        xfer_start_task (self->xfer, c, &t, now);
+        if (!fails_unread (self, &t, now))
+            xfer_start_task (self->xfer, c, &t, now);
     }
 }
 

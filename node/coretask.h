@@ -20,13 +20,15 @@
  *  chunk time or batch delay. */
 #define CORE_TIME_EPS 1e-9
 
-/*  One task: its id, compute units, payload bytes, kind, and the nodes
- *  a command failed on. */
+/*  One task: its id, compute units, payload bytes, kind, whether its
+ *  input could be read when the root last took it (core_task_info_t),
+ *  and the nodes a command failed on. */
 typedef struct {
     uint64_t id;
     double units;
     uint64_t bytes;
     core_kind_t kind;
+    int unreadable;
     uint32_t navoid;
     uint32_t avoid[CORE_MAX_AVOID];   /* nodes a command failed on */
 } task_t;

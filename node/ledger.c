@@ -117,9 +117,21 @@ fresh_task (const ledger_t *self, uint64_t id)
         core_task_info_t info = self->cfg.task_info (self->cfg.task_arg, id);
         t.units = info.units;
         t.bytes = info.bytes;
+        t.unreadable = info.unreadable;
         t.kind = CORE_KIND_COMMAND;
     }
     return t;
+}
+
+/*  Root: a command going out again (tried again, or given back) has its
+ *  input looked at anew, as a fresh one does (fresh_task). */
+static void
+refresh (const ledger_t *self, task_t *t)
+{
+    core_task_info_t info = self->cfg.task_info (self->cfg.task_arg, t->id);
+    t->units = info.units;
+    t->bytes = info.bytes;
+    t->unreadable = info.unreadable;
 }
 
 /*  Remove and return the held task at pos, or the fresh one. */
@@ -139,6 +151,8 @@ take (ledger_t *self, uint32_t pos)
     }
     self->q_head = (self->q_head + 1) % cap;
     self->q_len--;
+    if (self->cfg.is_root && t.kind == CORE_KIND_COMMAND)
+        refresh (self, &t);
     return t;
 }
 

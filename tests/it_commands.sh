@@ -98,6 +98,48 @@ if not ok: print("  picky:", p, where)
 sys.exit(0 if ok else 1)
 PY
 
+# --- an input deleted during the run: that task fails, the rest go on -----
+# Task g00 deletes the last task's input; every other task waits for that
+# before it ends, so the last one is handed out only after the deletion
+# (the tree holds far fewer than 59 tasks at once).
+mkdir -p "$WORK/gone"
+python3 - "$WORK/gone" >"$WORK/gone.jsonl" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+for i in range(60):
+    p = os.path.join(d, "f%02d.txt" % i)
+    open(p, "w").write("data %d\n" % i)
+    victim = os.path.join(d, "f59.txt")
+    sh = ("rm -f %s; cat f00.txt" % victim if i == 0 else
+          "n=0; while [ -e %s ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done; "
+          "cat f%02d.txt" % (victim, i))
+    print(json.dumps({"id": "g%02d" % i, "sh": sh, "inputs": [p]}))
+PY
+out=$WORK/gone-run
+"$TREEFARM" run "$CFG" --quiet --out "$out" --tasks "$WORK/gone.jsonl" \
+    >"$WORK/gone.out" 2>"$WORK/gone.err"
+rc=$?
+expect "input deleted mid-run: the run completes, exit 1 for the failed task (got $rc)" \
+    test "$rc" = 1
+expect "input deleted mid-run: every task recorded exactly once" \
+    tasks_exactly_once "$out" 60 commands
+expect "input deleted mid-run: only g59 failed, at the root, saying which file" \
+    python3 - "$out" "$WORK/gone/f59.txt" <<'PY'
+import csv, json, sys
+out, victim = sys.argv[1], sys.argv[2]
+rows = {r["id"]: r for r in csv.DictReader(open(out + "/tasks.csv"))}
+fails = {f["id"]: f for f in json.load(open(out + "/results.json"))["failures"]}
+v = rows["g59"]
+ok = (v["status"] == "failed" and v["node"] == "head" and v["attempts"] == "3"
+      and v["bytes_in"] == "0" and list(fails) == ["g59"]
+      and fails["g59"].get("error") == "input: %s: No such file or directory" % victim
+      and all(r["status"] == "ok" for i, r in rows.items() if i != "g59")
+      and len(rows) == 60)
+if not ok: print("  g59:", v, "failures:", fails)
+sys.exit(0 if ok else 1)
+PY
+expect "input deleted mid-run: the summary names it" grep -q "failed: 1 of 60.*g59" "$WORK/gone.out"
+
 # --- synthetic and command tasks in one run ---------------------------------
 python3 - "$CFG" "$WORK/mixedbag.json" <<'PY'
 import json, sys
