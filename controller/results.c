@@ -457,8 +457,9 @@ results_window_note (results_window_t *w, uint64_t recorded, double t)
         w->tail_from_s = t;
     if (recorded >= w->n && !isfinite (w->last_s))
         w->last_s = t;
-    if (w->n <= 2 * w->k)
-        return;   /* no steady state */
+    if (w->n < 3 * w->k)
+        return;   /* no steady state: a window of fewer than k tasks is a
+                     few batches' noise, not a rate */
     if (!w->at_from && recorded >= w->k) {
         w->at_from = recorded;
         w->from_s = t;

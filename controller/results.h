@@ -246,8 +246,9 @@ results_window_t results_window_make (uint64_t n, uint64_t k);
 void results_window_note (results_window_t *w, uint64_t recorded, double t);
 
 /*  The window's tasks and length, once both ends were reached and it
- *  holds a task and some time: returns 0. Else -1 (a run of at most 2k
- *  tasks has no steady state; one not finished has no end yet). */
+ *  holds a task and some time: returns 0. Else -1 (a run of fewer than
+ *  3k tasks has no steady state: its window would hold fewer than k; one
+ *  not finished has no end yet). */
 int results_window_get (const results_window_t *w, uint64_t *tasks, double *seconds);
 
 /*  The tail's length, seconds of the caller's clock, once the run's last

@@ -635,12 +635,17 @@ test_steady_window_leaves_out_start_and_tail (void **state)
     assert_int_equal (results_window_tail (&w, &seconds), 0);
     assert_float_equal (seconds, 3.0, 1e-9);
 
-    /*  At most 2k tasks: no steady state; one batch reaching both ends:
-     *  none either. */
-    w = results_window_make (20, 10);
-    for (uint64_t r = 1; r <= 20; r++)
+    /*  Fewer than 3k tasks: no steady state (a window of fewer than k);
+     *  3k: one of k tasks. One batch reaching both ends: none either. */
+    w = results_window_make (29, 10);
+    for (uint64_t r = 1; r <= 29; r++)
         results_window_note (&w, r, (double) r);
     assert_int_equal (results_window_get (&w, &tasks, &seconds), -1);
+    w = results_window_make (30, 10);
+    for (uint64_t r = 1; r <= 30; r++)
+        results_window_note (&w, r, (double) r);
+    assert_int_equal (results_window_get (&w, &tasks, &seconds), 0);
+    assert_int_equal (tasks, 10);
     w = results_window_make (30, 10);
     results_window_note (&w, 30, 1.0);
     assert_int_equal (results_window_get (&w, &tasks, &seconds), -1);
