@@ -191,7 +191,27 @@ recorded_info (node_t *self, const core_action_t *a, int *ok)
     return info;
 }
 
-/*  RECORDED (root) to the controller, with each command's record. */
+int
+act_release_recorded (node_t *self)
+{
+    zlist_t *held = self->out.recorded;
+    if (!held || zlist_size (held) == 0
+        || (self->parts.cargo && cargo_journal_pending (self->parts.cargo) > 0))
+        return 0;
+    zmsg_t *msg;
+    while ((msg = zlist_pop (held)))
+        if (zmsg_send (&msg, self->link.ctl) != 0) {
+            zmsg_destroy (&msg);
+            return -1;
+        }
+    return 0;
+}
+
+/*  RECORDED (root) to the controller, with each command's record. A task
+ *  counts as done for the user once the controller has it, so the
+ *  message waits until the journal has made its records durable (the
+ *  journal's batch, at most ROOTBAG_JOURNAL_DELAY later: node/clock.c
+ *  releases it); held ones go in order, so a later one waits too. */
 static int
 send_recorded (node_t *self, const core_action_t *a)
 {
@@ -202,7 +222,10 @@ send_recorded (node_t *self, const core_action_t *a)
         zmsg_destroy (&msg);
         return -1;
     }
-    return zmsg_send (&msg, self->link.ctl);
+    if (!self->out.recorded)
+        self->out.recorded = zlist_new ();
+    zlist_append (self->out.recorded, msg);
+    return act_release_recorded (self);
 }
 
 /*  A RESULT chunk (ev) of the stream's bytes a->offset on: sent at once,
@@ -280,7 +303,7 @@ act_controller (node_t *self, const core_action_t *a)
 {
     if (a->type == CORE_ACT_RECORDED)
         return send_recorded (self, a);
-    if (journal_now (self) != 0)
+    if (journal_now (self) != 0 || act_release_recorded (self) != 0)
         return -1;
     zmsg_t *msg = proto_empty (PROTO_FINISHED);
     return zmsg_send (&msg, self->link.ctl);
@@ -399,4 +422,8 @@ act_close (node_t *self)
 {
     act_drop_outbox (self);
     free (self->out.unreachable);
+    zmsg_t *msg;
+    while (self->out.recorded && (msg = zlist_pop (self->out.recorded)))
+        zmsg_destroy (&msg);
+    zlist_destroy (&self->out.recorded);
 }

@@ -417,6 +417,12 @@ cargo_journal_tick (cargo_t *self, double now, int force, char *err, size_t errl
     return self->bag ? rootbag_journal_tick (self->bag, now, force, err, errlen) : 0;
 }
 
+size_t
+cargo_journal_pending (const cargo_t *self)
+{
+    return self->bag ? rootbag_journal_pending (self->bag) : 0;
+}
+
 double
 cargo_next_deadline (const cargo_t *self, double now)
 {

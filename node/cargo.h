@@ -137,6 +137,10 @@ void cargo_retried (cargo_t *self, uint64_t task);
  *  0 or -1 with a message. */
 int cargo_journal_tick (cargo_t *self, double now, int force, char *err, size_t errlen);
 
+/*  Root: records appended to the journal and not yet durable (0 on
+ *  other nodes). */
+size_t cargo_journal_pending (const cargo_t *self);
+
 /*  Seconds until cargo_journal_tick is due, or negative. */
 double cargo_next_deadline (const cargo_t *self, double now);
 

@@ -61,6 +61,10 @@ journal_due (node_t *self, double now, double *wait)
         node_fail (self, err);
         return -1;
     }
+    if (act_release_recorded (self) != 0) {
+        node_fail (self, "cannot send RECORDED to the controller");
+        return -1;
+    }
     double due = cargo_next_deadline (self->parts.cargo, now);
     if (due >= 0 && due < *wait)
         *wait = due;

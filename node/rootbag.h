@@ -84,6 +84,9 @@ void rootbag_retried (rootbag_t *self, uint64_t task);
 int rootbag_journal_tick (rootbag_t *self, double now, int force, char *err,
                           size_t errlen);
 
+/*  Records appended and not yet written and fsync'd. */
+size_t rootbag_journal_pending (const rootbag_t *self);
+
 /*  Seconds until rootbag_journal_tick is due, or negative. */
 double rootbag_next_deadline (const rootbag_t *self, double now);
 

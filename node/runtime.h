@@ -101,6 +101,8 @@ typedef struct {
     unsigned char *unreachable;   /* per child: a send to it failed, to be
                                      declared lost once the actions in
                                      hand are done */
+    zlist_t *recorded;       /* root: RECORDEDs whose records the journal
+                                has not made durable yet, in order */
 } node_outbox_t;
 
 /*  receive.c: refused messages. */
@@ -455,6 +457,11 @@ int act_unreachable (const node_t *self, int slot);
 
 /*  Send nothing more to child slot (it is lost). */
 void act_cut_off (node_t *self, int slot);
+
+/*  Root: send the RECORDEDs held for the journal once it has nothing
+ *  pending (every record written and fsync'd). Returns 0, or -1 if the
+ *  controller's socket refused one. */
+int act_release_recorded (node_t *self);
 
 /*  Drop what the outbox holds, unsent (the parent is lost). */
 void act_drop_outbox (node_t *self);

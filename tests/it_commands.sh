@@ -164,11 +164,14 @@ PY
 
 # --- kill -9 of the controller, then --resume ----------------------------
 out=$WORK/resume
-"$TREEFARM" run "$CFG" --quiet --out "$out" --command 'sleep 0.02; wc -c < {} > {/}.n' \
+"$TREEFARM" run "$CFG" --quiet --out "$out" --command 'sleep 0.05; wc -c < {} > {/}.n' \
     --inputs "$WORK/data/*.txt" >"$WORK/r1.out" 2>"$WORK/r1.err" &
 ctl=$!
+# Killed once the journal has 100 records and tasks.csv (flushed every
+# second) shows some tasks done.
 for _ in $(seq 100); do
-    [ -s "$out/journal.jsonl" ] && [ "$(wc -l <"$out/journal.jsonl")" -ge 100 ] && break
+    [ -s "$out/journal.jsonl" ] && [ "$(wc -l <"$out/journal.jsonl")" -ge 100 ] \
+        && [ -s "$out/tasks.csv" ] && [ "$(wc -l <"$out/tasks.csv")" -ge 20 ] && break
     sleep 0.1
 done
 nodes=$(children_of "$ctl")
@@ -193,6 +196,21 @@ for p in $nodes; do
     fi
 done
 expect "resume: no node outlives a killed controller" test "$alive" = 0
+expect "resume: every task the killed run showed done (tasks.csv) is in its journal" \
+    python3 - "$out" <<'PY'
+import csv, json, sys
+out = sys.argv[1]
+text = open(out + "/tasks.csv").read()
+text = text[:text.rfind("\n") + 1]   # a row cut by the kill is not shown
+shown = {r["id"] for r in csv.DictReader(text.splitlines())}
+kept = set()
+for line in open(out + "/journal.jsonl"):
+    if line.endswith("\n"):
+        kept.add(json.loads(line)["id"])
+lost = sorted(shown - kept)
+if lost: print("  %d shown done, not journaled: %s" % (len(lost), lost[:5]))
+sys.exit(1 if lost or not shown else 0)
+PY
 "$TREEFARM" run "$CFG" --quiet --out "$out" --resume >"$WORK/r2.out" 2>"$WORK/r2.err"
 rc=$?
 expect "resume: the resumed run exits 0 (got $rc)" test "$rc" = 0
