@@ -195,7 +195,7 @@ int
 act_release_recorded (node_t *self)
 {
     zlist_t *held = self->out.recorded;
-    if (!held || zlist_size (held) == 0
+    if (zlist_size (held) == 0
         || (self->parts.cargo && cargo_journal_pending (self->parts.cargo) > 0))
         return 0;
     zmsg_t *msg;
@@ -222,8 +222,6 @@ send_recorded (node_t *self, const core_action_t *a)
         zmsg_destroy (&msg);
         return -1;
     }
-    if (!self->out.recorded)
-        self->out.recorded = zlist_new ();
     zlist_append (self->out.recorded, msg);
     return act_release_recorded (self);
 }
@@ -395,6 +393,7 @@ void
 act_start (node_t *self)
 {
     self->out.unreachable = xcalloc ((size_t) self->me->nchildren + 1, 1);
+    self->out.recorded = zlist_new ();
 }
 
 int

@@ -123,14 +123,6 @@ job_path (cargo_t *self, uint64_t task)
     return path;
 }
 
-static zhashx_t *
-table (zhashx_destructor_fn *destructor)
-{
-    zhashx_t *h = zhashx_new ();
-    zhashx_set_destructor (h, destructor);
-    return h;
-}
-
 /*  Is pid gone: no such process, or a zombie nobody reaps? */
 static int
 pid_gone (long pid)
@@ -192,8 +184,8 @@ cargo_new (const char *scratch_parent, const char *name, char *err, size_t errle
         mkdir (sub, 0700);
         free (sub);
     }
-    self->ins = table (NULL);       /* spools are freed by hand: recycled */
-    self->results = table (NULL);
+    self->ins = zhashx_new ();       /* spools are freed by hand: recycled */
+    self->results = zhashx_new ();
     self->jobs = zhashx_new ();
     return self;
 }

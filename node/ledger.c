@@ -107,26 +107,21 @@ skip_done (ledger_t *self)
         self->next_task++;
 }
 
-/*  A task of the bag as the root hands it out the first time. */
+/*  A task of the bag, to hand out the first time or to try again. A
+ *  command's size and units are the bag's to say, when it is taken
+ *  (look); until then it has the synthetic ones. */
 static task_t
 fresh_task (const ledger_t *self, uint64_t id)
 {
-    task_t t = {.id = id, .units = self->cfg.task_units,
-                .bytes = self->cfg.task_bytes, .kind = CORE_KIND_SYNTHETIC};
-    if (id < self->cfg.command_tasks) {
-        core_task_info_t info = self->cfg.task_info (self->cfg.task_arg, id);
-        t.units = info.units;
-        t.bytes = info.bytes;
-        t.unreadable = info.unreadable;
-        t.kind = CORE_KIND_COMMAND;
-    }
-    return t;
+    return (task_t){.id = id, .units = self->cfg.task_units, .bytes = self->cfg.task_bytes,
+                    .kind = id < self->cfg.command_tasks ? CORE_KIND_COMMAND
+                                                         : CORE_KIND_SYNTHETIC};
 }
 
-/*  Root: a command going out again (tried again, or given back) has its
- *  input looked at anew, as a fresh one does (fresh_task). */
+/*  Root: a command taken to go out (fresh, tried again or given back)
+ *  has its input looked at now (core_task_info_t). */
 static void
-refresh (const ledger_t *self, task_t *t)
+look (const ledger_t *self, task_t *t)
 {
     core_task_info_t info = self->cfg.task_info (self->cfg.task_arg, t->id);
     t->units = info.units;
@@ -138,21 +133,23 @@ refresh (const ledger_t *self, task_t *t)
 static task_t
 take (ledger_t *self, uint32_t pos)
 {
+    task_t t;
     if (self->cfg.is_root && pos == self->q_len) {
-        task_t t = fresh_task (self, self->next_task++);
+        t = fresh_task (self, self->next_task++);
         skip_done (self);
-        return t;
     }
-    uint32_t cap = self->q_cap, at = (self->q_head + pos) % cap;
-    task_t t = self->queue[at];
-    for (uint32_t i = pos; i > 0; i--) {
-        uint32_t to = (self->q_head + i) % cap, from = (self->q_head + i - 1) % cap;
-        self->queue[to] = self->queue[from];
+    else {
+        uint32_t cap = self->q_cap, at = (self->q_head + pos) % cap;
+        t = self->queue[at];
+        for (uint32_t i = pos; i > 0; i--) {
+            uint32_t to = (self->q_head + i) % cap, from = (self->q_head + i - 1) % cap;
+            self->queue[to] = self->queue[from];
+        }
+        self->q_head = (self->q_head + 1) % cap;
+        self->q_len--;
     }
-    self->q_head = (self->q_head + 1) % cap;
-    self->q_len--;
     if (self->cfg.is_root && t.kind == CORE_KIND_COMMAND)
-        refresh (self, &t);
+        look (self, &t);
     return t;
 }
 
