@@ -15,18 +15,29 @@
 #define NODE_TICK_MAX 0.1         /* longest poll, seconds */
 #define NODE_SPEED_EVERY 0.01     /* emulated interference update, seconds */
 
-/*  Emulated interference: hand the rates this node meters now to the
- *  model (node/emulate.h) and run the engine at the speed it says. */
+/*  Emulated interference: hand the bytes this node moved so far to the
+ *  model (node/emulate.h) and run the engine at the speed it says since
+ *  the last update, dated back, so that the compute the transfers took is
+ *  IR x the bytes moved while computing. */
 static void
 update_speed (node_t *self, double now)
 {
     for (int i = 0; i < self->me->nchildren; i++)
-        self->clock.send_bps[i] = core_send_rate (self->parts.core, i, now);
+        self->clock.send_bytes[i] = core_sent_bytes (self->parts.core, i);
     engine_t *e = self->parts.engine;
-    double f = emul_update (self->parts.emul, now, engine_busy (e) && !engine_held (e),
-                            core_recv_rate (self->parts.core, now), self->clock.send_bps);
+    double since = emul_updated_at (self->parts.emul);
+    double f = emul_update_bytes (self->parts.emul, now,
+                                  engine_busy (e) && !engine_held (e),
+                                  core_recv_bytes (self->parts.core), self->clock.send_bytes);
     self->clock.interference = f;
-    engine_set_speed (e, f * self->clock.load_factor);
+    engine_set_speed_at (e, f * self->clock.load_factor, since > 0 ? since : now);
+}
+
+void
+clock_settle (node_t *self, double now)
+{
+    if (emul_interferes (self->parts.emul) && engine_deadline (self->parts.engine, now) == 0)
+        update_speed (self, now);
 }
 
 void
@@ -140,7 +151,7 @@ clock_start (node_t *self, double now)
 {
     self->clock.next_stats = now;
     self->clock.interference = self->clock.load_factor = 1;
-    self->clock.send_bps = xcalloc (self->me->nchildren + 1, sizeof *self->clock.send_bps);
+    self->clock.send_bytes = xcalloc (self->me->nchildren + 1, sizeof *self->clock.send_bytes);
 }
 
 double
@@ -153,5 +164,5 @@ clock_lag (const node_t *self, double *max)
 void
 clock_close (node_t *self)
 {
-    free (self->clock.send_bps);
+    free (self->clock.send_bytes);
 }

@@ -293,6 +293,18 @@ core_recv_rate (core_t *self, double now)
 }
 
 double
+core_recv_bytes (const core_t *self)
+{
+    return recv_bytes (self->recv);
+}
+
+double
+core_sent_bytes (const core_t *self, int child)
+{
+    return xfer_sent_bytes (self->xfer, child);
+}
+
+double
 core_send_rate (core_t *self, int child, double now)
 {
     return xfer_send_rate (self->xfer, child, now);

@@ -451,6 +451,12 @@ double core_next_deadline (const core_t *self, double now);
 double core_recv_rate (core_t *self, double now);
 double core_send_rate (core_t *self, int child, double now);
 
+/*  Physical bytes received from the parent, and sent to one child (0 for
+ *  a bad child), since the meters started: the totals whose increments
+ *  the emulated interference charges (node/emulate.h). */
+double core_recv_bytes (const core_t *self);
+double core_sent_bytes (const core_t *self, int child);
+
 /*  Replace what the core believes of child's IR_s (e.g. with a node's
  *  online estimate, "ir": "measured"): policies see it from the next
  *  decision on. Ignored for a bad slot or a non-finite or negative value. */

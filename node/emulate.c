@@ -18,6 +18,10 @@ struct emul {
                                 bytes/s, as last metered */
     double *observed;        /* their integral up to `since`, bytes */
     double *mbps;            /* scratch: send rates in platform MB/s */
+    double *total;           /* emul_update_bytes: the totals last passed */
+    double debt;             /* emul_update_bytes: wall seconds of compute
+                                the bytes moved took beyond the time they
+                                had, still to charge while busy */
     double since;            /* last update, 0 before */
     double speed;            /* the factor in force */
     double speed_sum, busy_time;
@@ -38,6 +42,7 @@ emul_new (int nchildren, double ir_recv, const double *ir_send, double bps_per_m
     self->held = xcalloc (nchildren + 1, sizeof *self->held);
     self->observed = xcalloc (nchildren + 1, sizeof *self->observed);
     self->mbps = xcalloc (nchildren + 1, sizeof *self->mbps);
+    self->total = xcalloc (nchildren + 1, sizeof *self->total);
     self->speed = 1;
     return self;
 }
@@ -52,6 +57,7 @@ emul_destroy (emul_t **self_p)
     free (self->held);
     free (self->observed);
     free (self->mbps);
+    free (self->total);
     free (self);
     *self_p = NULL;
 }
@@ -81,6 +87,50 @@ emul_update (emul_t *self, double now, int busy, double recv, const double *send
     self->speed = interference_factor (self->ir_recv, recv / self->bps_per_mbps,
                                        self->ir_send, self->mbps, self->n);
     return self->speed;
+}
+
+double
+emul_update_bytes (emul_t *self, double now, int busy, double recv_total,
+                   const double *sent_total)
+{
+    double dt = now - self->since;
+    if (self->since > 0 && !(dt >= EMUL_MIN_INTERVAL))
+        return self->speed;
+    int first = !(self->since > 0);
+    /*  The interval's mean rates, from the bytes moved in it: the held
+     *  rates from now on (the sampler's guess until the next update) and
+     *  what the interval's factor follows. */
+    for (int j = 0; j <= self->n; j++) {
+        double t = j == 0 ? recv_total : sent_total[j - 1];
+        double moved = first || !(t > self->total[j]) ? 0 : t - self->total[j];
+        self->total[j] = t;
+        self->observed[j] += moved;
+        self->held[j] = first ? 0 : moved / dt;
+    }
+    self->since = now;
+    if (first)
+        return self->speed;
+    double speed = 1;
+    if (self->apply) {
+        for (int i = 0; i < self->n; i++)
+            self->mbps[i] = self->held[1 + i] / self->bps_per_mbps;
+        double lost = interference_lost (self->ir_recv, self->held[0] / self->bps_per_mbps,
+                                         self->ir_send, self->mbps, self->n);
+        lost = isnan (lost) || lost < 0 ? 0 : lost;
+        /*  Compute the transfers took, in wall seconds: while busy, what
+         *  does not fit in this interval is owed to the next. */
+        double owed = lost * dt + (busy ? self->debt : 0);
+        self->debt = busy && owed > dt ? owed - dt : 0;
+        speed = owed >= dt ? 0 : 1 - owed / dt;
+        /*  A synergy (negative IR) lifts nothing above 1, as
+         *  interference_factor reads it. */
+    }
+    if (busy) {
+        self->speed_sum += speed * dt;
+        self->busy_time += dt;
+    }
+    self->speed = speed;
+    return speed;
 }
 
 int

@@ -1,12 +1,13 @@
 /*  emulate — what a node observes of its own transfers, and the emulated
  *  interference they cause.
  *
- *  Every few milliseconds the runtime reads its metered transfer rates
- *  (bytes/s received from the parent and sent to each child) and hands
- *  them to emul_update. They are held until the next update, which is
- *  what the emulated engine's speed follows between updates, and their
- *  integral is what the node "observed" — the sampler's transfer columns
- *  (docs/measure.md). When emulating, the held rates set the engine's
+ *  Every few milliseconds the runtime hands the bytes it moved so far
+ *  (received from the parent, sent to each child) to emul_update_bytes,
+ *  which turns those moved since the last update into the interval's
+ *  rates; the simulator (sim/) hands rates as they are now to
+ *  emul_update. Either way the rates are held until the next update, and
+ *  their integral is what the node "observed" — the sampler's transfer
+ *  columns (docs/measure.md). When emulating, the rates set the engine's
  *  speed factor: the model's normalized compute rate
  *  1 - IR_r TR(n) - sum_i IR_s(i) TR(i) in platform MB/s
  *  (docs/model.md; node/meter.h interference_factor). The time-weighted
@@ -35,6 +36,23 @@ void emul_destroy (emul_t **self_p);
  *  speed if busy (the engine computed). Returns the speed factor the
  *  engine must run at from now, in [0, 1]. */
 double emul_update (emul_t *self, double now, int busy, double recv, const double *send);
+
+/*  The runtime's update: the bytes moved so far (recv_total from the
+ *  parent, sent_total[i] to child i, as the meters total them) instead of
+ *  rates. The bytes moved since the last update, over its length, are
+ *  the interval's mean rates; the factor they give is returned, to run
+ *  the engine at from the last update (emul_updated_at before this call)
+ *  on, dated back: the compute the transfers take is then exactly
+ *  IR x the bytes moved, whatever the meters' windows or the moments
+ *  the loop turns. What does not fit in the interval (more bytes than
+ *  its factor can charge at 0) is owed to the next ones while the engine
+ *  stays busy. The interval's mean rates are the held ones from now on.
+ *  A call less than EMUL_MIN_INTERVAL after the last changes nothing and
+ *  returns the factor in force. The first call only notes the totals.
+ *  Do not mix with emul_update on one emul_t. */
+#define EMUL_MIN_INTERVAL 1e-4   /* seconds */
+double emul_update_bytes (emul_t *self, double now, int busy, double recv_total,
+                          const double *sent_total);
 
 /*  1 if traffic can change the speed factor (apply, and some IR_r or
  *  IR_s is not 0): only then must the runtime update it every few

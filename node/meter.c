@@ -168,8 +168,8 @@ term (double ir, double mbps)
 }
 
 double
-interference_factor (double ir_recv, double recv_mbps, const double *ir_send,
-                     const double *send_mbps, int n)
+interference_lost (double ir_recv, double recv_mbps, const double *ir_send,
+                   const double *send_mbps, int n)
 {
     double lost = term (ir_recv, recv_mbps);
     if (n > 0) {
@@ -177,7 +177,14 @@ interference_factor (double ir_recv, double recv_mbps, const double *ir_send,
         for (int i = 0; i < n; i++)
             lost += term (ir_send[i], send_mbps[i]);
     }
-    double factor = 1 - lost;
+    return lost;
+}
+
+double
+interference_factor (double ir_recv, double recv_mbps, const double *ir_send,
+                     const double *send_mbps, int n)
+{
+    double factor = 1 - interference_lost (ir_recv, recv_mbps, ir_send, send_mbps, n);
     if (isnan (factor) || factor > 1)
         return 1;
     return factor < 0 ? 0 : factor;

@@ -73,6 +73,12 @@ double meter_rate (meter_t *self, double now);
 /*  Everything ever recorded. */
 double meter_total (const meter_t *self);
 
+/*  ir_recv * recv_mbps + sum_i ir_send[i] * send_mbps[i], unclamped: the
+ *  fraction of compute the transfers take (may be NaN for opposite
+ *  infinities; a term that is not a number counts as 0). */
+double interference_lost (double ir_recv, double recv_mbps, const double *ir_send,
+                          const double *send_mbps, int n);
+
 /*  1 - ir_recv * recv_mbps - sum_i ir_send[i] * send_mbps[i], clamped to
  *  [0, 1]. Rates in MB/s (platform), IR in fraction per MB/s. A negative
  *  IR (synergy, from calibration) may lift the sum above 1: it reads 1.

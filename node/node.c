@@ -103,6 +103,7 @@ serve_ready (node_t *self, zsock_t **ready, int n)
     }
     double now = tf_now ();
     clock_follow_load (self, now);   /* the task's end as the load has it */
+    clock_settle (self, now);        /* ... and as the bytes moved have it */
     if (rc == 0 && engine_deadline (self->parts.engine, now) == 0)
         rc = receive_engine (self);   /* emulated, in the loop: after the sockets */
     if (rc == 0 && n == 0) {

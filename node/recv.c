@@ -228,6 +228,12 @@ recv_mark_meter (recv_t *self, double now)
 }
 
 double
+recv_bytes (const recv_t *self)
+{
+    return meter_total (self->meter);
+}
+
+double
 recv_rate (recv_t *self, double now)
 {
     return meter_rate (self->meter, now);

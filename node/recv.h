@@ -83,6 +83,9 @@ int recv_progress (const recv_t *self, uint64_t *task, uint32_t *held);
 /*  Start the meter at now (0 bytes). */
 void recv_mark_meter (recv_t *self, double now);
 
+/*  Bytes received since the meter started (every chunk's payload). */
+double recv_bytes (const recv_t *self);
+
 /*  Bytes per second received over the last meter window before now. */
 double recv_rate (recv_t *self, double now);
 

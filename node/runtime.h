@@ -156,7 +156,7 @@ typedef struct {
 
 /*  clock.c: the emulated speed's inputs and how late the loop woke. */
 typedef struct {
-    double *send_bps;        /* per child: scratch for metered rates */
+    double *send_bytes;      /* per child: scratch for bytes sent */
     double loop_lag, loop_lag_max;   /* seconds the event loop woke after
                                         it meant to: total, worst */
     double next_stats;       /* when STATS is due */
@@ -641,6 +641,12 @@ double clock_work (node_t *self, double now);
  *  follows it, each change dated back to its moment). Call before the
  *  engine in the loop is read. */
 void clock_follow_load (node_t *self, double now);
+
+/*  Emulated interference: when the engine in the loop says its task is
+ *  done at now, charge the bytes moved since the last speed update
+ *  first (which may push the task's end later). Call after
+ *  clock_follow_load, before the engine is read. */
+void clock_settle (node_t *self, double now);
 
 /*  The loop woke `late` seconds after the time it slept until. */
 void clock_note_lag (node_t *self, double late);

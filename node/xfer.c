@@ -263,6 +263,14 @@ xfer_next_due (const xfer_t *self, double now)
 }
 
 double
+xfer_sent_bytes (const xfer_t *self, int c)
+{
+    if (c < 0 || c >= self->cfg.nchildren)
+        return 0;
+    return meter_total (self->children[c].sent);
+}
+
+double
 xfer_send_rate (xfer_t *self, int c, double now)
 {
     if (c < 0 || c >= self->cfg.nchildren)

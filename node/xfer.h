@@ -164,6 +164,9 @@ double xfer_next_due (const xfer_t *self, double now);
  *  bad slot). */
 double xfer_send_rate (xfer_t *self, int c, double now);
 
+/*  Bytes sent to child c since its meter started; 0 for a bad c. */
+double xfer_sent_bytes (const xfer_t *self, int c);
+
 /*  Replace what the policy sees of child c's rates (core_set_child_rates:
  *  each field kept when NaN, negative or infinite; a bad slot ignored).
  *  link_bps, the pacing, is not among them. */

@@ -35,6 +35,68 @@ test_speed_is_the_normalized_compute_rate (void **state)
     assert_null (e);
 }
 
+/*  The runtime's update by bytes moved: however lumpy the arrivals and
+ *  however irregular the updates, the compute the transfers take while
+ *  busy, the integral of (1 - factor) dt, is IR x the MB moved, and what
+ *  the node observed is the bytes moved. */
+static void
+test_bytes_charge_exactly_ir_times_bytes (void **state)
+{
+    (void) state;
+    const double ir_send[1] = {0.02};
+    emul_t *e = emul_new (1, 0.04, ir_send, MB, 1);
+    double sent[1] = {0};
+    assert_true (emul_update_bytes (e, 1.0, 1, 0, sent) == 1.0);   /* notes 0 */
+    /*  Updates at uneven moments; 512 KiB chunks land in lumps. */
+    const double at[] = {1.010, 1.013, 1.030, 1.031, 1.050, 1.090, 1.100, 1.160, 1.170};
+    const double recv_chunks[] = {2, 0, 1, 3, 0, 1, 2, 0, 1};
+    const double sent_chunks[] = {0, 1, 1, 0, 2, 0, 0, 1, 0};
+    double recv = 0, prev = 1.0, lost = 0;
+    for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+        recv += recv_chunks[k] * 0.5 * MB;
+        sent[0] += sent_chunks[k] * 0.5 * MB;
+        double f = emul_update_bytes (e, at[k], 1, recv, sent);
+        assert_true (f >= 0 && f <= 1);
+        lost += (1 - f) * (at[k] - prev);
+        prev = at[k];
+    }
+    /*  Lumps larger than an interval can charge are owed to the next:
+     *  quiet, busy intervals pay the rest. */
+    for (double t = prev + 0.05; t < prev + 1.0; t += 0.05) {
+        lost += (1 - emul_update_bytes (e, t, 1, recv, sent)) * 0.05;
+    }
+    /*  10 MB received at 0.04, 5 MB sent at 0.02: 0.5 s of compute. */
+    assert_true (fabs (lost - (0.04 * recv / MB + 0.02 * sent[0] / MB)) < 1e-9);
+    double obs[2];
+    emul_observed (e, emul_updated_at (e), obs);
+    assert_true (fabs (obs[0] - recv) < 1e-6 && fabs (obs[1] - sent[0]) < 1e-6);
+    emul_destroy (&e);
+}
+
+/*  What is owed is owed by a busy engine only: an idle one computes
+ *  nothing the bytes could slow. An update closer than EMUL_MIN_INTERVAL
+ *  to the last changes nothing; the totals going down (a meter reset)
+ *  count as nothing moved. */
+static void
+test_bytes_debt_only_while_busy (void **state)
+{
+    (void) state;
+    emul_t *e = emul_new (0, 0.1, NULL, MB, 1);
+    emul_update_bytes (e, 1.0, 1, 0, NULL);
+    /*  30 MB in 1 s at 0.1: 3 s of compute in 1 s: 0 now, 2 s owed. */
+    assert_true (emul_update_bytes (e, 2.0, 1, 30 * MB, NULL) == 0);
+    assert_true (emul_update_bytes (e, 2.0 + EMUL_MIN_INTERVAL / 2, 1, 40 * MB, NULL) == 0);
+    assert_true (emul_update_bytes (e, 3.0, 1, 30 * MB, NULL) == 0);   /* 1 s owed */
+    assert_true (fabs (emul_update_bytes (e, 5.0, 1, 30 * MB, NULL) - 0.5) < 1e-12);
+    assert_true (emul_update_bytes (e, 6.0, 1, 60 * MB, NULL) == 0);   /* 2 s owed */
+    assert_true (emul_update_bytes (e, 7.0, 0, 60 * MB, NULL) == 1);   /* idle: forgiven */
+    assert_true (emul_update_bytes (e, 8.0, 1, 60 * MB, NULL) == 1);
+    assert_true (emul_update_bytes (e, 9.0, 1, 1 * MB, NULL) == 1);    /* went down */
+    /*  The mean speed: busy 1..6 and 7..9 at 0, 0, 0.5, 0.5, 0, 1, 1. */
+    assert_true (fabs (emul_speed_mean (e) - 3.0 / 7) < 1e-12);
+    emul_destroy (&e);
+}
+
 static void
 test_observed_bytes_integrate_the_held_rates (void **state)
 {
@@ -116,6 +178,8 @@ main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_speed_is_the_normalized_compute_rate),
+        cmocka_unit_test (test_bytes_charge_exactly_ir_times_bytes),
+        cmocka_unit_test (test_bytes_debt_only_while_busy),
         cmocka_unit_test (test_observed_bytes_integrate_the_held_rates),
         cmocka_unit_test (test_mean_speed_counts_busy_time_only),
         cmocka_unit_test (test_real_compute_keeps_full_speed),
