@@ -18,19 +18,23 @@
 /*  Emulated interference: hand the bytes this node moved so far to the
  *  model (node/emulate.h) and run the engine at the speed it says since
  *  the last update, dated back, so that the compute the transfers took is
- *  IR x the bytes moved while computing. */
+ *  IR x the bytes moved while computing; from now on at full speed (the
+ *  next update charges what moves meanwhile) unless some is still owed. */
 static void
 update_speed (node_t *self, double now)
 {
     for (int i = 0; i < self->me->nchildren; i++)
         self->clock.send_bytes[i] = core_sent_bytes (self->parts.core, i);
     engine_t *e = self->parts.engine;
-    double since = emul_updated_at (self->parts.emul);
+    double since = emul_updated_at (self->parts.emul), ahead;
     double f = emul_update_bytes (self->parts.emul, now,
                                   engine_busy (e) && !engine_held (e),
-                                  core_recv_bytes (self->parts.core), self->clock.send_bytes);
-    self->clock.interference = f;
-    engine_set_speed_at (e, f * self->clock.load_factor, since > 0 ? since : now);
+                                  core_recv_bytes (self->parts.core), self->clock.send_bytes,
+                                  &ahead);
+    if (since > 0)
+        engine_set_speed_at (e, f * self->clock.load_factor, since);
+    self->clock.interference = ahead;
+    engine_set_speed_at (e, ahead * self->clock.load_factor, now);
 }
 
 void

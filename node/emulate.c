@@ -91,37 +91,40 @@ emul_update (emul_t *self, double now, int busy, double recv, const double *send
 
 double
 emul_update_bytes (emul_t *self, double now, int busy, double recv_total,
-                   const double *sent_total)
+                   const double *sent_total, double *ahead)
 {
     double dt = now - self->since;
-    if (self->since > 0 && !(dt >= EMUL_MIN_INTERVAL))
+    if (self->since > 0 && !(dt >= EMUL_MIN_INTERVAL)) {
+        *ahead = self->debt > 0 ? 0 : 1;
         return self->speed;
+    }
     int first = !(self->since > 0);
-    /*  The interval's mean rates, from the bytes moved in it: the held
-     *  rates from now on (the sampler's guess until the next update) and
-     *  what the interval's factor follows. */
+    /*  The interval's mean rates, from the bytes moved in it, are what its
+     *  factor follows; from now on nothing is assumed to move (held 0), as
+     *  the engine assumes nothing slows it. */
     for (int j = 0; j <= self->n; j++) {
         double t = j == 0 ? recv_total : sent_total[j - 1];
         double moved = first || !(t > self->total[j]) ? 0 : t - self->total[j];
         self->total[j] = t;
         self->observed[j] += moved;
-        self->held[j] = first ? 0 : moved / dt;
+        self->mbps[j] = first ? 0 : moved / dt / self->bps_per_mbps;
+        self->held[j] = 0;
     }
     self->since = now;
+    *ahead = 1;
     if (first)
         return self->speed;
     double speed = 1;
     if (self->apply) {
-        for (int i = 0; i < self->n; i++)
-            self->mbps[i] = self->held[1 + i] / self->bps_per_mbps;
-        double lost = interference_lost (self->ir_recv, self->held[0] / self->bps_per_mbps,
-                                         self->ir_send, self->mbps, self->n);
+        double lost = interference_lost (self->ir_recv, self->mbps[0], self->ir_send,
+                                         self->mbps + 1, self->n);
         lost = isnan (lost) || lost < 0 ? 0 : lost;
         /*  Compute the transfers took, in wall seconds: while busy, what
          *  does not fit in this interval is owed to the next. */
         double owed = lost * dt + (busy ? self->debt : 0);
         self->debt = busy && owed > dt ? owed - dt : 0;
         speed = owed >= dt ? 0 : 1 - owed / dt;
+        *ahead = self->debt > 0 ? 0 : 1;
         /*  A synergy (negative IR) lifts nothing above 1, as
          *  interference_factor reads it. */
     }

@@ -5,9 +5,10 @@
  *  (received from the parent, sent to each child) to emul_update_bytes,
  *  which turns those moved since the last update into the interval's
  *  rates; the simulator (sim/) hands rates as they are now to
- *  emul_update. Either way the rates are held until the next update, and
- *  their integral is what the node "observed" — the sampler's transfer
- *  columns (docs/measure.md). When emulating, the rates set the engine's
+ *  emul_update. What the node "observed" — the sampler's transfer
+ *  columns (docs/measure.md) — is the bytes moved up to the last update,
+ *  plus the rates held since (the simulator's last rates; 0 for the
+ *  runtime's). When emulating, the rates set the engine's
  *  speed factor: the model's normalized compute rate
  *  1 - IR_r TR(n) - sum_i IR_s(i) TR(i) in platform MB/s
  *  (docs/model.md; node/meter.h interference_factor). The time-weighted
@@ -42,17 +43,20 @@ double emul_update (emul_t *self, double now, int busy, double recv, const doubl
  *  rates. The bytes moved since the last update, over its length, are
  *  the interval's mean rates; the factor they give is returned, to run
  *  the engine at from the last update (emul_updated_at before this call)
- *  on, dated back: the compute the transfers take is then exactly
+ *  to now, dated back: the compute the transfers take is then exactly
  *  IR x the bytes moved, whatever the meters' windows or the moments
  *  the loop turns. What does not fit in the interval (more bytes than
  *  its factor can charge at 0) is owed to the next ones while the engine
- *  stays busy. The interval's mean rates are the held ones from now on.
+ *  stays busy. *ahead is the factor to run at from now until the next
+ *  update: 1 (nothing is assumed to move: a charge only ever pushes a
+ *  task's end later, never into the past), 0 while something is owed.
+ *  The held rates (the sampler's, between updates) are 0 likewise.
  *  A call less than EMUL_MIN_INTERVAL after the last changes nothing and
  *  returns the factor in force. The first call only notes the totals.
  *  Do not mix with emul_update on one emul_t. */
 #define EMUL_MIN_INTERVAL 1e-4   /* seconds */
 double emul_update_bytes (emul_t *self, double now, int busy, double recv_total,
-                          const double *sent_total);
+                          const double *sent_total, double *ahead);
 
 /*  1 if traffic can change the speed factor (apply, and some IR_r or
  *  IR_s is not 0): only then must the runtime update it every few

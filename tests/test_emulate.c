@@ -45,8 +45,8 @@ test_bytes_charge_exactly_ir_times_bytes (void **state)
     (void) state;
     const double ir_send[1] = {0.02};
     emul_t *e = emul_new (1, 0.04, ir_send, MB, 1);
-    double sent[1] = {0};
-    assert_true (emul_update_bytes (e, 1.0, 1, 0, sent) == 1.0);   /* notes 0 */
+    double sent[1] = {0}, ahead;
+    assert_true (emul_update_bytes (e, 1.0, 1, 0, sent, &ahead) == 1.0);   /* notes 0 */
     /*  Updates at uneven moments; 512 KiB chunks land in lumps. */
     const double at[] = {1.010, 1.013, 1.030, 1.031, 1.050, 1.090, 1.100, 1.160, 1.170};
     const double recv_chunks[] = {2, 0, 1, 3, 0, 1, 2, 0, 1};
@@ -55,15 +55,16 @@ test_bytes_charge_exactly_ir_times_bytes (void **state)
     for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
         recv += recv_chunks[k] * 0.5 * MB;
         sent[0] += sent_chunks[k] * 0.5 * MB;
-        double f = emul_update_bytes (e, at[k], 1, recv, sent);
+        double f = emul_update_bytes (e, at[k], 1, recv, sent, &ahead);
         assert_true (f >= 0 && f <= 1);
+        assert_true (ahead == 0 || ahead == 1);
         lost += (1 - f) * (at[k] - prev);
         prev = at[k];
     }
     /*  Lumps larger than an interval can charge are owed to the next:
      *  quiet, busy intervals pay the rest. */
     for (double t = prev + 0.05; t < prev + 1.0; t += 0.05) {
-        lost += (1 - emul_update_bytes (e, t, 1, recv, sent)) * 0.05;
+        lost += (1 - emul_update_bytes (e, t, 1, recv, sent, &ahead)) * 0.05;
     }
     /*  10 MB received at 0.04, 5 MB sent at 0.02: 0.5 s of compute. */
     assert_true (fabs (lost - (0.04 * recv / MB + 0.02 * sent[0] / MB)) < 1e-9);
@@ -82,16 +83,19 @@ test_bytes_debt_only_while_busy (void **state)
 {
     (void) state;
     emul_t *e = emul_new (0, 0.1, NULL, MB, 1);
-    emul_update_bytes (e, 1.0, 1, 0, NULL);
+    double ahead;
+    emul_update_bytes (e, 1.0, 1, 0, NULL, &ahead);
     /*  30 MB in 1 s at 0.1: 3 s of compute in 1 s: 0 now, 2 s owed. */
-    assert_true (emul_update_bytes (e, 2.0, 1, 30 * MB, NULL) == 0);
-    assert_true (emul_update_bytes (e, 2.0 + EMUL_MIN_INTERVAL / 2, 1, 40 * MB, NULL) == 0);
-    assert_true (emul_update_bytes (e, 3.0, 1, 30 * MB, NULL) == 0);   /* 1 s owed */
-    assert_true (fabs (emul_update_bytes (e, 5.0, 1, 30 * MB, NULL) - 0.5) < 1e-12);
-    assert_true (emul_update_bytes (e, 6.0, 1, 60 * MB, NULL) == 0);   /* 2 s owed */
-    assert_true (emul_update_bytes (e, 7.0, 0, 60 * MB, NULL) == 1);   /* idle: forgiven */
-    assert_true (emul_update_bytes (e, 8.0, 1, 60 * MB, NULL) == 1);
-    assert_true (emul_update_bytes (e, 9.0, 1, 1 * MB, NULL) == 1);    /* went down */
+    assert_true (emul_update_bytes (e, 2.0, 1, 30 * MB, NULL, &ahead) == 0);
+    assert_true (ahead == 0);   /* owed: no progress until the next update */
+    assert_true (emul_update_bytes (e, 2.0 + EMUL_MIN_INTERVAL / 2, 1, 40 * MB, NULL, &ahead) == 0);
+    assert_true (emul_update_bytes (e, 3.0, 1, 30 * MB, NULL, &ahead) == 0);   /* 1 s owed */
+    assert_true (fabs (emul_update_bytes (e, 5.0, 1, 30 * MB, NULL, &ahead) - 0.5) < 1e-12);
+    assert_true (ahead == 1);   /* paid: full speed ahead */
+    assert_true (emul_update_bytes (e, 6.0, 1, 60 * MB, NULL, &ahead) == 0);   /* 2 s owed */
+    assert_true (emul_update_bytes (e, 7.0, 0, 60 * MB, NULL, &ahead) == 1);   /* idle: forgiven */
+    assert_true (emul_update_bytes (e, 8.0, 1, 60 * MB, NULL, &ahead) == 1);
+    assert_true (emul_update_bytes (e, 9.0, 1, 1 * MB, NULL, &ahead) == 1);    /* went down */
     /*  The mean speed: busy 1..6 and 7..9 at 0, 0, 0.5, 0.5, 0, 1, 1. */
     assert_true (fabs (emul_speed_mean (e) - 3.0 / 7) < 1e-12);
     emul_destroy (&e);
