@@ -19,22 +19,29 @@
  *  model (node/emulate.h) and run the engine at the speed it says since
  *  the last update, dated back, so that the compute the transfers took is
  *  IR x the bytes moved while computing; from now on at full speed (the
- *  next update charges what moves meanwhile) unless some is still owed. */
+ *  next update charges what moves meanwhile, and what is still owed). */
 static void
 update_speed (node_t *self, double now)
 {
     for (int i = 0; i < self->me->nchildren; i++)
         self->clock.send_bytes[i] = core_sent_bytes (self->parts.core, i);
     engine_t *e = self->parts.engine;
-    double since = emul_updated_at (self->parts.emul), ahead;
-    double f = emul_update_bytes (self->parts.emul, now,
-                                  engine_busy (e) && !engine_held (e),
-                                  core_recv_bytes (self->parts.core), self->clock.send_bytes,
-                                  &ahead);
+    double since = emul_updated_at (self->parts.emul);
+    /*  The part of the interval the engine computed (its task's, since
+     *  the one before ended at an update: clock_settle), and the part
+     *  since its speed was last set, over which the charge is spread. */
+    double start, end, busy_s = 0, apply_s = 0;
+    if (engine_busy (e) && !engine_held (e) && engine_task_span (e, &start, &end)) {
+        double from = fmax (since, start);
+        busy_s = now - from;
+        apply_s = now - fmax (from, engine_speed_set_at (e));
+    }
+    double f = emul_update_bytes (self->parts.emul, now, busy_s, apply_s,
+                                  core_recv_bytes (self->parts.core), self->clock.send_bytes);
     if (since > 0)
-        engine_set_speed_at (e, f * self->clock.load_factor, since);
-    self->clock.interference = ahead;
-    engine_set_speed_at (e, ahead * self->clock.load_factor, now);
+        engine_set_speed_at (e, f * self->clock.load_factor, now - apply_s);
+    self->clock.interference = 1;
+    engine_set_speed_at (e, self->clock.load_factor, now);
 }
 
 void

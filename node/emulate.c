@@ -90,14 +90,12 @@ emul_update (emul_t *self, double now, int busy, double recv, const double *send
 }
 
 double
-emul_update_bytes (emul_t *self, double now, int busy, double recv_total,
-                   const double *sent_total, double *ahead)
+emul_update_bytes (emul_t *self, double now, double busy_s, double apply_s,
+                   double recv_total, const double *sent_total)
 {
     double dt = now - self->since;
-    if (self->since > 0 && !(dt >= EMUL_MIN_INTERVAL)) {
-        *ahead = self->debt > 0 ? 0 : 1;
+    if (self->since > 0 && !(dt >= EMUL_MIN_INTERVAL))
         return self->speed;
-    }
     int first = !(self->since > 0);
     /*  The interval's mean rates, from the bytes moved in it, are what its
      *  factor follows; from now on nothing is assumed to move (held 0), as
@@ -111,27 +109,30 @@ emul_update_bytes (emul_t *self, double now, int busy, double recv_total,
         self->held[j] = 0;
     }
     self->since = now;
-    *ahead = 1;
     if (first)
         return self->speed;
-    double speed = 1;
-    if (self->apply) {
+    int busy = busy_s > 0;
+    busy_s = busy ? fmin (busy_s, dt) : 0;
+    apply_s = fmin (fmax (apply_s, 0), busy_s);
+    double speed = 1, charged = 0;
+    if (self->apply && busy) {
         double lost = interference_lost (self->ir_recv, self->mbps[0], self->ir_send,
                                          self->mbps + 1, self->n);
-        lost = isnan (lost) || lost < 0 ? 0 : lost;
-        /*  Compute the transfers took, in wall seconds: while busy, what
-         *  does not fit in this interval is owed to the next. */
-        double owed = lost * dt + (busy ? self->debt : 0);
-        self->debt = busy && owed > dt ? owed - dt : 0;
-        speed = owed >= dt ? 0 : 1 - owed / dt;
-        *ahead = self->debt > 0 ? 0 : 1;
         /*  A synergy (negative IR) lifts nothing above 1, as
          *  interference_factor reads it. */
+        lost = isnan (lost) || lost < 0 ? 0 : lost;
+        /*  Compute the transfers took while busy, in wall seconds, charged
+         *  over apply_s; what does not fit is owed to the next intervals
+         *  while the engine stays busy. */
+        double owed = lost * busy_s + self->debt;
+        charged = fmin (owed, apply_s);
+        self->debt = owed - charged;
+        speed = apply_s > 0 ? 1 - charged / apply_s : 1;
+    } else {
+        self->debt = 0;
     }
-    if (busy) {
-        self->speed_sum += speed * dt;
-        self->busy_time += dt;
-    }
+    self->speed_sum += busy_s - charged;
+    self->busy_time += busy_s;
     self->speed = speed;
     return speed;
 }

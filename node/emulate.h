@@ -41,22 +41,26 @@ double emul_update (emul_t *self, double now, int busy, double recv, const doubl
 /*  The runtime's update: the bytes moved so far (recv_total from the
  *  parent, sent_total[i] to child i, as the meters total them) instead of
  *  rates. The bytes moved since the last update, over its length, are
- *  the interval's mean rates; the factor they give is returned, to run
- *  the engine at from the last update (emul_updated_at before this call)
- *  to now, dated back: the compute the transfers take is then exactly
- *  IR x the bytes moved, whatever the meters' windows or the moments
- *  the loop turns. What does not fit in the interval (more bytes than
- *  its factor can charge at 0) is owed to the next ones while the engine
- *  stays busy. *ahead is the factor to run at from now until the next
- *  update: 1 (nothing is assumed to move: a charge only ever pushes a
- *  task's end later, never into the past), 0 while something is owed.
- *  The held rates (the sampler's, between updates) are 0 likewise.
+ *  the interval's mean rates; busy_s is how much of the interval (its
+ *  end) the engine computed, 0 if it is idle now. The compute the
+ *  transfers took while busy, lost fraction x busy_s, is charged over
+ *  the last apply_s seconds (<= busy_s; shorter when the engine's speed
+ *  was set since, which the charge may not date before): the factor
+ *  returned is to run the engine at over them, dated back. The compute
+ *  the transfers take is then exactly IR x the bytes moved while
+ *  computing, whatever the meters' windows or the moments the loop
+ *  turns. What does not fit (more than apply_s) is owed to the next
+ *  intervals while the engine stays busy, and forgiven once idle. From now until the next update the engine is to run at
+ *  1: nothing is assumed to move, so that the factor dated back is never
+ *  above the one in force and a charge only ever pushes a task's end
+ *  later, never into the past. The held rates (the sampler's, between
+ *  updates) are 0 likewise.
  *  A call less than EMUL_MIN_INTERVAL after the last changes nothing and
  *  returns the factor in force. The first call only notes the totals.
  *  Do not mix with emul_update on one emul_t. */
 #define EMUL_MIN_INTERVAL 1e-4   /* seconds */
-double emul_update_bytes (emul_t *self, double now, int busy, double recv_total,
-                          const double *sent_total, double *ahead);
+double emul_update_bytes (emul_t *self, double now, double busy_s, double apply_s,
+                          double recv_total, const double *sent_total);
 
 /*  1 if traffic can change the speed factor (apply, and some IR_r or
  *  IR_s is not 0): only then must the runtime update it every few

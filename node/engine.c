@@ -278,6 +278,13 @@ engine_task_span (const engine_t *self, double *start, double *end)
 }
 
 double
+engine_speed_set_at (const engine_t *self)
+{
+    assert (self);
+    return self->actor ? 0 : self->loop.changed;
+}
+
+double
 engine_task_left (const engine_t *self, double now)
 {
     assert (self);

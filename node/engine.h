@@ -152,6 +152,12 @@ int engine_held (const engine_t *self);
  *  (INFINITY at speed 0); returns 1. Idle, or with a thread: 0. */
 int engine_task_span (const engine_t *self, double *start, double *end);
 
+/*  An engine in the loop: when its speed factor was last set (the moment
+ *  it was dated to), before which engine_set_speed_at cannot date a
+ *  change; 0 before any change, and always for an engine with a
+ *  thread. */
+double engine_speed_set_at (const engine_t *self);
+
 /*  True while a task is running. */
 int engine_busy (const engine_t *self);
 

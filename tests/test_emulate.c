@@ -13,6 +13,7 @@
 #include "node/emulate.h"
 
 #define MB 1048576.0
+#define ALL 1e9   /* busy the whole interval, charged over all of it */
 
 static void
 test_speed_is_the_normalized_compute_rate (void **state)
@@ -45,8 +46,8 @@ test_bytes_charge_exactly_ir_times_bytes (void **state)
     (void) state;
     const double ir_send[1] = {0.02};
     emul_t *e = emul_new (1, 0.04, ir_send, MB, 1);
-    double sent[1] = {0}, ahead;
-    assert_true (emul_update_bytes (e, 1.0, 1, 0, sent, &ahead) == 1.0);   /* notes 0 */
+    double sent[1] = {0};
+    assert_true (emul_update_bytes (e, 1.0, ALL, ALL, 0, sent) == 1.0);   /* notes 0 */
     /*  Updates at uneven moments; 512 KiB chunks land in lumps. */
     const double at[] = {1.010, 1.013, 1.030, 1.031, 1.050, 1.090, 1.100, 1.160, 1.170};
     const double recv_chunks[] = {2, 0, 1, 3, 0, 1, 2, 0, 1};
@@ -55,16 +56,15 @@ test_bytes_charge_exactly_ir_times_bytes (void **state)
     for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
         recv += recv_chunks[k] * 0.5 * MB;
         sent[0] += sent_chunks[k] * 0.5 * MB;
-        double f = emul_update_bytes (e, at[k], 1, recv, sent, &ahead);
+        double f = emul_update_bytes (e, at[k], ALL, ALL, recv, sent);
         assert_true (f >= 0 && f <= 1);
-        assert_true (ahead == 0 || ahead == 1);
         lost += (1 - f) * (at[k] - prev);
         prev = at[k];
     }
     /*  Lumps larger than an interval can charge are owed to the next:
      *  quiet, busy intervals pay the rest. */
     for (double t = prev + 0.05; t < prev + 1.0; t += 0.05) {
-        lost += (1 - emul_update_bytes (e, t, 1, recv, sent, &ahead)) * 0.05;
+        lost += (1 - emul_update_bytes (e, t, ALL, ALL, recv, sent)) * 0.05;
     }
     /*  10 MB received at 0.04, 5 MB sent at 0.02: 0.5 s of compute. */
     assert_true (fabs (lost - (0.04 * recv / MB + 0.02 * sent[0] / MB)) < 1e-9);
@@ -83,21 +83,39 @@ test_bytes_debt_only_while_busy (void **state)
 {
     (void) state;
     emul_t *e = emul_new (0, 0.1, NULL, MB, 1);
-    double ahead;
-    emul_update_bytes (e, 1.0, 1, 0, NULL, &ahead);
+    emul_update_bytes (e, 1.0, ALL, ALL, 0, NULL);
     /*  30 MB in 1 s at 0.1: 3 s of compute in 1 s: 0 now, 2 s owed. */
-    assert_true (emul_update_bytes (e, 2.0, 1, 30 * MB, NULL, &ahead) == 0);
-    assert_true (ahead == 0);   /* owed: no progress until the next update */
-    assert_true (emul_update_bytes (e, 2.0 + EMUL_MIN_INTERVAL / 2, 1, 40 * MB, NULL, &ahead) == 0);
-    assert_true (emul_update_bytes (e, 3.0, 1, 30 * MB, NULL, &ahead) == 0);   /* 1 s owed */
-    assert_true (fabs (emul_update_bytes (e, 5.0, 1, 30 * MB, NULL, &ahead) - 0.5) < 1e-12);
-    assert_true (ahead == 1);   /* paid: full speed ahead */
-    assert_true (emul_update_bytes (e, 6.0, 1, 60 * MB, NULL, &ahead) == 0);   /* 2 s owed */
-    assert_true (emul_update_bytes (e, 7.0, 0, 60 * MB, NULL, &ahead) == 1);   /* idle: forgiven */
-    assert_true (emul_update_bytes (e, 8.0, 1, 60 * MB, NULL, &ahead) == 1);
-    assert_true (emul_update_bytes (e, 9.0, 1, 1 * MB, NULL, &ahead) == 1);    /* went down */
+    assert_true (emul_update_bytes (e, 2.0, ALL, ALL, 30 * MB, NULL) == 0);
+    assert_true (emul_update_bytes (e, 2.0 + EMUL_MIN_INTERVAL / 2, ALL, ALL, 40 * MB, NULL) == 0);
+    assert_true (emul_update_bytes (e, 3.0, ALL, ALL, 30 * MB, NULL) == 0);   /* 1 s owed */
+    assert_true (fabs (emul_update_bytes (e, 5.0, ALL, ALL, 30 * MB, NULL) - 0.5) < 1e-12);
+    assert_true (emul_update_bytes (e, 6.0, ALL, ALL, 60 * MB, NULL) == 0);   /* 2 s owed */
+    assert_true (emul_update_bytes (e, 7.0, 0, 0, 60 * MB, NULL) == 1);   /* idle: forgiven */
+    assert_true (emul_update_bytes (e, 8.0, ALL, ALL, 60 * MB, NULL) == 1);
+    assert_true (emul_update_bytes (e, 9.0, ALL, ALL, 1 * MB, NULL) == 1);    /* went down */
     /*  The mean speed: busy 1..6 and 7..9 at 0, 0, 0.5, 0.5, 0, 1, 1. */
     assert_true (fabs (emul_speed_mean (e) - 3.0 / 7) < 1e-12);
+    emul_destroy (&e);
+}
+
+/*  Bytes moved while the engine was idle are free: a task that started
+ *  halfway through an interval is charged for the half it computed, at
+ *  the interval's mean rate; and the charge is spread over the part the
+ *  speed may still be dated back over (apply_s), the rest owed. */
+static void
+test_bytes_charge_only_the_busy_part (void **state)
+{
+    (void) state;
+    emul_t *e = emul_new (0, 0.04, NULL, MB, 1);
+    emul_update_bytes (e, 1.0, 0, 0, 0, NULL);
+    /*  10 MB in 1 s at 0.04: 0.4 of compute lost while busy, 0.5 s busy:
+     *  0.2 s charged over the last 0.25 s. */
+    assert_true (fabs (emul_update_bytes (e, 2.0, 0.5, 0.25, 10 * MB, NULL) - 0.2) < 1e-12);
+    /*  Again, over the last 0.1 s: 0.1 charged, 0.1 owed, paid next. */
+    assert_true (emul_update_bytes (e, 3.0, 0.5, 0.1, 20 * MB, NULL) == 0);
+    assert_true (fabs (emul_update_bytes (e, 4.0, ALL, ALL, 20 * MB, NULL) - 0.9) < 1e-12);
+    /*  Mean speed over the 2 s busy: (0.5 - 0.2) + (0.5 - 0.1) + (1 - 0.1). */
+    assert_true (fabs (emul_speed_mean (e) - 1.6 / 2) < 1e-12);
     emul_destroy (&e);
 }
 
@@ -184,6 +202,7 @@ main (void)
         cmocka_unit_test (test_speed_is_the_normalized_compute_rate),
         cmocka_unit_test (test_bytes_charge_exactly_ir_times_bytes),
         cmocka_unit_test (test_bytes_debt_only_while_busy),
+        cmocka_unit_test (test_bytes_charge_only_the_busy_part),
         cmocka_unit_test (test_observed_bytes_integrate_the_held_rates),
         cmocka_unit_test (test_mean_speed_counts_busy_time_only),
         cmocka_unit_test (test_real_compute_keeps_full_speed),
