@@ -1,5 +1,5 @@
 /*  clock — what is due on a node's clock: the controller's silence, the
- *  emulated engine speed (node/emulate.h's interference times the
+ *  emulated engine speed (node/emulate.h's interference charge and the
  *  background load's factor, node/loademul.c), STATS, a sample while the
  *  engine is idle, a calibration snapshot, the root's journal; and how
  *  long the loop may sleep until the next of them, the core's and the

@@ -95,7 +95,7 @@ emul_update_bytes (emul_t *self, double now, double busy_s, double apply_s,
 {
     double dt = now - self->since;
     if (self->since > 0 && !(dt >= EMUL_MIN_INTERVAL))
-        return self->speed;
+        return 1;   /* the next update charges it */
     int first = !(self->since > 0);
     /*  The interval's mean rates, from the bytes moved in it, are what its
      *  factor follows; from now on nothing is assumed to move (held 0), as

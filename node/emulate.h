@@ -56,8 +56,8 @@ double emul_update (emul_t *self, double now, int busy, double recv, const doubl
  *  later, never into the past. The held rates (the sampler's, between
  *  updates) are 0 likewise.
  *  A call less than EMUL_MIN_INTERVAL after the last changes nothing and
- *  returns the factor in force. The first call only notes the totals.
- *  Do not mix with emul_update on one emul_t. */
+ *  returns 1: the next update charges what moved. The first call only
+ *  notes the totals. Do not mix with emul_update on one emul_t. */
 #define EMUL_MIN_INTERVAL 1e-4   /* seconds */
 double emul_update_bytes (emul_t *self, double now, double busy_s, double apply_s,
                           double recv_total, const double *sent_total);

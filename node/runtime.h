@@ -160,7 +160,10 @@ typedef struct {
     double loop_lag, loop_lag_max;   /* seconds the event loop woke after
                                         it meant to: total, worst */
     double next_stats;       /* when STATS is due */
-    double interference;     /* emulated: the transfers' speed factor */
+    double interference;     /* emulated: the transfers' speed factor
+                                between updates, which the background
+                                load's multiplies: 1, since update_speed
+                                charges them dated back */
     double load_factor;      /* emulated: the background's (loadgen_factor);
                                 the engine runs at their product */
 } node_clock_t;

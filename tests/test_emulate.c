@@ -86,7 +86,7 @@ test_bytes_debt_only_while_busy (void **state)
     emul_update_bytes (e, 1.0, ALL, ALL, 0, NULL);
     /*  30 MB in 1 s at 0.1: 3 s of compute in 1 s: 0 now, 2 s owed. */
     assert_true (emul_update_bytes (e, 2.0, ALL, ALL, 30 * MB, NULL) == 0);
-    assert_true (emul_update_bytes (e, 2.0 + EMUL_MIN_INTERVAL / 2, ALL, ALL, 40 * MB, NULL) == 0);
+    assert_true (emul_update_bytes (e, 2.0 + EMUL_MIN_INTERVAL / 2, ALL, ALL, 40 * MB, NULL) == 1);
     assert_true (emul_update_bytes (e, 3.0, ALL, ALL, 30 * MB, NULL) == 0);   /* 1 s owed */
     assert_true (fabs (emul_update_bytes (e, 5.0, ALL, ALL, 30 * MB, NULL) - 0.5) < 1e-12);
     assert_true (emul_update_bytes (e, 6.0, ALL, ALL, 60 * MB, NULL) == 0);   /* 2 s owed */
