@@ -13,7 +13,7 @@
 # IA:Split without the end-game; the unreliable cells again at a lower
 # time scale (every policy, and the IA policies ranking both); and from
 # them docs/study/split.md (scripts/study-split.py) and docs/study/order.md
-# (scripts/study-order.py). About 45 minutes on two cores, more when
+# (scripts/study-order.py). About 35 minutes on two cores, more when
 # cells must be run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -211,4 +211,18 @@ expect "simulated, interrupted: the simulator under way ended" \
 expect "simulated, interrupted: every run pending" \
     test "$(grep -c ',pending,' "$WORK/simint/runs.csv")" = 4
 
+
+# The reference study's discussion rests on scripts/study-figures.py: it
+# reads the committed study whole, and order.md and split.md agree with
+# the runs they were made from; a directory without its runs is refused.
+python3 scripts/study-figures.py docs/study >"$WORK/fig" 2>"$WORK/fig.e"; rc=$?
+expect "study-figures on docs/study: exit 0 (got $rc: $(head -c 300 "$WORK/fig.e"))" test "$rc" = 0
+expect "study-figures: order.md agrees with the runs" grep -q "order.md's counts: agree" "$WORK/fig"
+expect "study-figures: split.md agrees with the runs" \
+    grep -q "split.md's IA:Split and IA:Multi makespans: agree in every cell" "$WORK/fig"
+mkdir -p "$WORK/nostudy"
+python3 scripts/study-figures.py "$WORK/nostudy" >/dev/null 2>"$WORK/fig.e"; rc=$?
+expect "study-figures on a directory without runs.csv: exit 2 naming it (got $rc)" \
+    sh -c "test $rc = 2 && grep -q runs.csv '$WORK/fig.e'"
+
 finish
