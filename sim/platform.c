@@ -15,7 +15,7 @@
 double
 sim_platform_latency (const config_t *cfg, int node)
 {
-    return SIM_BASE_LATENCY + cfg->nodes[node].delay_ms / 1000 / cfg->platform.time_scale;
+    return cfg->nodes[node].delay_ms / 1000 / cfg->platform.time_scale;
 }
 
 /*  Node i's zone: its host, its children's zones, their links and the

@@ -27,10 +27,9 @@
 
 #include "overlay/config.h"
 
-/*  The one-way latency of every message besides the link's own delay
- *  (delay_ms), simulated seconds: what a message between two node
- *  processes of an emulated run takes on this machine's loopback. */
-#define SIM_BASE_LATENCY 1e-4
+/*  A message's latency is its link's delay_ms alone: nothing for the
+ *  loopback between an emulated run's processes, which delays no paced
+ *  transfer there (docs/simulate.md, "What is simulated", Latency). */
 
 /*  cfg may be the cores' view of a run with offered nodes (sim/join.c):
  *  a vacant child slot is a host and a link like a node's, idle until a

@@ -192,8 +192,10 @@ import json, sys
 r = json.load(open('$WORK/a-step/results.json'))
 n = {n['name']: n for n in r['nodes']}
 a = [a for a in r['actions'] if a['what'] == 'reclaim' and a['child'] == 'Lab3']
+# Lab3 gives back what it still holds unstarted when RECLAIM comes: at
+# least one task, at most the number the gate counted.
 sys.exit(not (len(a) == 1 and a[0]['node'] == 'Lab0' and a[0]['taken']
-              and n['Lab0']['reclaimed'] == n['Lab3']['returned'] == a[0]['tasks'] >= 1))"
+              and 1 <= n['Lab0']['reclaimed'] == n['Lab3']['returned'] <= a[0]['tasks']))"
 field "$WORK/a-step" 'r["bound"]' | sed 's/^/    bound: /'
 expect "adapting: the tree's bound went up by SUBTREE (agrees), the live one fell" \
     python3 -c "
