@@ -40,7 +40,6 @@ update_speed (node_t *self, double now)
                                   core_recv_bytes (self->parts.core), self->clock.send_bytes);
     if (since > 0)
         engine_set_speed_at (e, f * self->clock.load_factor, now - apply_s);
-    self->clock.interference = 1;
     engine_set_speed_at (e, self->clock.load_factor, now);
 }
 
@@ -161,7 +160,7 @@ void
 clock_start (node_t *self, double now)
 {
     self->clock.next_stats = now;
-    self->clock.interference = self->clock.load_factor = 1;
+    self->clock.load_factor = 1;
     self->clock.send_bytes = xcalloc (self->me->nchildren + 1, sizeof *self->clock.send_bytes);
 }
 

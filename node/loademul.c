@@ -10,8 +10,8 @@
  *  the task's start to its exact end (engine_task_span, the end as the
  *  speed in force says, exact once reached), and each background event
  *  sets the engine's speed dated back to its own moment
- *  (engine_set_speed_at). The speed is the interference factor
- *  (node/emulate.h, held in the clock) times the model's factor.
+ *  (engine_set_speed_at). The speed is the model's factor; the
+ *  transfers' interference is charged apart, dated back (node/clock.c).
  *
  *  The loop need not wake for the background's events at all: while a
  *  task runs, a copy of the model runs ahead to the task's end
@@ -62,8 +62,7 @@ loademul_start (node_t *self, double now, char *err, size_t errlen)
     if (!self->load.emul)
         return tf_error (err, errlen, "node \"%s\": load: %s", me->name, why);
     self->load.ahead.end = -1;
-    engine_set_speed (self->parts.engine,
-                      self->clock.interference * bgload_factor (self->load.emul));
+    engine_set_speed (self->parts.engine, bgload_factor (self->load.emul));
     return 0;
 }
 
@@ -104,8 +103,10 @@ loademul_follow (bgload_t *b, engine_t *engine, const loademul_clock_t *c, doubl
 static void
 follow (node_t *self, double now)
 {
-    loademul_clock_t c = {self->load.t0, self->cfg->platform.time_scale,
-                          self->clock.interference};
+    /*  The transfers' interference is charged apart, dated back
+     *  (node/clock.c): between its updates the engine runs at the
+     *  background's factor alone. */
+    loademul_clock_t c = {self->load.t0, self->cfg->platform.time_scale, 1};
     loademul_follow (self->load.emul, self->parts.engine, &c, now);
 }
 
@@ -119,20 +120,17 @@ loademul_factor (node_t *self, double now)
 }
 
 /*  The running task's end, wall time, with `left` units still to do: the
- *  model run ahead of now with the task computing (bgload_finish: the draws the model will make), at
- *  the interference in force. Kept while the task and the interference
- *  are the same: the model's future does not change. */
+ *  model run ahead of now with the task computing (bgload_finish: the
+ *  draws the model will make). Kept while the task is the same: the
+ *  model's future does not change. */
 static double
 task_end (node_t *self, double start, double left)
 {
-    if (self->load.ahead.end >= 0 && self->load.ahead.start == start
-        && self->load.ahead.interference == self->clock.interference)
+    if (self->load.ahead.end >= 0 && self->load.ahead.start == start)
         return self->load.ahead.end;
-    double rate = self->me->compute_rate * self->clock.interference;   /* per
-                                                       platform s of a CPU */
+    double rate = self->me->compute_rate;   /* per platform s of a CPU */
     double t = rate > 0 ? bgload_finish (self->load.emul, left / rate) : INFINITY;
     self->load.ahead.start = start;
-    self->load.ahead.interference = self->clock.interference;
     self->load.ahead.end = isfinite (t) ? wall_at (self, t) : INFINITY;
     return self->load.ahead.end;
 }

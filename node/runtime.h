@@ -160,10 +160,6 @@ typedef struct {
     double loop_lag, loop_lag_max;   /* seconds the event loop woke after
                                         it meant to: total, worst */
     double next_stats;       /* when STATS is due */
-    double interference;     /* emulated: the transfers' speed factor
-                                between updates, which the background
-                                load's multiplies: 1, since update_speed
-                                charges them dated back */
     double load_factor;      /* emulated: the background's (loadgen_factor);
                                 the engine runs at their product */
 } node_clock_t;
@@ -180,7 +176,6 @@ typedef struct {
     struct {                 /* loademul.c: the running task's end, as the
                                 model runs ahead (bgload_finish) */
         double start;        /* the task it is of (its start), */
-        double interference; /* at this interference factor */
         double end;          /* wall time; -1: none */
     } ahead;
 } node_load_t;
@@ -250,7 +245,7 @@ int loadgen_start (node_t *self, double now, char *err, size_t errlen);
 /*  Emulated: the factor the node's own compute runs at because of the
  *  background now, in (0, 1] (its share of the CPU, the CPU its
  *  communicating contenders cost, 1 / L), the model advanced to now;
- *  what the engine's speed multiplies the interference factor by. Real
+ *  the engine's speed between interference charges (node/clock.c). Real
  *  mode: 1 (the kernel shares the CPU). */
 double loadgen_factor (node_t *self, double now);
 
