@@ -17,7 +17,7 @@ cat >"$WORK/solo.json" <<'EOF'
   "name": "solo",
   "tasks": {"count": 100, "input_mb": 0.01, "units": 10},
   "policy": "fcfs",
-  "platform": {"mode": "emulated", "time_scale": 50},
+  "platform": {"mode": "emulated", "time_scale": 100},
   "tree": [{"name": "solo", "compute": 5}]
 }
 EOF

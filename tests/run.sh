@@ -8,9 +8,9 @@
 # scripts/install-deps.sh installs is missing fails instead of skipping
 # (tests/lib.sh's need_package).
 #
-# The unit binaries run one after another. The integration scripts run
-# TF_JOBS at a time (default 2, at most 8): most of their time is
-# emulated nodes waiting on their clocks, so two side by side take about
+# The unit binaries, then the integration scripts, run TF_JOBS at a time
+# (default 2, at most 8): most of their time is waiting (timers, the
+# disk, emulated nodes on their clocks), so two side by side take about
 # half the wall time. A script whose header has a line
 # "# Runs alone (tests/run.sh): REASON" (it measures rates, is CPU-bound
 # under valgrind, or changes the host's network) runs with no other
@@ -72,14 +72,18 @@ count () {
 # cpu_ticks PID: the CPU of shell PID and of the children it waited for.
 cpu_ticks () { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat"; }
 
-# run_script SCRIPT: run one integration script (in a subshell of its
-# own when run beside others), its output to $NOTES/NAME.log, its exit
-# status to NAME.rc and its timing to NAME.time.
+# run_script SCRIPT: run one integration script (or, ending in no .sh,
+# one unit test binary; in a subshell of its own when run beside others),
+# its output to $NOTES/NAME.log, its exit status to NAME.rc and its
+# timing to NAME.time.
 run_script () {
     local s=$1 me=$BASHPID name start c0 rc
     name=$(basename "$s" .sh)
     start=$SECONDS c0=$(cpu_ticks "$me")
-    TF_NOTES=$NOTES/$name bash "$s" >"$NOTES/$name.log" 2>&1
+    case "$s" in
+    *.sh) TF_NOTES=$NOTES/$name bash "$s" >"$NOTES/$name.log" 2>&1 ;;
+    *) "$s" >"$NOTES/$name.log" 2>&1 ;;
+    esac
     rc=$?
     echo "  ($name: $((SECONDS - start)) s, CPU $((($(cpu_ticks "$me") - c0) / $(getconf CLK_TCK))) s)" \
         >"$NOTES/$name.time"
@@ -104,13 +108,15 @@ reap_one () {
     running=("${still[@]}")
 }
 
+# The unit binaries JOBS at a time too (most of their time is waiting:
+# timers, a 1 GiB stream through the disk), each reported as it ends.
+running=()
 for t in "$@"; do
-    name=$(basename "$t")
-    echo "=== $name"
-    "$t"
-    rc=$?
-    count "$name" "$rc" /dev/null
+    while [ "${#running[@]}" -ge "$JOBS" ]; do reap_one; done
+    run_script "$t" &
+    running+=("$(basename "$t")")
 done
+while [ "${#running[@]}" -gt 0 ]; do reap_one; done
 if [ "$unit_only" = 0 ]; then
     if [ -n "${TF_IT:-}" ]; then
         scripts=()
