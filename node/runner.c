@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,25 +168,63 @@ fd_high (int fd)
     return high;
 }
 
+/*  The process's /dev/null, every command's stdin: opened once, kept
+ *  (close-on-exec), -1 with errno if it cannot be. */
+static int null_fd_value = -1, null_fd_errno;
+static pthread_once_t null_fd_once = PTHREAD_ONCE_INIT;
+
+static void
+null_fd_open (void)
+{
+    null_fd_value = fd_high (open ("/dev/null", O_RDONLY | O_CLOEXEC));
+    null_fd_errno = errno;
+}
+
+static int
+null_fd (void)
+{
+    pthread_once (&null_fd_once, null_fd_open);
+    errno = null_fd_errno;
+    return null_fd_value;
+}
+
+/*  Open an output file for a command, empty. A command worker reuses
+ *  its stdout and stderr files, and most commands leave them empty:
+ *  O_TRUNC would update the empty file's times, an inode write to the
+ *  file system's journal per file per command, so only a file with
+ *  something in it is truncated. */
+static int
+open_empty (const char *path, int flags)
+{
+    int fd = fd_high (open (path, flags | O_CREAT | O_CLOEXEC, 0644));
+    struct stat st;
+    if (fd >= 0 && (fstat (fd, &st) != 0 || (st.st_size > 0 && ftruncate (fd, 0) != 0))) {
+        int saved = errno;
+        close (fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
 /*  Open what the child gets: its cwd, stdin, stdout and stderr. */
 static int
 launch_open (launch_t *l, const runner_spec_t *spec, char *err, size_t errlen)
 {
-    const int out_flags = O_CREAT | O_TRUNC | O_CLOEXEC;
     l->wfd = fd_high (open (spec->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (l->wfd < 0)
         return tf_error (err, errlen, "workdir %s: %s", spec->workdir, strerror (errno));
-    l->nullfd = fd_high (open ("/dev/null", O_RDONLY | O_CLOEXEC));
+    l->nullfd = null_fd ();
     if (l->nullfd < 0)
         return tf_error (err, errlen, "/dev/null: %s", strerror (errno));
     /*  Read-write: the tail is read back from it after the exit. */
-    l->errfd = fd_high (open (spec->stderr_path, O_RDWR | out_flags, 0644));
+    l->errfd = open_empty (spec->stderr_path, O_RDWR);
     if (l->errfd < 0)
         return tf_error (err, errlen, "%s: %s", spec->stderr_path, strerror (errno));
     if (strcmp (spec->stdout_path, spec->stderr_path) == 0)
         l->outfd = fcntl (l->errfd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
     else
-        l->outfd = fd_high (open (spec->stdout_path, O_WRONLY | out_flags, 0644));
+        l->outfd = open_empty (spec->stdout_path, O_WRONLY);
     if (l->outfd < 0)
         return tf_error (err, errlen, "%s: %s", spec->stdout_path, strerror (errno));
     return 0;
@@ -194,7 +233,7 @@ launch_open (launch_t *l, const runner_spec_t *spec, char *err, size_t errlen)
 static void
 launch_free (launch_t *l)
 {
-    const int fds[] = {l->wfd, l->nullfd, l->outfd, l->errfd};
+    const int fds[] = {l->wfd, l->outfd, l->errfd};   /* nullfd is kept */
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)
             close (fds[i]);

@@ -313,6 +313,29 @@ sys.exit(1 if bad else 0)
 PY
 done
 
+# --- a worker reuses its stdout and stderr files: nothing carries over -------
+# One node, one slot: its worker alternates between its two work
+# directories, so c runs where a ran and d where b ran. What a and b
+# wrote must not appear in c's or d's outputs (c writes nothing at all,
+# so it gets no directory).
+cat >"$WORK/solo.json" <<'EOF2'
+{"name": "solo", "policy": "fcfs", "platform": {"mode": "real"},
+ "tree": [{"name": "root", "compute": 100, "slots": 1}]}
+EOF2
+cat >"$WORK/reuse.jsonl" <<'EOF2'
+{"id": "a", "sh": "echo aaaaaaaaaaaaaaaa; echo AAAAAAAAAAAAAAAA >&2"}
+{"id": "b", "sh": "echo bbbbbbbbbbbbbbbb; echo BBBBBBBBBBBBBBBB >&2"}
+{"id": "c", "argv": ["true"]}
+{"id": "d", "sh": "echo d"}
+EOF2
+"$TREEFARM" run "$WORK/solo.json" --quiet --out "$WORK/reuse" --tasks "$WORK/reuse.jsonl" \
+    >/dev/null 2>"$WORK/reuse.err"
+expect "reused output files: exit 0, every task once" tasks_exactly_once "$WORK/reuse" 4 commands
+expect "reused output files: each task has only its own stdout and stderr" sh -c "
+    [ ! -e '$WORK/reuse/tasks/c' ] && [ \"\$(cat '$WORK/reuse/tasks/d/stdout')\" = d ] &&
+    [ ! -e '$WORK/reuse/tasks/d/stderr' ] &&
+    [ \"\$(cat '$WORK/reuse/tasks/b/stderr')\" = BBBBBBBBBBBBBBBB ]"
+
 # --- a bad tasks file -------------------------------------------------------
 printf '{"id": "a", "sh": "true"}\n{"id": "b", "argv": "true"}\n' >"$WORK/bad.jsonl"
 "$TREEFARM" run "$CFG" --quiet --out "$WORK/bad" --tasks "$WORK/bad.jsonl" \
