@@ -149,12 +149,15 @@ feed (live_t *self, drift_t *d, live_what_t what, int child, double t, double v,
 }
 
 /*  One IR of the fit: a negative one is no estimate (an IR is a loss),
- *  it goes in as none. */
+ *  and neither is one without a standard error (NaN: the fit has no more
+ *  samples than parameters; negative: none that means anything). It
+ *  goes in as none: the floors alone must not judge a fit that cannot
+ *  say how far off it may be. */
 static void
 feed_ir (live_t *self, drift_t *d, live_what_t what, int child, double t, double v,
          double se)
 {
-    feed (self, d, what, child, t, v >= 0 ? v : NAN, se);
+    feed (self, d, what, child, t, v >= 0 && se >= 0 ? v : NAN, se);
 }
 
 static void

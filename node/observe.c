@@ -88,20 +88,30 @@ observe_idle (observe_t *self)
     self->idle_seen = 1;
 }
 
+void
+observe_ir (double b, double b_se, double c, double c_se, double *ir, double *ir_se)
+{
+    if (!(c > 0) || !isfinite (c) || !isfinite (b)) {
+        *ir = *ir_se = NAN;
+        return;
+    }
+    *ir = -b / c;
+    *ir_se = (fabs (b_se) + fabs (*ir) * fabs (c_se)) / c;
+}
+
 const observe_estimates_t *
 observe_estimates (observe_t *self)
 {
     int p = fit_solve (self->fit, self->coef, self->se);
-    double c = p > 0 ? self->coef[0] : NAN;
-    for (int i = 0; i < self->n; i++) {
-        self->ir_send[i] = p > 0 ? -self->coef[2 + i] / c : NAN;
-        self->ir_send_se[i] = p > 0 ? self->se[2 + i] / c : NAN;
-    }
+    double c = p > 0 ? self->coef[0] : NAN, c_se = p > 0 ? self->se[0] : NAN;
+    for (int i = 0; i < self->n; i++)
+        observe_ir (self->coef[2 + i], self->se[2 + i], c, c_se, &self->ir_send[i],
+                    &self->ir_send_se[i]);
+    double ir_recv, ir_recv_se;
+    observe_ir (self->coef[1], self->se[1], c, c_se, &ir_recv, &ir_recv_se);
     self->est = (observe_estimates_t){
-        .n = fit_count (self->fit), .ok = p > 0, .c = c,
-        .c_se = p > 0 ? self->se[0] : NAN,
-        .ir_recv = p > 0 ? -self->coef[1] / c : NAN,
-        .ir_recv_se = p > 0 ? self->se[1] / c : NAN,
+        .n = fit_count (self->fit), .ok = p > 0, .c = c, .c_se = c_se,
+        .ir_recv = ir_recv, .ir_recv_se = ir_recv_se,
         .ir_send = self->ir_send, .ir_send_se = self->ir_send_se,
     };
     return &self->est;

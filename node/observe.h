@@ -62,6 +62,18 @@ void observe_idle (observe_t *self);
 /*  Solve the fit now. */
 const observe_estimates_t *observe_estimates (observe_t *self);
 
+/*  One IR from the fit: the coefficient b of its transfer rate and the
+ *  intercept c (the compute rate with no transfer), with their standard
+ *  errors: IR = -b / c, and a standard error that counts c's own
+ *  uncertainty, (|se_b| + |IR| se_c) / c (the delta method's, its
+ *  covariance term bounded). NaN for both when c is not positive: the
+ *  fit could not place the intercept. That happens when the transfer
+ *  rates add up to about the same total in every sample (a parent whose
+ *  send port is always full): the intercept and a common shift of the
+ *  slopes trade off, and c can come out near 0 or below, where -b / c
+ *  (and an se divided by it) would be a confident nonsense. */
+void observe_ir (double b, double b_se, double c, double c_se, double *ir, double *ir_se);
+
 /*  Busy intervals in the fit so far (the estimates' n): they change only
  *  when this does. */
 long observe_count (const observe_t *self);

@@ -222,6 +222,32 @@ test_fit_irs_void_after_a_compute_change (void **state)
     live_destroy (&l);
 }
 
+/*  An IR the fit gives without a usable standard error (NaN, or
+ *  negative) is no estimate: far out of band many times over, it
+ *  declares nothing; the same value with one, twice, does. */
+static void
+test_an_ir_without_a_standard_error_says_nothing (void **state)
+{
+    (void) state;
+    live_t *l = make ();
+    double irs[2] = {1.4, NAN}, se[2] = {NAN, NAN};
+    int n;
+    for (int i = 0; i < 6; i++) {
+        se[0] = i % 2 ? NAN : -1.5;
+        live_fit (l, i, NAN, NAN, irs, se);
+        live_take (l, &n);
+        assert_int_equal (n, 0);
+    }
+    assert_near (live_ref (l, LIVE_IR_SEND, 0), 0.03, TOL);
+    se[0] = 0.01;
+    live_fit (l, 6, NAN, NAN, irs, se);
+    live_fit (l, 7, NAN, NAN, irs, se);
+    live_take (l, &n);
+    assert_int_equal (n, 1);
+    assert_near (live_ref (l, LIVE_IR_SEND, 0), 1.4, TOL);
+    live_destroy (&l);
+}
+
 int
 main (void)
 {
@@ -232,6 +258,7 @@ main (void)
         cmocka_unit_test (test_noisy_stationary_declares_nothing),
         cmocka_unit_test (test_ir_leaving_band_declared),
         cmocka_unit_test (test_fit_irs_void_after_a_compute_change),
+        cmocka_unit_test (test_an_ir_without_a_standard_error_says_nothing),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
