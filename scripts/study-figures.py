@@ -31,6 +31,7 @@ Exit status: 0; 1 when a cell lacks a complete run (named); 2 when DIR
 is not a directory or lacks a file it needs (named).
 """
 import argparse
+import functools
 import glob
 import importlib.util
 import json
@@ -38,6 +39,7 @@ import math
 import os
 import re
 import sys
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -186,62 +188,218 @@ def bwc_order(kids):
                                                            -k["link_mbps"], slot[k["name"]]))]
 
 
-def main():
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0],
-        epilog="Reads DIR's " + ", ".join(NEEDED) + " and rerun-*-runs.csv.")
-    ap.add_argument("dir", nargs="?", default="docs/study",
-                    help="the study's directory (default docs/study)")
-    a = ap.parse_args()
-    if not os.path.isdir(a.dir):
-        print("study-figures: %s: no such directory" % a.dir, file=sys.stderr)
-        return 2
-    for name in NEEDED:
-        if not os.path.isfile(os.path.join(a.dir, name)):
-            print("study-figures: %s: no such file (DIR must be a reference study's "
-                  "directory, as docs/study)" % os.path.join(a.dir, name), file=sys.stderr)
-            return 2
-    path = lambda name: os.path.join(a.dir, name)
-    study = json.load(open(path("study.json")))
-    wall = json.load(open(path("wall.json")))
-    root, kids = children(study["config"])
-    scale = study["time_scale"]
+# --- the loaded study -----------------------------------------------------
 
-    main_grid = load(path("runs.csv"))
-    rerun_paths = reruns(a.dir, both=False)
-    both_paths = reruns(a.dir, both=True)
-    grid, replaced = substitute(main_grid, [rerun_paths[c] for c in sorted(rerun_paths)])
-    both_main = load(path("order-both-runs.csv"))
-    both = dict(both_main)
-    for c in sorted(both_paths):        # study-order.py: a rerun ranking both replaces
-        both.update(load(both_paths[c]))
-    plain = load(path("no-endgame-runs.csv"))
-    allcells = sorted((float(z), float(w)) for z in study["send_mb"] for w in study["units"])
-    policies = sorted({k[2] for k in grid}, key=lambda p: list(NAMES).index(p)
-                      if p in NAMES else 99)
-    mk = lambda g, z, w, p: g[(z, w, p)]["makespan_s"]
-    gaps = []
-    for name, runs, pols in (("runs.csv with the reruns", grid, study["policies"]),
-                             ("order-both-runs.csv with the reruns", both,
-                              ("ia-single", "ia-multi", "ia-split")),
-                             ("no-endgame-runs.csv", plain, ("ia-multi", "ia-split"))):
-        lack = ["%s %s" % (cell(c), p) for c in allcells for p in pols
-                if (c[0], c[1], p) not in runs]
-        if lack:
-            gaps.append("%s lacks a complete run of %s" % (name, ", ".join(lack)))
-    if gaps:
-        print("study-figures: " + "; ".join(gaps), file=sys.stderr)
-        return 1
-    low_cells = lambda runs: sorted({k[:2] for k, r in runs.items()
-                                     if r["fidelity"] < FIDELITY_MIN})
+def mk(runs, z, w, p):
+    """The makespan of the run of policy p in cell (z, w) of runs."""
+    return runs[(z, w, p)]["makespan_s"]
 
-    print("# Figures of docs/study/README.md, from %s" % a.dir)
+
+def low_cells(runs):
+    """The cells of runs with a run below fidelity 0.90."""
+    return sorted({k[:2] for k, r in runs.items() if r["fidelity"] < FIDELITY_MIN})
+
+
+class Study:
+    """What main loads from DIR, and the figures more than one section uses.
+
+    study and wall are study.json and wall.json; root and kids the
+    platform's root and its children; scale the time scale. main_grid is
+    runs.csv as it is, grid the same with the reruns (rerun_paths) in place
+    of the cells replaced; both_main is order-both-runs.csv as it is, both
+    the same with its reruns (both_paths); plain is no-endgame-runs.csv.
+    allcells is every (z, w) of the study, policies runs.csv's policies in
+    NAMES' order. The properties below are computed when a section first
+    asks for them."""
+
+    def __init__(self, directory):
+        self.dir = directory
+        self.study = json.load(open(self.path("study.json")))
+        self.wall = json.load(open(self.path("wall.json")))
+        self.root, self.kids = children(self.study["config"])
+        self.scale = self.study["time_scale"]
+        self.main_grid = load(self.path("runs.csv"))
+        self.rerun_paths = reruns(directory, both=False)
+        self.both_paths = reruns(directory, both=True)
+        self.grid, self.replaced = substitute(
+            self.main_grid, [self.rerun_paths[c] for c in sorted(self.rerun_paths)])
+        self.both_main = load(self.path("order-both-runs.csv"))
+        self.both = dict(self.both_main)
+        for c in sorted(self.both_paths):   # study-order.py: a rerun ranking both replaces
+            self.both.update(load(self.both_paths[c]))
+        self.plain = load(self.path("no-endgame-runs.csv"))
+        self.allcells = sorted((float(z), float(w)) for z in self.study["send_mb"]
+                               for w in self.study["units"])
+        self.policies = sorted({k[2] for k in self.grid}, key=lambda p: list(NAMES).index(p)
+                               if p in NAMES else 99)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def gaps(self):
+        """A message for each of grid, both and plain that lacks a complete
+        run of a cell and policy it should have, naming them."""
+        gaps = []
+        for name, runs, pols in (("runs.csv with the reruns", self.grid,
+                                  self.study["policies"]),
+                                 ("order-both-runs.csv with the reruns", self.both,
+                                  ("ia-single", "ia-multi", "ia-split")),
+                                 ("no-endgame-runs.csv", self.plain, ("ia-multi", "ia-split"))):
+            lack = ["%s %s" % (cell(c), p) for c in self.allcells for p in pols
+                    if (c[0], c[1], p) not in runs]
+            if lack:
+                gaps.append("%s lacks a complete run of %s" % (name, ", ".join(lack)))
+        return gaps
+
+    def mb(self, c, p):
+        """The makespan of policy p in cell c: an IA policy's ranking both
+        (both), any other's from grid."""
+        return mk(self.both, c[0], c[1], p) if p in IA else mk(self.grid, c[0], c[1], p)
+
+    @property
+    def zmax(self):
+        return max(self.study["send_mb"])
+
+    @functools.cached_property
+    def best(self):
+        """{cell: the policy with the shortest makespan} (grid)."""
+        return {c: min(self.policies, key=lambda p: mk(self.grid, c[0], c[1], p))
+                for c in self.allcells}
+
+    @functools.cached_property
+    def kb(self):
+        return {k["name"]: k for k in self.kids}
+
+    @functools.cached_property
+    def alone_o(self):
+        """The IA order ranking alone (ir_send_alone)."""
+        return ia_order(self.root, self.kids, lambda k: k.get("ir_send_alone", k["ir_send"]))
+
+    @functools.cached_property
+    def both_o(self):
+        """The IA order ranking both (ir_send)."""
+        return ia_order(self.root, self.kids, lambda k: k["ir_send"])
+
+    @functools.cached_property
+    def tenn(self):
+        """The child with the slowest link."""
+        return min(self.kids, key=lambda k: k["link_mbps"])
+
+    @functools.cached_property
+    def verdict(self):
+        """study-order.py's single-port verdict per cell, ranking alone."""
+        return {c: order.single_verdict({p: mk(self.grid, c[0], c[1], p) for p in order.SINGLE})
+                for c in self.allcells}
+
+    @functools.cached_property
+    def verdict_b(self):
+        """study-order.py's single-port verdict per cell, ranking both."""
+        return {c: order.single_verdict({p: self.mb(c, p) for p in order.SINGLE})
+                for c in self.allcells}
+
+    @functools.cached_property
+    def behind_b(self):
+        """{cell: IA:Single ranking both / BWC} where IA:Single ranking both is not best."""
+        return {c: mk(self.both, c[0], c[1], "ia-single") / mk(self.grid, c[0], c[1], "bwc")
+                for c, v in self.verdict_b.items() if "IA:Single not best" in v}
+
+    @functools.cached_property
+    def mv(self):
+        """study-order.py's multi-port verdict per cell, ranking alone."""
+        return {c: order.multi_verdict({p: mk(self.grid, c[0], c[1], p)
+                                        for p in order.PUBLISHED}, *c)
+                for c in self.allcells}
+
+    @functools.cached_property
+    def mvb(self):
+        """study-order.py's multi-port verdict per cell, ranking both."""
+        return {c: order.multi_verdict({p: self.mb(c, p) for p in order.PUBLISHED}, *c)
+                for c in self.allcells}
+
+    @functools.cached_property
+    def tail_tasks(self):
+        """The number of tasks in the tail (study-split.py's TAIL_FRACTION)."""
+        return math.ceil(self.study["tasks"] * split.TAIL_FRACTION)
+
+    @functools.cached_property
+    def split_figs(self):
+        """split_targets' figures."""
+        return split_targets(self)
+
+
+def slow_links(path):
+    """{cell: split.md's "slow link in use", True, False or None}."""
+    slow_md = {}
+    for row in md_table(path):
+        try:
+            slow_md[(float(row["Z MB"]), float(row["w"]))] = {
+                "yes": True, "no": False}.get(row.get("slow link in use"))
+        except (KeyError, ValueError):
+            pass
+    return slow_md
+
+
+def split_targets(st):
+    """study-split.py's per-cell figures and targets, on the same data (grid,
+    plain, split.md's column): IA:Split / IA:Multi (rm) and / the best other
+    policy (rb), IA:Split's steady-state and whole-run efficiency, the cells
+    where a policy reaches 90% of its bound (applies) and where IA:Multi
+    without the end-game used a slow link (slow_cells), the tail's pace,
+    the tails (IA:Split, IA:Multi, IA:Multi without the end-game) and the
+    cells each target misses."""
+    grid, plain, tail_tasks = st.grid, st.plain, st.tail_tasks
+    slow_md = slow_links(st.path("split.md"))
+    rm, rb, steady, ef, miss = {}, {}, {}, {}, {k: [] for k in
+                                                ("multi", "best", "steady", "tail", "faster",
+                                                 "excess")}
+    applies, slow_cells, pace, info = [], [], {}, {}
+    for c in st.allcells:
+        z, w = c
+        s, m = grid.get((z, w, "ia-split")), grid.get((z, w, "ia-multi"))
+        pm = plain.get((z, w, "ia-multi"))
+        if not s or not m:
+            continue
+        othr = [r for (a_, b_, p), r in grid.items() if (a_, b_) == c and p != "ia-split"]
+        bo_ = min(othr, key=lambda r: r["makespan_s"])
+        if any(r["efficiency"] >= 0.90 for (a_, b_, _), r in grid.items() if (a_, b_) == c):
+            applies.append(c)
+        rm[c] = s["makespan_s"] / m["makespan_s"]
+        rb[c] = s["makespan_s"] / bo_["makespan_s"]
+        steady[c], ef[c] = s["steady_efficiency"], s["efficiency"]
+        if rm[c] > 1.01:
+            miss["multi"].append(c)
+        if c in applies and rb[c] > 1.02:
+            miss["best"].append(c)
+        if split.cell_reliable(grid, z, w) and (steady[c] or 0) < 0.97:
+            miss["steady"].append(c)
+        pace[c] = tail_tasks / s["bound"] if s["bound"] else None
+        info[c] = (s["tail_s"], m["tail_s"], pm["tail_s"] if pm else None)
+        if slow_md.get(c) and pm:
+            slow_cells.append(c)
+            if s["tail_s"] is None or s["tail_s"] > 0.5 * pm["tail_s"]:
+                miss["tail"].append(c)
+                if pace[c] and 0.5 * pm["tail_s"] < pace[c]:
+                    miss["faster"].append(c)
+            if pace[c] and s["tail_s"] - pace[c] > max(0.0, 0.5 * (pm["tail_s"] - pace[c])):
+                miss["excess"].append(c)
+    return types.SimpleNamespace(rm=rm, rb=rb, steady=steady, ef=ef, miss=miss,
+                                 applies=applies, slow_cells=slow_cells, pace=pace, info=info)
+
+
+# --- the report: one function per section, in the README's order -----------
+
+def section_title(st):
+    """The report's title and which cells the reruns replace."""
+    print("# Figures of docs/study/README.md, from %s" % st.dir)
     print()
     print("Main grid: runs.csv at time scale %g; with the reruns in place of %s "
           "(from rerun-Z-W-runs.csv) wherever the README's discussion uses them."
-          % (scale, cells(replaced)))
+          % (st.scale, cells(st.replaced)))
 
-    # ---------------------------------------------------------------------
+
+def section_cost(st):
+    """What a run costs at the main grid's time scale: its own runs, no reruns."""
+    main_grid, root, scale = st.main_grid, st.root, st.scale
     head("## Time scale and fidelity: what a run costs at s = %g (runs.csv, no reruns)" % scale)
     r = main_grid.get((2.0, 5.0, "ia-multi"))
     if r:
@@ -255,7 +413,7 @@ def main():
         out("RootComputes at 10 MB and 11 units: wall time / makespan",
             "%.1f s / %.1f s (count x w / C_root = %.1f s)" % (
                 r["wall_s"], r["makespan_s"],
-                study["tasks"] * 11 / root["compute"]))
+                st.study["tasks"] * 11 / root["compute"]))
     rc = [r for k, r in main_grid.items() if k[2] == BASELINE]
     out("RootComputes alone over the %d cells: platform time / wall time" % len(rc),
         "%.0f s / %.0f s = %.1f min (platform / %g = %.1f min)" % (
@@ -263,7 +421,11 @@ def main():
             sum(r["wall_s"] for r in rc) / 60, scale,
             sum(r["makespan_s"] for r in rc) / scale / 60))
 
-    # ---------------------------------------------------------------------
+
+def section_size(st):
+    """The study's size, wall time and platform time."""
+    study, wall, main_grid = st.study, st.wall, st.main_grid
+    both_main, plain = st.both_main, st.plain
     head("## The reference study: fork7, the published grid")
     n_s, n_w, n_p = len(study["send_mb"]), len(study["units"]), len(study["policies"])
     out("send sizes x compute sizes x policies x tasks, one run per cell",
@@ -284,12 +446,16 @@ def main():
         "order-both; no-endgame", "%s; %s; %s" % (ratio(main_grid), ratio(both_main),
                                                    ratio(plain)))
     rr = {}
-    for c, p in list(rerun_paths.items()) + list(both_paths.items()):
+    for c, p in list(st.rerun_paths.items()) + list(st.both_paths.items()):
         rr.update({(p,) + k: v for k, v in load(p).items()})
     out("... every rerun (rerun-*-runs.csv; wall.json rerun_time_scale %s)"
         % wall.get("rerun_time_scale", "-"), ratio(rr))
 
-    # ---------------------------------------------------------------------
+
+def section_fidelity(st):
+    """The cells run below fidelity 0.90, and their reruns."""
+    main_grid, grid, both, plain = st.main_grid, st.grid, st.both, st.plain
+    wall, replaced, both_paths, root, kids = st.wall, st.replaced, st.both_paths, st.root, st.kids
     head("### Fidelity of the runs")
     lows = low_cells(main_grid)
     out("cells of the main grid with a run below %.2f (%d)" % (FIDELITY_MIN, len(lows)),
@@ -300,10 +466,10 @@ def main():
     out("all of them run again at time scale %s, every policy" % wall.get("rerun_time_scale"),
         "%s (rerun-Z-W-runs.csv for %s; cells replaced: %s)" % (
             "yes" if set(lows) <= replaced else "NO: not rerun " + cells(set(lows) - replaced),
-            cells(rerun_paths), cells(replaced)))
+            cells(st.rerun_paths), cells(replaced)))
     fr = [grid[k]["fidelity"] for k in grid if k[:2] in replaced]
     out("every run of the reruns at or above", "%.3f" % min(fr) if fr else "-")
-    blows = low_cells(both_main)
+    blows = low_cells(st.both_main)
     out("cells of the runs ranking both below %.2f (%d)" % (FIDELITY_MIN, len(blows)),
         cells(blows) + "; of them not among the main grid's: " + cells(set(blows) - set(lows)))
     union = set(blows) | set(lows)
@@ -321,18 +487,20 @@ def main():
     out("... but no-endgame-runs.csv (never rerun) has runs below %.2f" % FIDELITY_MIN,
         "; ".join("%s %s at %.4f" % (cell(k[:2]), NAMES[k[2]], f) for k, f in pl) or "none")
     t1 = 1 / root["compute"]
-    out("a 1-unit task's compute on the root (1 / C_root); in wall time at s = %g" % scale,
+    out("a 1-unit task's compute on the root (1 / C_root); in wall time at s = %g" % st.scale,
         "%.3f s; %.2f ms (on the fastest child, %s: %.3f s)" % (
-            t1, 1000 * t1 / scale, max(kids, key=lambda k: k["compute"])["name"],
+            t1, 1000 * t1 / st.scale, max(kids, key=lambda k: k["compute"])["name"],
             1 / max(k["compute"] for k in kids)))
     out("1-unit cells among the main grid's flagged ones",
-        cells(c for c in lows if c[1] == min(study["units"])))
+        cells(c for c in lows if c[1] == min(st.study["units"])))
 
-    # ---------------------------------------------------------------------
+
+def section_multi_port(st):
+    """Finding 1: how often IA:Multi and IA:Split are best or within 2%, and
+    the IA order's part in it."""
+    grid, policies, allcells, best = st.grid, st.policies, st.allcells, st.best
     head("### What the published study found, and what we find")
     print("(the main grid with the reruns; every policy; 'best' = shortest makespan)")
-    best = {c: min(policies, key=lambda p: mk(grid, c[0], c[1], p)) for c in allcells}
-
     head("#### 1. The multi-port policies are best, or within 2% of it, in every cell")
     wins = {}
     for c, p in best.items():
@@ -363,9 +531,7 @@ def main():
             out("IA:Multi's miss %s" % cell(c), ", ".join(
                 "%.2f%% behind %s" % (behind(m, mk(grid, z, w, p)), NAMES[p]) for p in
                 sorted(ahead, key=lambda p: mk(grid, z, w, p))))
-    kb = {k["name"]: k for k in kids}
-    alone_o = ia_order(root, kids, lambda k: k.get("ir_send_alone", k["ir_send"]))
-    both_o = ia_order(root, kids, lambda k: k["ir_send"])
+    kids, kb, alone_o = st.kids, st.kb, st.alone_o
     fastest = max(kids, key=lambda k: k["compute"])["name"]
     out("the fastest computer; its place ranking alone",
         "%s (%.2f units/s); %d of %d (%s)" % (fastest, kb[fastest]["compute"],
@@ -374,17 +540,21 @@ def main():
     third = sorted(kids, key=lambda k: k["ir_send"])[2]["ir_send"]
     out("ranking both, the third-lowest IR_s (ir_send) belongs to",
         "%s (%.4f)" % (" and ".join(k["name"] for k in kids if k["ir_send"] == third), third))
-    if (2.0, 5.0, "ia-multi") in both:
+    if (2.0, 5.0, "ia-multi") in st.both:
         out("at 2 MB and 5 units IA:Multi ranking both finished in X s against Y (alone)",
-            "%.1f against %.1f" % (mk(both, 2.0, 5.0, "ia-multi"), mk(grid, 2.0, 5.0, "ia-multi")))
+            "%.1f against %.1f" % (mk(st.both, 2.0, 5.0, "ia-multi"),
+                                   mk(grid, 2.0, 5.0, "ia-multi")))
     out("differences under about 2% are noise (study-order.py TOL)", "%.2f" % TOL)
 
+
+def section_one_unit(st):
+    """Finding 2: the 1-unit cells, where the root alone is hard to beat."""
+    study, grid, root, kids = st.study, st.grid, st.root, st.kids
     head("#### 2. The 1-unit cells: agreement in substance")
-    zmax, wmin = max(study["send_mb"]), min(study["units"])
-    z, w = zmax, wmin
+    z, w = st.zmax, min(study["units"])
     rcm = mk(grid, z, w, BASELINE)
     norm = lambda p, z=z, w=w: mk(grid, z, w, p) / mk(grid, z, w, BASELINE)
-    out("winner at %s" % cell((z, w)), NAMES[best[(z, w)]])
+    out("winner at %s" % cell((z, w)), NAMES[st.best[(z, w)]])
     iav = [norm(p) for p in IA]
     out("every IA policy within X%% of RootComputes at %s (normalized)" % cell((z, w)),
         "%.2f%% (%s: %s)" % (100 * (max(iav) - 1), span(iav, "%.3f"),
@@ -414,15 +584,16 @@ def main():
             100 * (norm("fcfs", z, w) - 1), 100 * (norm("bwc", z, w) - 1),
             100 * (norm("comprate", z, w) - 1)))
 
+
+def section_single_port(st):
+    """Finding 3: the published single-port ranking, and IA:Single against
+    the best single-port policy."""
+    grid, allcells = st.grid, st.allcells
     head("#### 3. The single-port policies: as published, but where CompRate is worst")
-    verdict = {c: order.single_verdict({p: mk(grid, c[0], c[1], p) for p in order.SINGLE})
-               for c in allcells}
-    mb = lambda c, p: mk(both, c[0], c[1], p) if p in IA else mk(grid, c[0], c[1], p)
-    verdict_b = {c: order.single_verdict({p: mb(c, p) for p in order.SINGLE}) for c in allcells}
     out("ranking alone, the published ranking holds in N of the %d cells (study-order.py)"
         % len(allcells), "%d; not in %s" % (
-            sum(not v for v in verdict.values()),
-            "; ".join("%s (%s)" % (cell(c), v) for c, v in sorted(verdict.items()) if v)))
+            sum(not v for v in st.verdict.values()),
+            "; ".join("%s (%s)" % (cell(c), v) for c, v in sorted(st.verdict.items()) if v)))
     bsp = {c: min(SINGLE_PORT, key=lambda p: mk(grid, c[0], c[1], p)) for c in allcells}
     r_sp = {c: mk(grid, c[0], c[1], "ia-single") / mk(grid, c[0], c[1], bsp[c])
             for c in allcells}
@@ -452,6 +623,12 @@ def main():
                 "%.2f%% behind %s; BWC %.2f%% behind %s" % (
                     behind(mk(grid, z, w, "ia-single"), mk(grid, z, w, bsp[c])), NAMES[bsp[c]],
                     behind(mk(grid, z, w, "bwc"), mk(grid, z, w, bsp[c])), NAMES[bsp[c]]))
+
+
+def section_single_port_worst(st):
+    """Finding 3, continued: BWC against IA:Single, the worst policy per cell,
+    and the ranking with the IA policies ranking both."""
+    grid, allcells, verdict, verdict_b = st.grid, st.allcells, st.verdict, st.verdict_b
     bw = {c: mk(grid, c[0], c[1], "bwc") / mk(grid, c[0], c[1], "ia-single") for c in allcells}
     worst_bw = max(bw, key=bw.get)
     rest = {c: v for c, v in bw.items() if c != worst_bw}
@@ -460,7 +637,7 @@ def main():
         "X = %.2f%% (%s); Y = %.1f%%" % (100 * (max(rest.values()) - 1),
                                         cell(max(rest, key=rest.get)),
                                         100 * (bw[worst_bw] - 1)))
-    nonbase = [p for p in policies if p != BASELINE]
+    nonbase = [p for p in st.policies if p != BASELINE]
     worst = {c: max(nonbase, key=lambda p: mk(grid, c[0], c[1], p)) for c in allcells}
     wc = {}
     for c, p in worst.items():
@@ -475,37 +652,43 @@ def main():
         "%d; IA:Single not best in %s" % (
             sum(not v for v in verdict_b.values()),
             cells(c for c, v in verdict_b.items() if "IA:Single not best" in v)))
-    behind_b = {c: mk(both, c[0], c[1], "ia-single") / mk(grid, c[0], c[1], "bwc")
-                for c, v in verdict_b.items() if "IA:Single not best" in v}
-    for zz in sorted(study["send_mb"]):
+    behind_b = st.behind_b
+    for zz in sorted(st.study["send_mb"]):
         sel = {c: v for c, v in behind_b.items() if c[0] == zz}
         if sel:
             out("IA:Single ranking both / BWC at %g MB (w = %s)" % (
                 zz, ", ".join("%g" % c[1] for c in sorted(sel))),
                 "%s times (%s)" % (span(sel.values(), "%.3f"),
                                     ", ".join("%.3f" % sel[c] for c in sorted(sel))))
-    lo = {c: v for c, v in behind_b.items() if c[0] < zmax}
-    out("IA:Single ranking both / BWC, range below %g MB" % zmax,
+    lo = {c: v for c, v in behind_b.items() if c[0] < st.zmax}
+    out("IA:Single ranking both / BWC, range below %g MB" % st.zmax,
         span(lo.values(), "%.2f") + " times")
 
-    # ---------------------------------------------------------------------
+
+def section_efficiency(st):
+    """Each policy's efficiency against its own port model's bound."""
+    grid, allcells = st.grid, st.allcells
     head("#### Efficiency against the bound")
     print("(each policy over the %d cells, against its own port model's bound, with the "
           "reruns)" % len(allcells))
     print()
-    for p in policies:
+    for p in st.policies:
         e = [grid[(c[0], c[1], p)]["efficiency"] for c in allcells]
         out(NAMES[p], "%s%% (lowest %s, highest %s)" % (
             span((100 * x for x in e)),
             cell(allcells[e.index(min(e))]), cell(allcells[e.index(max(e))])))
-    r = main_grid.get((10.0, 11.0, BASELINE))
+    r = st.main_grid.get((10.0, 11.0, BASELINE))
     if r:
         out("(Normalization, the main grid: RootComputes at (10 MB, 11 units))",
             pct(r["efficiency"]))
 
-    # ---------------------------------------------------------------------
+
+def section_ia_order(st):
+    """The IA order ranking both and alone, and the cells where ranking both
+    IA:Single is not best."""
+    grid, both, kids, kb, tenn = st.grid, st.both, st.kids, st.kb, st.tenn
+    both_o, alone_o, behind_b = st.both_o, st.alone_o, st.behind_b
     head("### The IA order")
-    tenn = min(kids, key=lambda k: k["link_mbps"])
     out("ranked both (ir_send): the order, with the tie-break (B_r (1 - IR_s Z C), slot)",
         ", ".join("%s (%.4f)" % (n, kb[n]["ir_send"]) for n in both_o))
     tied = [k["name"] for k in kids if k["ir_send"] == tenn["ir_send"] and k is not tenn]
@@ -516,7 +699,7 @@ def main():
             ", ".join(tied) or "nobody", tenn["ir_send"], kb["Lab3"]["ir_send"]))
     out("%s's %.1f MB/s link holds the single port per task" % (tenn["name"], tenn["link_mbps"]),
         ", ".join("%g s per %g MB" % (zz / tenn["link_mbps"], zz)
-                  for zz in sorted(study["send_mb"])))
+                  for zz in sorted(st.study["send_mb"])))
     print()
     print("The table: the cells where ranking both, IA:Single is not best (study-order.py)")
     print()
@@ -542,25 +725,27 @@ def main():
             span(ab.values(), "%.4f"), 100 * (max(ab.values()) - 1),
             100 * (1 - min(ab.values())), cell(min(ab, key=ab.get))))
     out("the single-port ranking holds, ranking alone; ranking both",
-        "%d; %d cells" % (sum(not v for v in verdict.values()),
-                          sum(not v for v in verdict_b.values())))
-    others = [c for c in allcells if c not in behind_b]
+        "%d; %d cells" % (sum(not v for v in st.verdict.values()),
+                          sum(not v for v in st.verdict_b.values())))
+
+
+def section_ia_order_effects(st):
+    """The IA order, continued: what ranking both changes elsewhere."""
+    grid, both, allcells, root, kids = st.grid, st.both, st.allcells, st.root, st.kids
+    tenn, mv, mvb = st.tenn, st.mv, st.mvb
+    others = [c for c in allcells if c not in st.behind_b]
     tex = [c for c in allcells if tenn["name"] in excluded(root, kids, *c)]
     tcost = lambda c: tenn["ir_send"] * c[0] * root["compute"] / c[1]
     out("the other %d cells; those where %s is excluded (IR_s Z C >= 1)" % (
         len(others), tenn["name"]), "%s; %s" % (cells(others), cells(tex)))
-    out("... %s's IR_s Z C at %g MB for w <= 3 and at 5 MB for w = 1" % (tenn["name"], zmax),
+    out("... %s's IR_s Z C at %g MB for w <= 3 and at 5 MB for w = 1" % (tenn["name"], st.zmax),
         ", ".join("%s %.4f" % (cell(c), tcost(c)) for c in allcells
-                  if (c[0] == zmax and c[1] <= 3) or c == (5.0, 1.0)))
+                  if (c[0] == st.zmax and c[1] <= 3) or c == (5.0, 1.0)))
     d = {c: max(mk(both, c[0], c[1], "ia-single") / mk(grid, c[0], c[1], "ia-single"),
                 mk(grid, c[0], c[1], "ia-single") / mk(both, c[0], c[1], "ia-single")) - 1
          for c in others}
     out("... IA:Single's two orders finish within X% of each other there",
         "%.2f%% (%s)" % (100 * max(d.values()), cell(max(d, key=d.get))))
-    mv = {c: order.multi_verdict({p: mk(grid, c[0], c[1], p) for p in order.PUBLISHED}, *c)
-          for c in allcells}
-    mvb = {c: order.multi_verdict({p: mb(c, p) for p in order.PUBLISHED}, *c)
-           for c in allcells}
     out("IA:Multi best of the published policies or within 2% (RootComputes at (10 MB, 1)): "
         "ranking alone; both", "%d; %d cells (alone misses: %s)" % (
             sum(not v for v in mv.values()), sum(not v for v in mvb.values()),
@@ -574,7 +759,7 @@ def main():
     out("... within X% elsewhere", "%.2f%% (%s)" % (
         100 * max(abs(g) for g in rest.values()), cell(max(rest, key=lambda c: abs(rest[c])))))
     out("Lab3's appetite, C_Lab3 / w (tasks/s) at w = 5, 7, 11",
-        ", ".join("%.2f" % (kb["Lab3"]["compute"] / ww) for ww in (5, 7, 11)))
+        ", ".join("%.2f" % (st.kb["Lab3"]["compute"] / ww) for ww in (5, 7, 11)))
     sd = {c: max(mk(both, c[0], c[1], "ia-split") / mk(grid, c[0], c[1], "ia-split"),
                  mk(grid, c[0], c[1], "ia-split") / mk(both, c[0], c[1], "ia-split")) - 1
           for c in allcells}
@@ -584,69 +769,32 @@ def main():
         "%s %s" % (cell(c), ", ".join(excluded(root, kids, *c)))
         for c in allcells if excluded(root, kids, *c)))
 
-    # ---------------------------------------------------------------------
+
+def section_split(st):
+    """IA:Split and the end-game: study-split.py's targets, met or missed."""
+    allcells, tail_tasks = st.allcells, st.tail_tasks
     head("### IA:Split and the end-game")
-    tail_tasks = math.ceil(study["tasks"] * split.TAIL_FRACTION)
     out("the tail: the last X% of the tasks", "%g%%, %d of %d" % (
-        100 * split.TAIL_FRACTION, tail_tasks, study["tasks"]))
-    slow_md = {}
-    for row in md_table(path("split.md")):
-        try:
-            slow_md[(float(row["Z MB"]), float(row["w"]))] = {
-                "yes": True, "no": False}.get(row.get("slow link in use"))
-        except (KeyError, ValueError):
-            pass
-    rel = [c for c in allcells if split.cell_reliable(grid, *c)]
+        100 * split.TAIL_FRACTION, tail_tasks, st.study["tasks"]))
+    rel = [c for c in allcells if split.cell_reliable(st.grid, *c)]
     out("all reliable once rerun", "%d of %d cells" % (len(rel), len(allcells)))
-    # study-split.py's per-cell figures and targets, on the same data.
-    rm, rb, st, ef, miss = {}, {}, {}, {}, {k: [] for k in
-                                            ("multi", "best", "steady", "tail", "faster",
-                                             "excess")}
-    applies, slow_cells, pace, info = [], [], {}, {}
-    for c in allcells:
-        z, w = c
-        s, m = grid.get((z, w, "ia-split")), grid.get((z, w, "ia-multi"))
-        pm = plain.get((z, w, "ia-multi"))
-        if not s or not m:
-            continue
-        othr = [r for (a_, b_, p), r in grid.items() if (a_, b_) == c and p != "ia-split"]
-        bo_ = min(othr, key=lambda r: r["makespan_s"])
-        if any(r["efficiency"] >= 0.90 for (a_, b_, _), r in grid.items() if (a_, b_) == c):
-            applies.append(c)
-        rm[c] = s["makespan_s"] / m["makespan_s"]
-        rb[c] = s["makespan_s"] / bo_["makespan_s"]
-        st[c], ef[c] = s["steady_efficiency"], s["efficiency"]
-        if rm[c] > 1.01:
-            miss["multi"].append(c)
-        if c in applies and rb[c] > 1.02:
-            miss["best"].append(c)
-        if split.cell_reliable(grid, z, w) and (st[c] or 0) < 0.97:
-            miss["steady"].append(c)
-        pace[c] = tail_tasks / s["bound"] if s["bound"] else None
-        info[c] = (s["tail_s"], m["tail_s"], pm["tail_s"] if pm else None)
-        if slow_md.get(c) and pm:
-            slow_cells.append(c)
-            if s["tail_s"] is None or s["tail_s"] > 0.5 * pm["tail_s"]:
-                miss["tail"].append(c)
-                if pace[c] and 0.5 * pm["tail_s"] < pace[c]:
-                    miss["faster"].append(c)
-            if pace[c] and s["tail_s"] - pace[c] > max(0.0, 0.5 * (pm["tail_s"] - pace[c])):
-                miss["excess"].append(c)
+    f = st.split_figs
+    miss = f.miss
     out("IA:Split <= IA:Multi x 1.01 in every cell; the ratio",
         "%s; %s" % ("met" if not miss["multi"] else "missed in " + cells(miss["multi"]),
-                    span(rm.values(), "%.3f")))
+                    span(f.rm.values(), "%.3f")))
     out("IA:Split <= the best other x 1.02 where a policy reaches 90%% of its bound (%d "
-        "cells); the ratio" % len(applies),
+        "cells); the ratio" % len(f.applies),
         "%s; %s" % ("met" if not miss["best"] else "missed in " + cells(miss["best"]),
-                    span((rb[c] for c in applies), "%.3f")))
+                    span((f.rb[c] for c in f.applies), "%.3f")))
     out("steady-state efficiency >= 97%; IA:Split steady; whole run",
         "%s; %s%%; %s%%" % ("met" if not miss["steady"] else "missed in " + cells(miss["steady"]),
-                            span(100 * x for x in st.values()),
-                            span(100 * x for x in ef.values())))
+                            span(100 * x for x in f.steady.values()),
+                            span(100 * x for x in f.ef.values())))
     out("IA:Multi without the end-game sent a link under %g MB/s a task (split.md's column, "
         "from results.json)" % split.SLOW_LINK_MBPS,
-        "%d cells: %s" % (len(slow_cells), cells(slow_cells)))
-    met = [c for c in slow_cells if c not in miss["tail"]]
+        "%d cells: %s" % (len(f.slow_cells), cells(f.slow_cells)))
+    met = [c for c in f.slow_cells if c not in miss["tail"]]
     out("tail with the end-game <= half IA:Multi's without it: met in N", "%d: %s" % (
         len(met), cells(met)))
     out("... not met in N", "%d: %s" % (len(miss["tail"]), cells(miss["tail"])))
@@ -654,13 +802,19 @@ def main():
         "%d: %s" % (len(miss["faster"]), cells(miss["faster"])))
     for c in miss["tail"]:
         if c not in miss["faster"]:
-            ts, _, tpm = info[c]
+            ts, _, tpm = f.info[c]
             out("... the other, %s: IA:Split's tail; the target (half IA:Multi's without the "
                 "end-game); the pace" % cell(c),
-                "%.1f s; %.2f s; %.1f s" % (ts, 0.5 * tpm, pace[c]))
+                "%.1f s; %.2f s; %.1f s" % (ts, 0.5 * tpm, f.pace[c]))
     out("the excess over the pace with the end-game <= half IA:Multi's without it (or none)",
         "every such cell" if not miss["excess"] else "missed in " + cells(miss["excess"]))
-    sel = [c for c in allcells if c[0] == zmax and c[1] >= 5]
+
+
+def section_split_largest(st):
+    """IA:Split and the end-game, continued: the tails at the largest tasks."""
+    zmax, tenn, f = st.zmax, st.tenn, st.split_figs
+    info, pace = f.info, f.pace
+    sel = [c for c in st.allcells if c[0] == zmax and c[1] >= 5]
     out("at %g MB for w >= 5 (%s): IA:Multi's tail without the end-game" % (
         zmax, ", ".join("%g" % c[1] for c in sel)),
         "%s s (%s)" % (span(info[c][2] for c in sel),
@@ -675,28 +829,34 @@ def main():
         "yes" if all(info[c][1] <= pace[c] for c in sel) else "NO"))
     out("... (IA:Split's tail there, for comparison)", "%s s" % span(info[c][0] for c in sel))
     out("the split's steady state, every cell", "%s%% of the bound" %
-        span(100 * x for x in st.values()))
+        span(100 * x for x in f.steady.values()))
 
-    # ---------------------------------------------------------------------
+
+def section_caveats(st):
+    """The wall times the caveats quote."""
+    wall = st.wall
     head("### Caveats")
     out("the main grid under 30 minutes", "%.1f min" % (wall["wall_s"] / 60))
     tot = sum(wall.get(k, 0) for k in ("wall_s", "order_wall_s", "split_wall_s"))
     out("the whole of make study with the reruns (wall.json: wall_s + order_wall_s + "
         "split_wall_s)", "%d s = %.0f min" % (tot, tot / 60))
 
-    # ---------------------------------------------------------------------
+
+def section_consistency(st):
+    """Whether order.md's counts and split.md's makespans agree with these data."""
+    grid, allcells, verdict, verdict_b = st.grid, st.allcells, st.verdict, st.verdict_b
     head("## Consistency with order.md and split.md")
-    text = open(path("order.md")).read()
+    text = open(st.path("order.md")).read()
     want = ("the single-port ranking holds in %d of %d cells ranking alone, %d ranking both"
             % (sum(not v for v in verdict.values()), len(allcells),
                sum(not v for v in verdict_b.values())))
     want2 = ("the multi-port outcome holds in %d of %d cells ranking alone, %d ranking both"
-             % (sum(not v for v in mv.values()), len(allcells),
-                sum(not v for v in mvb.values())))
+             % (sum(not v for v in st.mv.values()), len(allcells),
+                sum(not v for v in st.mvb.values())))
     out("order.md's counts", "agree" if want in text and want2 in text
         else "DIFFER (these data: %s; %s)" % (want, want2))
     bad = []
-    for row in md_table(path("split.md")):
+    for row in md_table(st.path("split.md")):
         try:
             c = (float(row["Z MB"]), float(row["w"]))
             got = (float(row["IA:Split s"]), float(row["IA:Multi s"]))
@@ -710,6 +870,36 @@ def main():
             bad.append(c)
     out("split.md's IA:Split and IA:Multi makespans", "agree in every cell" if not bad
         else "DIFFER in " + cells(bad))
+
+
+SECTIONS = (section_title, section_cost, section_size, section_fidelity, section_multi_port,
+            section_one_unit, section_single_port, section_single_port_worst,
+            section_efficiency, section_ia_order, section_ia_order_effects, section_split,
+            section_split_largest, section_caveats, section_consistency)
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        epilog="Reads DIR's " + ", ".join(NEEDED) + " and rerun-*-runs.csv.")
+    ap.add_argument("dir", nargs="?", default="docs/study",
+                    help="the study's directory (default docs/study)")
+    a = ap.parse_args()
+    if not os.path.isdir(a.dir):
+        print("study-figures: %s: no such directory" % a.dir, file=sys.stderr)
+        return 2
+    for name in NEEDED:
+        if not os.path.isfile(os.path.join(a.dir, name)):
+            print("study-figures: %s: no such file (DIR must be a reference study's "
+                  "directory, as docs/study)" % os.path.join(a.dir, name), file=sys.stderr)
+            return 2
+    st = Study(a.dir)
+    gaps = st.gaps()
+    if gaps:
+        print("study-figures: " + "; ".join(gaps), file=sys.stderr)
+        return 1
+    for section in SECTIONS:
+        section(st)
     return 0
 
 
