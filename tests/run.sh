@@ -108,15 +108,22 @@ reap_one () {
     running=("${still[@]}")
 }
 
-# The unit binaries JOBS at a time too (most of their time is waiting:
-# timers, a 1 GiB stream through the disk), each reported as it ends.
-running=()
-for t in "$@"; do
-    while [ "${#running[@]}" -ge "$JOBS" ]; do reap_one; done
-    run_script "$t" &
-    running+=("$(basename "$t")")
-done
-while [ "${#running[@]}" -gt 0 ]; do reap_one; done
+# run_together FILE...: run the unit binaries or scripts JOBS at a time,
+# each reported as it ends.
+run_together () {
+    local f
+    running=()
+    for f in "$@"; do
+        while [ "${#running[@]}" -ge "$JOBS" ]; do reap_one; done
+        run_script "$f" &
+        running+=("$(basename "$f" .sh)")
+    done
+    while [ "${#running[@]}" -gt 0 ]; do reap_one; done
+}
+
+# The unit binaries (most of their time is waiting too: timers, a 1 GiB
+# stream through the disk).
+run_together "$@"
 if [ "$unit_only" = 0 ]; then
     if [ -n "${TF_IT:-}" ]; then
         scripts=()
@@ -136,14 +143,7 @@ if [ "$unit_only" = 0 ]; then
         run_script "$s"
         report "$(basename "$s" .sh)"
     done
-    # The rest JOBS at a time, each reported as it ends.
-    running=()
-    for s in "${together[@]}"; do
-        while [ "${#running[@]}" -ge "$JOBS" ]; do reap_one; done
-        run_script "$s" &
-        running+=("$(basename "$s" .sh)")
-    done
-    while [ "${#running[@]}" -gt 0 ]; do reap_one; done
+    run_together "${together[@]}"
 fi
 for f in "${failures[@]}"; do echo "failed: $f"; done
 for s in "${skips[@]}"; do echo "skipped: $s"; done
