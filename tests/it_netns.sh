@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Integration: a node in a network namespace (docs/deploy.md). Creates a
-# namespace joined to this one by a veth pair with a /30 of 198.19.0.0/16
+# namespace joined to this one by a veth pair with a /30 of 198.19.0.0/17
 # (in the benchmarking range 198.18.0.0/15, clear of the testbed's
 # 198.18.0.0/16), and runs a tree whose root is local, whose child is
 # netns:NAME and whose grandchild is local again: every task completes
@@ -8,7 +8,7 @@
 # over ipc in a private 0700 directory, removed afterwards; a namespace
 # that does not exist fails with exit 2 naming the node. The namespace is
 # removed on every exit.
-# Runs alone (tests/run.sh): network namespaces, veths and tc on the host.
+# Runs alone (tests/run.sh, group netns): network namespaces, veths and tc on the host, each script in its own address range.
 source "$(dirname "$0")/lib.sh"
 
 NS=tf-it-netns-$$
@@ -28,10 +28,11 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A /30 of 198.19.0.0/16 no interface here uses yet.
+# A /30 of 198.19.0.0/17 no interface here uses yet (198.19.128.0/17 is
+# it_reparent_netns's, which runs beside this script).
 base=""
 for i in $(seq 0 63); do
-    third=$(( ($$ + i) % 256 )) fourth=$(( ((($$ / 256) + i) % 64) * 4 ))
+    third=$(( ($$ + i) % 128 )) fourth=$(( ((($$ / 256) + i) % 64) * 4 ))
     if ! ip -4 -o addr | grep -q " 198\.19\.$third\.\($fourth\|$((fourth + 1))\|$((fourth + 2))\)/"; then
         base=198.19.$third; break
     fi

@@ -10,7 +10,7 @@
 # w1 alone is lost and its children move under head and go on computing;
 # without it, w1's subtree is lost with it. Every task completes once
 # either way. The namespaces and the bridge are removed on every exit.
-# Runs alone (tests/run.sh): network namespaces, veths and tc on the host.
+# Runs alone (tests/run.sh, group netns): network namespaces, veths and tc on the host, each script in its own address range.
 source "$(dirname "$0")/lib.sh"
 
 need_package iproute2 ip
@@ -34,13 +34,14 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A /24 of 198.19.0.0/16 no interface here uses yet.
+# A /24 of 198.19.128.0/17 no interface here uses yet (198.19.0.0/17 is
+# it_netns's, which runs beside this script).
 base=""
-for i in $(seq 0 255); do
-    third=$(( ($$ + i) % 256 ))
+for i in $(seq 0 127); do
+    third=$(( 128 + ($$ + i) % 128 ))
     if ! ip -4 -o addr | grep -q " 198\.19\.$third\."; then base=198.19.$third; break; fi
 done
-[ -n "$base" ] || skip "no free /24 in 198.19.0.0/16 here"
+[ -n "$base" ] || skip "no free /24 in 198.19.128.0/17 here"
 declare -A ADDR
 ip link add "$BRIDGE" type bridge && ip link set "$BRIDGE" up || nok "bridge $BRIDGE made"
 for k in "${!NAMES[@]}"; do

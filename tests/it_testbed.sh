@@ -19,7 +19,7 @@
 # where iproute2 is missing, except under CI (CI=true), where a missing
 # package is a failure.
 # About 15 s, most of it iperf3.
-# Runs alone (tests/run.sh): network namespaces, veths and tc on the host.
+# Runs alone (tests/run.sh, group netns): network namespaces, veths and tc on the host, each script in its own address range.
 source "$(dirname "$0")/lib.sh"
 
 TB=${TF_SRCDIR:-$PWD}/scripts/testbed.sh

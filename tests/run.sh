@@ -14,7 +14,9 @@
 # half the wall time. A script whose header has a line
 # "# Runs alone (tests/run.sh): REASON" (it measures rates, is CPU-bound
 # under valgrind, or changes the host's network) runs with no other
-# beside it, before the rest. Each script's output is printed whole when
+# beside it, before the rest; one whose line is
+# "# Runs alone (tests/run.sh, group NAME): REASON" runs beside the other
+# scripts of its group only (TF_JOBS at a time), apart from the rest. Each script's output is printed whole when
 # it ends, then its wall and CPU seconds (its own and those of the
 # processes it waited for).
 #
@@ -132,8 +134,13 @@ if [ "$unit_only" = 0 ]; then
         scripts=(tests/it_*.sh)
     fi
     alone=() together=()
+    declare -A group=()
     for s in "${scripts[@]}"; do
-        if [ -f "$s" ] && grep -q "^# Runs alone (tests/run.sh): " "$s"; then
+        g=""
+        [ -f "$s" ] && g=$(sed -n 's/^# Runs alone (tests\/run\.sh, group \([a-z0-9_]*\)): .*/\1/p' "$s" | head -1)
+        if [ -n "$g" ]; then
+            group[$g]+=" $s"
+        elif [ -f "$s" ] && grep -q "^# Runs alone (tests/run.sh): " "$s"; then
             alone+=("$s")
         else
             together+=("$s")
@@ -142,6 +149,10 @@ if [ "$unit_only" = 0 ]; then
     for s in "${alone[@]}"; do
         run_script "$s"
         report "$(basename "$s" .sh)"
+    done
+    for g in "${!group[@]}"; do
+        # shellcheck disable=SC2086  # the group's paths have no spaces
+        run_together ${group[$g]}
     done
     run_together "${together[@]}"
 fi
