@@ -37,8 +37,13 @@ import sys
 sys.dont_write_bytecode = True   # no __pycache__ beside the scripts
 from studyfig import (  # noqa: E402
     order, split, FIDELITY_MIN, TOL, NAMES, IA, SINGLE_PORT, BASELINE, NEEDED, load,
-    md_table, cell, cells, pct, behind, span, out, head, excluded, bwc_order, mk,
+    md_table, cell, cells, pct, behind, span, num, out, head, excluded, bwc_order, mk,
     low_cells, Study)
+
+
+def ratio_of(a, b):
+    """a / b, or None when either is missing."""
+    return None if a is None or not b else a / b
 
 
 def section_title(st):
@@ -117,6 +122,7 @@ def section_fidelity(st):
     out("the lowest", "%.2f (%.3f, %s %s)" % (worst[1]["fidelity"], worst[1]["fidelity"],
                                              cell(worst[0][:2]), NAMES[worst[0][2]]))
     out("all of them run again at time scale %s, every policy" % wall.get("rerun_time_scale"),
+        "none to run again" if not lows and not replaced else
         "%s (rerun-Z-W-runs.csv for %s; cells replaced: %s)" % (
             "yes" if set(lows) <= replaced else "NO: not rerun " + cells(set(lows) - replaced),
             cells(st.rerun_paths), cells(replaced)))
@@ -127,6 +133,7 @@ def section_fidelity(st):
         cells(blows) + "; of them not among the main grid's: " + cells(set(blows) - set(lows)))
     union = set(blows) | set(lows)
     out("those and the main grid's (%d) run again ranking both" % len(union),
+        "none to run again" if not union and not both_paths else
         "rerun-both-Z-W-runs.csv for %s (%d)%s" % (
             cells(both_paths), len(both_paths), "" if set(both_paths) >= union
             else "; NOT rerun: " + cells(union - set(both_paths))))
@@ -197,7 +204,8 @@ def section_multi_port(st):
         out("at 2 MB and 5 units IA:Multi ranking both finished in X s against Y (alone)",
             "%.1f against %.1f" % (mk(st.both, 2.0, 5.0, "ia-multi"),
                                    mk(grid, 2.0, 5.0, "ia-multi")))
-    out("differences under about 2% are noise (study-order.py TOL)", "%.2f" % TOL)
+    out("differences under about 2% are noise (study-order.py TOL)",
+        "%.0f%% (TOL %.2f)" % (100 * (TOL - 1), TOL))
 
 
 def section_one_unit(st):
@@ -210,7 +218,7 @@ def section_one_unit(st):
     out("winner at %s" % cell((z, w)), NAMES[st.best[(z, w)]])
     iav = [norm(p) for p in IA]
     out("every IA policy within X%% of RootComputes at %s (normalized)" % cell((z, w)),
-        "%.2f%% (%s: %s)" % (100 * (max(iav) - 1), span(iav, "%.3f"),
+        "%.2f%% (%s: %s)" % (100 * max(abs(v - 1) for v in iav), span(iav, "%.3f"),
                              ", ".join("%s %.4f" % (NAMES[p], norm(p)) for p in IA)))
     ex = excluded(root, kids, z, w)
     cost = min(k["ir_send"] * z * root["compute"] / w for k in kids)
@@ -458,7 +466,8 @@ def section_split(st):
             ts, _, tpm = f.info[c]
             out("... the other, %s: IA:Split's tail; the target (half IA:Multi's without the "
                 "end-game); the pace" % cell(c),
-                "%.1f s; %.2f s; %.1f s" % (ts, 0.5 * tpm, f.pace[c]))
+                "%s s; %s s; %s s" % (num(ts), num(tpm and 0.5 * tpm, "%.2f"),
+                                      num(f.pace[c])))
     out("the excess over the pace with the end-game <= half IA:Multi's without it (or none)",
         "every such cell" if not miss["excess"] else "missed in " + cells(miss["excess"]))
 
@@ -471,15 +480,16 @@ def section_split_largest(st):
     out("at %g MB for w >= 5 (%s): IA:Multi's tail without the end-game" % (
         zmax, ", ".join("%g" % c[1] for c in sel)),
         "%s s (%s)" % (span(info[c][2] for c in sel),
-                       ", ".join("%.1f" % info[c][2] for c in sel)))
+                       ", ".join(num(info[c][2]) for c in sel)))
     out("... times the pace", "%s (%s)" % (
-        span((info[c][2] / pace[c] for c in sel), "%.2f"),
-        ", ".join("%.2f" % (info[c][2] / pace[c]) for c in sel)))
+        span((ratio_of(info[c][2], pace[c]) for c in sel), "%.2f"),
+        ", ".join(num(ratio_of(info[c][2], pace[c]), "%.2f") for c in sel)))
     out("... a %g MB task on %s takes" % (zmax, tenn["name"]), "%g s" % (zmax / tenn["link_mbps"]))
     out("... with the end-game, IA:Multi's tail; at or under the pace", "%s s (%s); %s" % (
-        span(info[c][1] for c in sel), ", ".join("%.1f/%.1f" % (info[c][1], pace[c])
+        span(info[c][1] for c in sel), ", ".join("%s/%s" % (num(info[c][1]), num(pace[c]))
                                                  for c in sel),
-        "yes" if all(info[c][1] <= pace[c] for c in sel) else "NO"))
+        "yes" if all(None not in (info[c][1], pace[c]) and info[c][1] <= pace[c]
+                     for c in sel) else "NO"))
     out("... (IA:Split's tail there, for comparison)", "%s s" % span(info[c][0] for c in sel))
     out("the split's steady state, every cell", "%s%% of the bound" %
         span(100 * x for x in f.steady.values()))

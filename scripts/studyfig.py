@@ -116,8 +116,14 @@ def behind(a, b):
 
 
 def span(values, fmt="%.1f"):
-    values = list(values)
+    """min–max of the values given (None left out), or "-"."""
+    values = [v for v in values if v is not None]
     return (fmt + "–" + fmt) % (min(values), max(values)) if values else "-"
+
+
+def num(x, fmt="%.1f"):
+    """x formatted, or "-" when it is None (a figure the run did not give)."""
+    return "-" if x is None else fmt % x
 
 
 def out(label, value):
@@ -347,7 +353,11 @@ def split_targets(st):
         info[c] = (s["tail_s"], m["tail_s"], pm["tail_s"] if pm else None)
         if slow_md.get(c) and pm:
             slow_cells.append(c)
-            if s["tail_s"] is None or s["tail_s"] > 0.5 * pm["tail_s"]:
+            if s["tail_s"] is None or pm["tail_s"] is None:
+                miss["tail"].append(c)    # a tail not measured is no tail met
+                miss["excess"].append(c)
+                continue
+            if s["tail_s"] > 0.5 * pm["tail_s"]:
                 miss["tail"].append(c)
                 if pace[c] and 0.5 * pm["tail_s"] < pace[c]:
                     miss["faster"].append(c)

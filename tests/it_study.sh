@@ -224,5 +224,23 @@ mkdir -p "$WORK/nostudy"
 python3 scripts/study-figures.py "$WORK/nostudy" >/dev/null 2>"$WORK/fig.e"; rc=$?
 expect "study-figures on a directory without runs.csv: exit 2 naming it (got $rc)" \
     sh -c "test $rc = 2 && grep -q runs.csv '$WORK/fig.e'"
+# A run that gave no tail (an empty tail_s, as a failed run's row has)
+# is no tail met: the report says "-" for it and counts the cell missed.
+cp -r docs/study "$WORK/notail"
+python3 - "$WORK/notail/runs.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+col = rows[0].index("tail_s")
+for r in rows[1:]:
+    if r[rows[0].index("policy")] == "ia-split" and float(r[0]) == 10 and int(r[1]) == 5:
+        r[col] = ""
+csv.writer(open(sys.argv[1], "w", newline="")).writerows(rows)
+PY
+python3 scripts/study-figures.py "$WORK/notail" >"$WORK/fig" 2>"$WORK/fig.e"; rc=$?
+expect "study-figures with a tail missing: exit 0 (got $rc: $(tail -c 200 "$WORK/fig.e"))" \
+    test "$rc" = 0
+expect "study-figures with a tail missing: that cell's tail is -, and missed" sh -c "
+    grep -q '(10 MB, 5): IA:Split.s tail; .*: - s;' '$WORK/fig' &&
+    grep -q '^- ... not met in N: .*(10 MB, 5)' '$WORK/fig'"
 
 finish
