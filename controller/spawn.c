@@ -122,9 +122,20 @@ spawn_start (char *const argv[], const int fds[3], pid_t *pid, char *err, size_t
         goto out_free_path;
     }
     pid_t parent = getpid ();
-    pid_t child = fork ();
+    /*  vfork, not fork: the child borrows the controller's memory until
+     *  it execs, so nothing of the controller's address space (ZeroMQ's
+     *  threads, a bag of a million tasks) is copied per node. child_exec
+     *  is safe for it: async-signal-safe calls only, nothing allocated,
+     *  and it leaves by execv or _exit (node/runner.c does the same).
+     *  Signals stay blocked until the child has reset their handlers
+     *  (tf_child_reset_signals), so none of ours runs in it. */
+    sigset_t mask;
+    tf_block_signals (&mask);
+    pid_t child = vfork ();
+    if (child != 0)
+        tf_restore_signals (&mask);
     if (child < 0) {
-        tf_error (err, errlen, "fork: %s", strerror (errno));
+        tf_error (err, errlen, "vfork: %s", strerror (errno));
         goto out_close_pipe;
     }
     if (child == 0) {

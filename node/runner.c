@@ -449,7 +449,11 @@ runner_start (const runner_spec_t *spec, int cancel_fd, runner_proc_t **proc_p, 
      *  allocates nothing, touches nothing of ours but its own stack
      *  frame, and leaves by execve or _exit. Once vfork returns here the
      *  child has exec'd or exited: the spec's strings are no longer used. */
+    sigset_t mask;
+    tf_block_signals (&mask);            /* until the child reset its handlers */
     p->pid = vfork ();
+    if (p->pid != 0)
+        tf_restore_signals (&mask);
     if (p->pid < 0) {
         tf_error (err, errlen, "runner: vfork: %s", strerror (errno));
         launch_free (&p->l);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,14 +204,28 @@ tf_wall (void)
 void
 tf_child_reset_signals (void)
 {
-    sigset_t none;
-    sigemptyset (&none);
-    sigprocmask (SIG_SETMASK, &none, NULL);
     struct sigaction dfl;
     memset (&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     for (int sig = 1; sig < NSIG; sig++)
         sigaction (sig, &dfl, NULL);     /* fails harmlessly on KILL, STOP */
+    sigset_t none;
+    sigemptyset (&none);
+    sigprocmask (SIG_SETMASK, &none, NULL);
+}
+
+void
+tf_block_signals (sigset_t *old)
+{
+    sigset_t all;
+    sigfillset (&all);
+    pthread_sigmask (SIG_SETMASK, &all, old);
+}
+
+void
+tf_restore_signals (const sigset_t *old)
+{
+    pthread_sigmask (SIG_SETMASK, old, NULL);
 }
 
 static int

@@ -5,6 +5,7 @@
 #ifndef TF_UTIL_H
 #define TF_UTIL_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -117,10 +118,18 @@ int tf_write_file_atomic (const char *dir, const char *name, tf_file_writer_fn f
  *  below it), following no link; best effort, errors ignored. */
 void tf_remove_tree (const char *path, int below_only);
 
-/*  In a child between fork (or vfork) and exec: unblock every signal and
- *  give every one its default action, since blocked and ignored signals
- *  survive exec. Async-signal-safe. */
+/*  In a child between fork (or vfork) and exec: give every signal its
+ *  default action, then unblock every one, since blocked and ignored
+ *  signals survive exec. In that order, and with the parent's signals
+ *  blocked across vfork (tf_block_signals), no handler of the parent's
+ *  ever runs in a vfork child, where it would write the parent's memory.
+ *  Async-signal-safe. */
 void tf_child_reset_signals (void);
+
+/*  Block every signal in the calling thread, the mask before in *old, to
+ *  be given back to tf_restore_signals once vfork has returned. */
+void tf_block_signals (sigset_t *old);
+void tf_restore_signals (const sigset_t *old);
 
 /*  Seconds since the epoch, wall clock, for timestamps in results. */
 double tf_wall (void);

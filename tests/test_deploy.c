@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -525,6 +526,32 @@ test_ssh_node_command (void **state)
     free (command);
 }
 
+/*  A node starts with no signal blocked or ignored (they survive exec),
+ *  whatever the controller's thread has; and the controller's own mask
+ *  is as it was, though spawn blocks every signal across vfork. */
+static void
+test_spawn_resets_signals_and_keeps_the_mask (void **state)
+{
+    (void) state;
+    sigset_t usr1, before, after;
+    sigemptyset (&usr1);
+    sigaddset (&usr1, SIGUSR1);
+    assert_int_equal (pthread_sigmask (SIG_SETMASK, &usr1, &before), 0);
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    assert_int_equal (sigaction (SIGUSR2, &ign, &old), 0);
+    char *argv[] = {"grep", "^Sig\\(Blk\\|Ign\\):", "/proc/self/status", NULL};
+    spawn_result_t res;
+    char err[TF_ERRLEN];
+    int rc = spawn_capture (argv, -1, 10, &res, err, sizeof err);
+    assert_int_equal (pthread_sigmask (SIG_SETMASK, &before, &after), 0);
+    sigaction (SIGUSR2, &old, NULL);
+    assert_int_equal (rc, 0);
+    assert_int_equal (sigismember (&after, SIGUSR1), 1);
+    assert_int_equal (sigismember (&after, SIGTERM), 0);
+    assert_int_equal (sigismember (&after, SIGCHLD), 0);
+    assert_string_equal (res.out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
 static void
 test_netns_argv_and_address (void **state)
 {
@@ -934,6 +961,7 @@ main (void)
         cmocka_unit_test (test_host_errors),
         cmocka_unit_test (test_ssh_argv),
         cmocka_unit_test (test_ssh_node_command),
+        cmocka_unit_test (test_spawn_resets_signals_and_keeps_the_mask),
         cmocka_unit_test (test_netns_argv_and_address),
         cmocka_unit_test (test_ssh_unreachable),
         cmocka_unit_test_setup_teardown (test_ssh_check_messages, fake_setup,

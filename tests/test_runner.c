@@ -414,6 +414,37 @@ test_no_descriptor_leaks (void **state)
     free (out);
 }
 
+/*  A command starts with no signal blocked or ignored and every handler
+ *  the default, whatever the node's thread has (blocked and ignored
+ *  signals survive exec); and the caller's mask is as it was, though the
+ *  runner blocks every signal across vfork. */
+static void
+test_signals_reset_and_mask_kept (void **state)
+{
+    fixture_t *f = *state;
+    sigset_t mine, before, after;
+    sigemptyset (&mine);
+    sigaddset (&mine, SIGUSR1);
+    assert_int_equal (pthread_sigmask (SIG_SETMASK, &mine, &before), 0);   /* SIGUSR1 only */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    assert_int_equal (sigaction (SIGUSR2, &ign, &old), 0);
+    runner_result_t res;
+    const char *const argv[] = {"grep", "^Sig\\(Blk\\|Ign\\):", "/proc/self/status", NULL};
+    runner_spec_t spec = {.argv = argv, .workdir = f->work, .stdout_path = f->out,
+                          .stderr_path = f->errp};
+    run (&spec, -1, &res);
+    assert_int_equal (pthread_sigmask (SIG_SETMASK, NULL, &after), 0);
+    assert_int_equal (sigismember (&after, SIGUSR1), 1);
+    assert_int_equal (sigismember (&after, SIGTERM), 0);
+    assert_int_equal (sigismember (&after, SIGINT), 0);
+    pthread_sigmask (SIG_SETMASK, &before, NULL);
+    sigaction (SIGUSR2, &old, NULL);
+    assert_true (res.exited && res.exit_code == 0);
+    char *out = test_read_file (f->out);
+    assert_string_equal (out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+    free (out);
+}
+
 /*  What the runner refuses to start, with -1 and a message; nothing ran. */
 static void
 test_bad_specs (void **state)
@@ -629,6 +660,7 @@ main (void)
                                          teardown),
         cmocka_unit_test_setup_teardown (test_stderr_tail, setup, teardown),
         cmocka_unit_test_setup_teardown (test_no_descriptor_leaks, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_signals_reset_and_mask_kept, setup, teardown),
         cmocka_unit_test_setup_teardown (test_bad_specs, setup, teardown),
         cmocka_unit_test_setup_teardown (test_outputs_declared, setup, teardown),
         cmocka_unit_test_setup_teardown (test_outputs_listed, setup, teardown),
