@@ -245,7 +245,7 @@ mkdir "$WORK/cwd-default" "$WORK/cwd-named"
 (cd "$WORK/cwd-default" && "$TREEFARM" measure "$CHAIN4" --seconds 2 --quiet \
     >"$WORK/def.out" 2>"$WORK/def.err")
 rc=$?
-expect "measure, default directory: exit 0 (got $rc)" test "$rc" = 0
+expect "measure, default directory: exit 0 (got $rc: $(tail -c 300 "$WORK/def.err"))" test "$rc" = 0
 expect "measure, default directory: nothing in the current directory but results/" \
     test "$(ls -A "$WORK/cwd-default")" = results
 def=$(ls -d "$WORK"/cwd-default/results/chain4-* 2>/dev/null | head -1)
@@ -257,7 +257,7 @@ expect "measure: the table is calibration.txt, as printed first" sh -c \
 (cd "$WORK/cwd-named" && "$TREEFARM" measure "$CHAIN4" --seconds 2 --quiet \
     --dir "$WORK/named" --out "$WORK/named-copy.json" >"$WORK/named.out" 2>&1)
 rc=$?
-expect "measure --dir: exit 0 (got $rc)" test "$rc" = 0
+expect "measure --dir: exit 0 (got $rc: $(tail -c 300 "$WORK/named.out"))" test "$rc" = 0
 expect "measure --dir: nothing in the current directory" \
     test -z "$(ls -A "$WORK/cwd-named")"
 expect "measure --dir: every file in DIR" all_in "$WORK/named"
