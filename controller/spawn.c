@@ -109,6 +109,24 @@ fail:
     _exit (127);
 }
 
+/*  Whether the child's exec worked, from the close-on-exec pipe: end of
+ *  file, it did; an int, it failed with that errno (the child is reaped
+ *  and err says so). Returns 0 or -1. */
+static int
+exec_status (pid_t child, int fd, const char *path, char *err, size_t errlen)
+{
+    int child_errno = 0;
+    ssize_t n;
+    do
+        n = read (fd, &child_errno, sizeof child_errno);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t) sizeof child_errno)
+        return 0;
+    while (waitpid (child, NULL, 0) < 0 && errno == EINTR)
+        ;
+    return tf_error (err, errlen, "cannot run %s: %s", path, strerror (child_errno));
+}
+
 int
 spawn_start (char *const argv[], const int fds[3], pid_t *pid, char *err, size_t errlen)
 {
@@ -145,18 +163,8 @@ spawn_start (char *const argv[], const int fds[3], pid_t *pid, char *err, size_t
     close (pipefd[1]);
     pipefd[1] = -1;
 
-    /*  End of file: exec succeeded. An int: it failed with that errno. */
-    int child_errno = 0;
-    ssize_t n;
-    do
-        n = read (pipefd[0], &child_errno, sizeof child_errno);
-    while (n < 0 && errno == EINTR);
-    if (n == (ssize_t) sizeof child_errno) {
-        while (waitpid (child, NULL, 0) < 0 && errno == EINTR)
-            ;
-        tf_error (err, errlen, "cannot run %s: %s", path, strerror (child_errno));
+    if (exec_status (child, pipefd[0], path, err, errlen) != 0)
         goto out_close_pipe;
-    }
     *pid = child;
     rc = 0;
 out_close_pipe:

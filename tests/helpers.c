@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,4 +159,15 @@ test_core_new (const core_cfg_t *cfg)
     if (!core)
         fail_msg ("core_new: %s", err);
     return core;
+}
+
+int
+test_signals_clean (const char *text)
+{
+    unsigned long long blk, ign, reserved = 0;
+    if (!text || sscanf (text, "SigBlk:\t%llx\nSigIgn:\t%llx", &blk, &ign) != 2)
+        return 0;
+    for (int sig = 32; sig < SIGRTMIN; sig++)
+        reserved |= 1ULL << (sig - 1);
+    return blk == 0 && (ign & ~reserved) == 0;
 }

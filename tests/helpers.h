@@ -38,6 +38,13 @@ void test_remove_dir (const char *path);
  *  string the caller frees. Fails the test if it cannot be read. */
 char *test_read_file (const char *path);
 
+/*  text holds /proc/PID/status's SigBlk and SigIgn lines (as `grep
+ *  '^Sig\(Blk\|Ign\):'` prints them): 1 if no signal is blocked and none
+ *  ignored but glibc's reserved ones (32 up to SIGRTMIN, which its
+ *  sigaction refuses to change, so a process that inherits them ignored
+ *  passes them on), else 0. */
+int test_signals_clean (const char *text);
+
 /*  Create or overwrite the file at path with text. Fails the test if it
  *  cannot be written. */
 void test_write_file (const char *path, const char *text);

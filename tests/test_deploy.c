@@ -549,7 +549,8 @@ test_spawn_resets_signals_and_keeps_the_mask (void **state)
     assert_int_equal (sigismember (&after, SIGUSR1), 1);
     assert_int_equal (sigismember (&after, SIGTERM), 0);
     assert_int_equal (sigismember (&after, SIGCHLD), 0);
-    assert_string_equal (res.out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+    if (!test_signals_clean (res.out))
+        fail_msg ("the node's signals: %s", res.out);
 }
 
 static void

@@ -441,7 +441,8 @@ test_signals_reset_and_mask_kept (void **state)
     sigaction (SIGUSR2, &old, NULL);
     assert_true (res.exited && res.exit_code == 0);
     char *out = test_read_file (f->out);
-    assert_string_equal (out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+    if (!test_signals_clean (out))
+        fail_msg ("the command's signals: %s", out);
     free (out);
 }
 
