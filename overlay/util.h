@@ -123,7 +123,8 @@ void tf_remove_tree (const char *path, int below_only);
  *  signals survive exec. In that order, and with the parent's signals
  *  blocked across vfork (tf_block_signals), no handler of the parent's
  *  ever runs in a vfork child, where it would write the parent's memory.
- *  Async-signal-safe. */
+ *  glibc's own signals (32 up to SIGRTMIN) are left as they are: its
+ *  sigaction refuses them. Async-signal-safe. */
 void tf_child_reset_signals (void);
 
 /*  Block every signal in the calling thread, the mask before in *old, to
