@@ -2,6 +2,7 @@
 #include "tests/helpers.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -159,6 +160,30 @@ test_core_new (const core_cfg_t *cfg)
     if (!core)
         fail_msg ("core_new: %s", err);
     return core;
+}
+
+void
+test_signals_disturb (test_signals_t *saved)
+{
+    sigset_t usr1;
+    sigemptyset (&usr1);
+    sigaddset (&usr1, SIGUSR1);
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    if (pthread_sigmask (SIG_SETMASK, &usr1, &saved->mask) != 0
+        || sigaction (SIGUSR2, &ign, &saved->usr2) != 0)
+        fail_msg ("cannot set the test's signals");
+}
+
+int
+test_signals_restore (const test_signals_t *saved)
+{
+    sigset_t now;
+    pthread_sigmask (SIG_SETMASK, &saved->mask, &now);
+    sigaction (SIGUSR2, &saved->usr2, NULL);
+    for (int sig = 1; sig < 32; sig++)   /* the standard signals */
+        if (sigismember (&now, sig) != (sig == SIGUSR1))
+            return 0;
+    return 1;
 }
 
 int

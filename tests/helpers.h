@@ -7,6 +7,7 @@
 #ifndef TF_TESTS_HELPERS_H
 #define TF_TESTS_HELPERS_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "node/core.h"
@@ -38,11 +39,24 @@ void test_remove_dir (const char *path);
  *  string the caller frees. Fails the test if it cannot be read. */
 char *test_read_file (const char *path);
 
-/*  text holds /proc/PID/status's SigBlk and SigIgn lines (as `grep
- *  '^Sig\(Blk\|Ign\):'` prints them): 1 if no signal is blocked and none
- *  ignored but glibc's reserved ones (32 up to SIGRTMIN, which its
- *  sigaction refuses to change, so a process that inherits them ignored
- *  passes them on), else 0. */
+/*  The signal tests of a starter of processes (test_runner, test_deploy):
+ *  TEST_SIGNALS_ARGV prints the child's SigBlk and SigIgn lines of
+ *  /proc/self/status. test_signals_disturb blocks SIGUSR1 alone in the
+ *  calling thread and ignores SIGUSR2, saving what was there;
+ *  test_signals_restore puts it back and says whether the mask was still
+ *  SIGUSR1 alone (the starter gave back the caller's mask). */
+#define TEST_SIGNALS_ARGV {"grep", "^Sig\\(Blk\\|Ign\\):", "/proc/self/status", NULL}
+typedef struct {
+    sigset_t mask;
+    struct sigaction usr2;
+} test_signals_t;
+void test_signals_disturb (test_signals_t *saved);
+int test_signals_restore (const test_signals_t *saved);
+
+/*  text holds the lines TEST_SIGNALS_ARGV prints: 1 if no signal is
+ *  blocked and none ignored but glibc's reserved ones (32 up to SIGRTMIN,
+ *  which its sigaction refuses to change, so a process that inherits them
+ *  ignored passes them on), else 0. */
 int test_signals_clean (const char *text);
 
 /*  Create or overwrite the file at path with text. Fails the test if it

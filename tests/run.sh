@@ -16,9 +16,9 @@
 # under valgrind, or changes the host's network) runs with no other
 # beside it, before the rest; one whose line is
 # "# Runs alone (tests/run.sh, group NAME): REASON" runs beside the other
-# scripts of its group only (TF_JOBS at a time), apart from the rest. Each script's output is printed whole when
-# it ends, then its wall and CPU seconds (its own and those of the
-# processes it waited for).
+# scripts of its group only (TF_JOBS at a time), apart from the rest.
+# Each script's output is printed whole when it ends, then its wall and
+# CPU seconds (its own and those of the processes it waited for).
 #
 # The lines before the last name every failure (its first failed check)
 # and every skip (its reason), every script that passed with a part left

@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -533,22 +532,14 @@ static void
 test_spawn_resets_signals_and_keeps_the_mask (void **state)
 {
     (void) state;
-    sigset_t usr1, before, after;
-    sigemptyset (&usr1);
-    sigaddset (&usr1, SIGUSR1);
-    assert_int_equal (pthread_sigmask (SIG_SETMASK, &usr1, &before), 0);
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
-    assert_int_equal (sigaction (SIGUSR2, &ign, &old), 0);
-    char *argv[] = {"grep", "^Sig\\(Blk\\|Ign\\):", "/proc/self/status", NULL};
+    test_signals_t saved;
+    test_signals_disturb (&saved);
+    char *argv[] = TEST_SIGNALS_ARGV;
     spawn_result_t res;
     char err[TF_ERRLEN];
     int rc = spawn_capture (argv, -1, 10, &res, err, sizeof err);
-    assert_int_equal (pthread_sigmask (SIG_SETMASK, &before, &after), 0);
-    sigaction (SIGUSR2, &old, NULL);
+    assert_true (test_signals_restore (&saved));
     assert_int_equal (rc, 0);
-    assert_int_equal (sigismember (&after, SIGUSR1), 1);
-    assert_int_equal (sigismember (&after, SIGTERM), 0);
-    assert_int_equal (sigismember (&after, SIGCHLD), 0);
     if (!test_signals_clean (res.out))
         fail_msg ("the node's signals: %s", res.out);
 }

@@ -422,23 +422,14 @@ static void
 test_signals_reset_and_mask_kept (void **state)
 {
     fixture_t *f = *state;
-    sigset_t mine, before, after;
-    sigemptyset (&mine);
-    sigaddset (&mine, SIGUSR1);
-    assert_int_equal (pthread_sigmask (SIG_SETMASK, &mine, &before), 0);   /* SIGUSR1 only */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
-    assert_int_equal (sigaction (SIGUSR2, &ign, &old), 0);
+    test_signals_t saved;
+    test_signals_disturb (&saved);
     runner_result_t res;
-    const char *const argv[] = {"grep", "^Sig\\(Blk\\|Ign\\):", "/proc/self/status", NULL};
+    const char *const argv[] = TEST_SIGNALS_ARGV;
     runner_spec_t spec = {.argv = argv, .workdir = f->work, .stdout_path = f->out,
                           .stderr_path = f->errp};
     run (&spec, -1, &res);
-    assert_int_equal (pthread_sigmask (SIG_SETMASK, NULL, &after), 0);
-    assert_int_equal (sigismember (&after, SIGUSR1), 1);
-    assert_int_equal (sigismember (&after, SIGTERM), 0);
-    assert_int_equal (sigismember (&after, SIGINT), 0);
-    pthread_sigmask (SIG_SETMASK, &before, NULL);
-    sigaction (SIGUSR2, &old, NULL);
+    assert_true (test_signals_restore (&saved));
     assert_true (res.exited && res.exit_code == 0);
     char *out = test_read_file (f->out);
     if (!test_signals_clean (out))
